@@ -1,0 +1,51 @@
+"""``memtui`` command line: parse flags, call the domain, print. No pipeline logic lives here.
+
+Each sub-command is a module ``memtui/cli/<name>_cmd.py`` exposing ``register(subparsers)``.
+With no sub-command the terminal UI opens on the configured MEMTUI_HOME.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+
+from memtui import __version__
+from memtui.settings import SettingsError
+from memtui.state.db import StateError
+
+COMMANDS = ["ingest", "status", "config", "phase1", "phase2", "review", "cite", "export", "demo", "doctor"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memtui",
+        description="Curate the long-term memory of coding agents. With no command, open the terminal UI.",
+    )
+    parser.add_argument("--version", action="version", version=f"memtui {__version__}")
+    parser.add_argument("--home", type=Path, help="memtui home (default: $MEMTUI_HOME or ~/.memtui)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"memtui.cli.{name}_cmd").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.home:
+        os.environ["MEMTUI_HOME"] = str(args.home.expanduser().resolve())
+    try:
+        if not args.command:
+            from memtui.tui.launch import launch
+
+            return launch()
+        return int(args.func(args) or 0)
+    except (SettingsError, StateError) as exc:
+        print(f"memtui: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("memtui: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,46 @@
+"""Helpers shared by the sub-commands: building the context, printing, progress."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any
+
+import orjson
+
+from memtui.context import Context, open_context
+
+
+def make_context(**overrides: Any) -> Context:
+    """The effective context with command-line flags as the top layer (None = flag not given)."""
+    return open_context(overrides)
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
+
+
+class Progress:
+    """A one-line progress display on stderr, only when stderr is a terminal; throttled to 10 Hz."""
+
+    def __init__(self, label: str, total: int | None = None, enabled: bool | None = None) -> None:
+        self.label = label
+        self.total = total
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._last = 0.0
+
+    def update(self, done: int, detail: str = "") -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.1 and (self.total is None or done < self.total):
+            return
+        self._last = now
+        total = f"/{self.total}" if self.total else ""
+        sys.stderr.write(f"\r\x1b[2K{self.label} {done}{total} {detail}"[:200])
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()

@@ -1,0 +1,49 @@
+"""``memtui config``: the effective settings and where each came from."""
+
+from __future__ import annotations
+
+import argparse
+
+from memtui.cli.common import make_context, print_json
+
+SECRET_FIELDS = {"api_key"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("config", help="print the effective settings and their origins")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.set_defaults(func=run)
+
+
+def _shown(name: str, value: object) -> object:
+    if name in SECRET_FIELDS and value:
+        text = str(value)
+        return f"{text[:3]}…{text[-2:]} (set)" if len(text) > 8 else "(set)"
+    return str(value) if value is not None and not isinstance(value, int | float | bool | str) else value
+
+
+def run(args: argparse.Namespace) -> int:
+    ctx = make_context()
+    s = ctx.settings
+    rows = {
+        name: {"value": _shown(name, getattr(s, name)), "origin": ctx.loaded.origins[name]}
+        for name in type(s).model_fields
+    }
+    paths = {
+        "memtui_home": str(ctx.paths.home),
+        "memory_root": str(ctx.paths.memory_root),
+        "state_db": str(ctx.paths.state_db),
+        "config_file": str(ctx.paths.config_file),
+        "codex_home": str(ctx.paths.codex_home),
+        "claude_dir": str(ctx.paths.claude_dir),
+    }
+    if args.json:
+        print_json({"settings": rows, "paths": paths, "provider": s.resolved_provider})
+        return 0
+    width = max(map(len, rows))
+    for name, row in rows.items():
+        print(f"{name:<{width}}  {row['value']!s:<28}  {row['origin']}")
+    print(f"{'provider (effective)':<{width}}  {s.resolved_provider}")
+    for name, value in paths.items():
+        print(f"{name:<{width}}  {value}")
+    return 0

@@ -1,0 +1,10 @@
+"""``memtui phase2``: being built in this session."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("phase2", help="(in progress)")
+    p.set_defaults(func=lambda args: print("memtui phase2: not built yet") or 1)

@@ -1,0 +1,38 @@
+"""``memtui status``: what is indexed, extracted, consolidated and awaiting review."""
+
+from __future__ import annotations
+
+import argparse
+
+from memtui.cli.common import make_context, print_json
+from memtui.state.status import collect_status
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("status", help="counts of threads, jobs, outputs and the Phase 2 state")
+    p.add_argument("--json", action="store_true", help="one JSON object with stable keys")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    ctx = make_context()
+    st = collect_status(ctx.conn)
+    if args.json:
+        print_json(st)
+        return 0
+    sources = ", ".join(f"{k} {v}" for k, v in st["threads_by_source"].items()) or "none"
+    print(f"home        {ctx.paths.home}")
+    print(f"threads     {st['threads']} ({sources}); archived {st['archived_threads']}")
+    print(f"files       {st['files']} seen, {st['skipped_files']} skipped, {st['skipped_lines']} bad lines skipped")
+    for reason, n in st["skipped_files_by_reason"].items():
+        print(f"              {n:>5}  {reason}")
+    s1 = st["stage1"]
+    print(
+        f"phase 1     {s1['done']} done, {s1['running']} running, {s1['error']} failed "
+        f"({s1['retry_exhausted']} out of retries), {s1['pending']} pending; outputs {st['outputs']}"
+    )
+    p2 = st["phase2"]
+    review = f"; awaiting review (run {p2['awaiting_run_id']})" if p2["awaiting_review"] else ""
+    print(f"phase 2     {p2['status']}{review}; watermark {st['watermark']}")
+    print(f"citations   {st['citations']}")
+    return 0

@@ -1,0 +1,1 @@
+"""The embedded demo: sample rollouts and the demo-home builder."""

@@ -1,0 +1,1 @@
+"""Model access: OpenAI-compatible client, strict structured calls, the tool-calling agent loop."""

@@ -1,0 +1,62 @@
+"""Where things live: the MEMTUI_HOME layout and the agents' rollout folders."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from memtui.settings import Settings, memtui_home
+
+
+@dataclass(frozen=True)
+class Paths:
+    home: Path
+    codex_home: Path
+    claude_dir: Path
+
+    @property
+    def memory_root(self) -> Path:
+        return self.home / "memories"
+
+    @property
+    def state_db(self) -> Path:
+        return self.home / "state.sqlite"
+
+    @property
+    def config_file(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def codex_sessions(self) -> Path:
+        return self.codex_home / "sessions"
+
+    @property
+    def codex_archived(self) -> Path:
+        return self.codex_home / "archived_sessions"
+
+    @property
+    def claude_projects(self) -> Path:
+        return self.claude_dir / "projects"
+
+    def ensure(self) -> Paths:
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.memory_root.mkdir(parents=True, exist_ok=True)
+        return self
+
+
+def resolve_paths(settings: Settings | None = None, home: Path | None = None) -> Paths:
+    """MEMTUI_HOME, CODEX_HOME and CLAUDE_CONFIG_DIR, each with its conventional default."""
+    codex = (settings.codex_home if settings else None) or os.environ.get("CODEX_HOME") or Path.home() / ".codex"
+    claude = (
+        (settings.claude_dir if settings else None) or os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
+    )
+    return Paths(
+        home=(home or memtui_home()).expanduser(),
+        codex_home=Path(codex).expanduser(),
+        claude_dir=Path(claude).expanduser(),
+    )

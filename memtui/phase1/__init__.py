@@ -1,0 +1,1 @@
+"""Phase 1: per-rollout extraction with leased jobs."""

@@ -1,0 +1,1 @@
+"""Phase 2: locked consolidation under a git baseline, with human review."""

@@ -1,0 +1,141 @@
+"""Effective settings: defaults < config.toml < environment (MEMTUI_*) < command-line flags.
+
+Every value remembers where it came from so ``memtui config`` can say so. Limits mirror the
+``[memories]`` table of Codex (same names, defaults and clamps) plus memtui's own knobs.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Provider = Literal["auto", "openai", "offline"]
+
+# Environment variables read besides MEMTUI_<FIELD>: the conventional OpenAI ones.
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "api_key": ("MEMTUI_API_KEY", "OPENAI_API_KEY"),
+    "base_url": ("MEMTUI_BASE_URL", "OPENAI_BASE_URL"),
+}
+
+
+class Settings(BaseModel):
+    """All tunables. Field names are the config.toml keys and, upper-cased, the MEMTUI_* variables."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    # Codex [memories] limits (reference §2.1), same defaults and clamps.
+    max_rollout_age_days: int = Field(10, ge=0, le=90)
+    min_rollout_idle_hours: int = Field(6, ge=0, le=48)
+    max_raw_memories_for_consolidation: int = Field(256, ge=1, le=4096)
+    max_unused_days: int = Field(30, ge=0, le=365)
+    extract_model: str = "gpt-5.4-mini"
+    consolidation_model: str = "gpt-5.4"
+    concurrency: int = Field(8, ge=1, le=128, description="parallel model calls and the global running-job cap")
+
+    # Model access.
+    provider: Provider = "auto"
+    api_key: str | None = None
+    base_url: str | None = None
+    request_timeout_seconds: float = Field(120.0, gt=0)
+    context_window_tokens: int = Field(272_000, ge=1_000)
+    effective_context_window_percent: int = Field(95, ge=1, le=100)
+    context_window_percent: int = Field(70, ge=1, le=100)
+    bytes_per_token: float = Field(3.0, gt=0, description="conservative: JSON and code are denser than 4 B/token")
+
+    # Jobs.
+    job_lease_seconds: int = Field(3600, ge=1)
+    job_retry_delay_seconds: int = Field(3600, ge=0)
+    phase2_cooldown_hours: float = Field(6.0, ge=0)
+    phase2_heartbeat_seconds: int = Field(90, ge=1)
+    agent_max_turns: int = Field(60, ge=1)
+    agent_max_write_bytes: int = Field(4 * 1024 * 1024, ge=1024)
+
+    # Sources (None = the conventional locations).
+    codex_home: Path | None = None
+    claude_dir: Path | None = None
+
+    @property
+    def resolved_provider(self) -> Literal["openai", "offline"]:
+        """``auto`` means: use the model when a key or a server is configured, else work offline."""
+        if self.provider == "auto":
+            return "openai" if (self.api_key or self.base_url) else "offline"
+        return self.provider
+
+    @property
+    def rollout_token_budget(self) -> int:
+        """Tokens of rollout given to Phase 1: 70 % of the effective window (reference §4.3)."""
+        effective = self.context_window_tokens * self.effective_context_window_percent // 100
+        return max(1, effective * self.context_window_percent // 100)
+
+
+Origin = Literal["default", "config", "env", "flag"]
+
+
+class LoadedSettings(BaseModel):
+    settings: Settings
+    origins: dict[str, str]
+    config_path: Path
+
+
+class SettingsError(ValueError):
+    """A config file or variable that does not validate; the message names the culprit."""
+
+
+def memtui_home() -> Path:
+    return Path(os.environ.get("MEMTUI_HOME") or Path.home() / ".memtui").expanduser()
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: not valid TOML: {exc}") from exc
+    # Accept both top-level keys and a Codex-style [memories] table.
+    flat = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    for table in ("memories", "memtui"):
+        if isinstance(data.get(table), dict):
+            flat.update(data[table])
+    return flat
+
+
+def _read_env() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in Settings.model_fields:
+        for var in _ALIASES.get(name, ()) or (f"MEMTUI_{name.upper()}",):
+            if os.environ.get(var):
+                out[name] = os.environ[var]
+                break
+    return out
+
+
+def load_settings(overrides: dict[str, Any] | None = None, home: Path | None = None) -> LoadedSettings:
+    """Merge the four layers and validate once; ``overrides`` are command-line flags (None = unset)."""
+    config_path = (home or memtui_home()) / "config.toml"
+    layers: list[tuple[str, dict[str, Any]]] = [
+        ("config", _read_config(config_path)),
+        ("env", _read_env()),
+        ("flag", {k: v for k, v in (overrides or {}).items() if v is not None}),
+    ]
+    merged: dict[str, Any] = {}
+    origins = {name: "default" for name in Settings.model_fields}
+    for origin, values in layers:
+        for key, value in values.items():
+            if key not in Settings.model_fields:
+                where = config_path if origin == "config" else origin
+                raise SettingsError(f"unknown setting {key!r} (from {where})")
+            merged[key] = value
+            origins[key] = origin if origin != "config" else f"config ({config_path})"
+    try:
+        settings = Settings(**merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))} ({origins.get(str(e['loc'][0]), '?')}): {e['msg']}" for e in exc.errors()
+        )
+        raise SettingsError(f"invalid settings: {problems}") from exc
+    return LoadedSettings(settings=settings, origins=origins, config_path=config_path)

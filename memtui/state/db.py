@@ -1,0 +1,95 @@
+"""Connection handling: WAL, busy timeout, migrations, explicit write transactions.
+
+Writers that need the reference's exact semantics use ``immediate(conn)``: a ``BEGIN IMMEDIATE``
+transaction, so a claim or finalize is serialised across processes. The connection runs in
+autocommit mode so sqlite-utils' own ``with conn:`` blocks never commit somebody else's transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import sqlite_utils
+
+from memtui.state.schema import MIGRATIONS, SCHEMA_VERSION
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+class StateError(RuntimeError):
+    """The state database cannot be used; the message says why and what to do."""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StateError(
+            f"{path} is not a usable memtui database ({exc}). Nothing was changed. "
+            f"Run `memtui doctor --reset-state` to move it aside and rebuild the index from the rollouts, "
+            f"or restore it from a backup."
+        ) from exc
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise StateError(f"state database schema v{version} is newer than this memtui (v{SCHEMA_VERSION})")
+    while version < SCHEMA_VERSION:
+        with immediate(conn):
+            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            if current != version:  # another process migrated meanwhile
+                version = current
+                continue
+            for statement in _split(MIGRATIONS[version]):
+                conn.execute(statement)
+            version += 1
+            conn.execute(f"PRAGMA user_version = {version}")
+    return version
+
+
+def _split(script: str) -> list[str]:
+    """Split a migration into statements (executescript would COMMIT our transaction)."""
+    out, buf = [], []
+    for line in script.splitlines():
+        code = line.split("--", 1)[0]
+        buf.append(code)
+        if code.rstrip().endswith(";"):
+            stmt = "\n".join(buf).strip()
+            if stmt.strip(";").strip():
+                out.append(stmt)
+            buf = []
+    rest = "\n".join(buf).strip()
+    if rest:
+        out.append(rest)
+    return out
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rollback on error). Not re-entrant."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
+def open_db(path: Path) -> sqlite_utils.Database:
+    """A sqlite-utils view over a configured connection (for reads and simple bulk writes)."""
+    return sqlite_utils.Database(connect(path))

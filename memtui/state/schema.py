@@ -1,0 +1,161 @@
+"""Forward-only migrations. Each entry upgrades ``PRAGMA user_version`` by one.
+
+Column semantics of ``stage1_outputs`` and ``jobs`` follow Codex's ``memories_1.sqlite``
+(reference §5.1); times are unix seconds.
+"""
+
+MIGRATIONS: list[str] = [
+    # 1: the foundation.
+    """
+    CREATE TABLE IF NOT EXISTS ingest_files (
+        path TEXT PRIMARY KEY,
+        source_kind TEXT NOT NULL,            -- codex | claude
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        thread_id TEXT,                       -- NULL when the file yielded no thread
+        status TEXT NOT NULL,                 -- indexed | skipped
+        reason TEXT,                          -- why it was skipped (or a warning)
+        lines INTEGER NOT NULL DEFAULT 0,
+        skipped_lines INTEGER NOT NULL DEFAULT 0,
+        ingested_at INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS threads (
+        id TEXT PRIMARY KEY,
+        source_kind TEXT NOT NULL,            -- codex | claude
+        path TEXT NOT NULL,
+        cwd TEXT,
+        originator TEXT,
+        cli_version TEXT,
+        session_source TEXT NOT NULL,         -- cli | vscode | exec | mcp | subagent | internal | custom | unknown
+        source_detail TEXT,                   -- e.g. the custom source name
+        parent_thread_id TEXT,
+        memory_mode TEXT NOT NULL DEFAULT 'enabled',
+        history_mode TEXT NOT NULL DEFAULT 'legacy',
+        git_branch TEXT,
+        git_commit TEXT,
+        git_url TEXT,
+        model TEXT,
+        created_at INTEGER,
+        updated_at INTEGER NOT NULL,          -- file mtime, seconds: the Phase 1 watermark unit
+        preview TEXT NOT NULL DEFAULT '',     -- redacted first real user message
+        title TEXT,
+        items INTEGER NOT NULL DEFAULT 0,
+        user_messages INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        archived INTEGER NOT NULL DEFAULT 0,
+        skipped_lines INTEGER NOT NULL DEFAULT 0,
+        ingest_status TEXT NOT NULL DEFAULT 'indexed',
+        ingest_reason TEXT,
+        ingested_at INTEGER NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS idx_threads_updated ON threads(updated_at DESC, id DESC);
+    CREATE INDEX IF NOT EXISTS idx_threads_path ON threads(path);
+
+    CREATE TABLE IF NOT EXISTS stage1_outputs (
+        thread_id TEXT PRIMARY KEY,
+        source_updated_at INTEGER NOT NULL,
+        raw_memory TEXT NOT NULL,
+        rollout_summary TEXT NOT NULL,
+        rollout_slug TEXT,
+        generated_at INTEGER NOT NULL,
+        usage_count INTEGER,
+        last_usage INTEGER,
+        selected_for_phase2 INTEGER NOT NULL DEFAULT 0,
+        selected_for_phase2_source_updated_at INTEGER,
+        offline INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX IF NOT EXISTS idx_stage1_outputs_source_updated_at
+        ON stage1_outputs(source_updated_at DESC, thread_id DESC);
+
+    CREATE TABLE IF NOT EXISTS jobs (
+        kind TEXT NOT NULL,
+        job_key TEXT NOT NULL,
+        status TEXT NOT NULL,                 -- pending | running | done | error
+        worker_id TEXT,
+        ownership_token TEXT,
+        started_at INTEGER,
+        finished_at INTEGER,
+        lease_until INTEGER,
+        retry_at INTEGER,
+        retry_remaining INTEGER NOT NULL DEFAULT 3,
+        last_error TEXT,
+        input_watermark INTEGER,
+        last_success_watermark INTEGER,
+        PRIMARY KEY (kind, job_key)
+    );
+    CREATE INDEX IF NOT EXISTS idx_jobs_kind_status_retry_lease ON jobs(kind, status, retry_at, lease_until);
+
+    -- One row per attempt: what a person needs to see why a rollout produced nothing.
+    CREATE TABLE IF NOT EXISTS job_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        job_key TEXT NOT NULL,
+        ownership_token TEXT,
+        worker_id TEXT,
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        outcome TEXT,                         -- succeeded | no_output | failed | lost_lease
+        error TEXT,
+        noop INTEGER NOT NULL DEFAULT 0,
+        offline INTEGER NOT NULL DEFAULT 0,
+        model TEXT,
+        input_bytes INTEGER,
+        sent_bytes INTEGER,
+        truncated_tokens INTEGER,
+        estimated_tokens INTEGER,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        latency_ms INTEGER,
+        redactions TEXT                       -- JSON {kind: count}; never the secret itself
+    );
+    CREATE INDEX IF NOT EXISTS idx_job_runs_key ON job_runs(kind, job_key, id DESC);
+
+    -- Phase 2 runs and their review decision.
+    CREATE TABLE IF NOT EXISTS phase2_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        status TEXT NOT NULL,                 -- running | awaiting_review | approved | rejected | failed | no_changes
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        decided_at INTEGER,
+        offline INTEGER NOT NULL DEFAULT 0,
+        model TEXT,
+        baseline_commit TEXT,
+        new_commit TEXT,
+        claimed_watermark INTEGER,
+        new_watermark INTEGER,
+        selected TEXT,                        -- JSON [[thread_id, source_updated_at], ...]
+        input_diff TEXT,                      -- workspace diff the agent was given
+        diff TEXT,                            -- whole workspace vs baseline after the agent
+        stat TEXT,                            -- JSON [[status, path], ...]
+        pre_snapshot TEXT,                    -- JSON {path: content|null} of files the agent may touch, for reject
+        reason TEXT,
+        turns INTEGER,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER
+    );
+
+    -- Citations seen in rollouts or recorded by hand; counted once each.
+    CREATE TABLE IF NOT EXISTS citation_events (
+        key TEXT PRIMARY KEY,                 -- stable fingerprint: origin + position + body hash
+        origin TEXT NOT NULL,                 -- rollout | manual
+        thread_id TEXT,                       -- the rollout the citation was found in, if any
+        body TEXT NOT NULL,                   -- the citation block (entries + rollout ids), redacted
+        rollout_ids TEXT NOT NULL,            -- JSON list of valid ids counted
+        recorded_at INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS citation_entries (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_key TEXT NOT NULL REFERENCES citation_events(key) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        line_start INTEGER NOT NULL,
+        line_end INTEGER NOT NULL,
+        note TEXT NOT NULL DEFAULT '',
+        text_hash TEXT                        -- sha256 of the cited lines when recorded (stale check)
+    );
+    CREATE INDEX IF NOT EXISTS idx_citation_entries_path ON citation_entries(path, line_start);
+
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

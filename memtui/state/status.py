@@ -1,0 +1,70 @@
+"""Counts for ``memtui status`` and the TUI header. Keys are stable: other tools parse them."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from memtui import clock
+
+STAGE1 = "memory_stage1"
+GLOBAL = "memory_consolidate_global"
+
+
+def collect_status(conn: sqlite3.Connection) -> dict[str, Any]:
+    one = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
+    now = clock.now_s()
+    by_source = {
+        f"{r[0]}:{r[1]}": r[2]
+        for r in conn.execute("SELECT source_kind, session_source, COUNT(*) FROM threads GROUP BY 1, 2 ORDER BY 1, 2")
+    }
+    skipped_by_reason = {
+        r[0] or "unknown": r[1]
+        for r in conn.execute("SELECT reason, COUNT(*) FROM ingest_files WHERE status='skipped' GROUP BY 1")
+    }
+    stage1: dict[str, int] = {"pending": 0, "running": 0, "done": 0, "error": 0, "stale_lease": 0}
+    for status, n in conn.execute("SELECT status, COUNT(*) FROM jobs WHERE kind=? GROUP BY 1", (STAGE1,)):
+        stage1[status] = n
+    stage1["stale_lease"] = one(
+        "SELECT COUNT(*) FROM jobs WHERE kind=? AND status='running' AND lease_until <= ?", STAGE1, now
+    )
+    stage1["retry_exhausted"] = one(
+        "SELECT COUNT(*) FROM jobs WHERE kind=? AND status='error' AND retry_remaining <= 0", STAGE1
+    )
+    outcomes = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT outcome, COUNT(*) FROM job_runs WHERE kind=? AND outcome IS NOT NULL GROUP BY 1", (STAGE1,)
+        )
+    }
+    tokens = conn.execute(
+        "SELECT COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0) FROM job_runs WHERE kind=?",
+        (STAGE1,),
+    ).fetchone()
+    job = conn.execute("SELECT * FROM jobs WHERE kind=? AND job_key='global'", (GLOBAL,)).fetchone()
+    awaiting = conn.execute(
+        "SELECT id FROM phase2_runs WHERE status='awaiting_review' ORDER BY id DESC LIMIT 1"
+    ).fetchone()
+    last_run = conn.execute("SELECT id, status, reason FROM phase2_runs ORDER BY id DESC LIMIT 1").fetchone()
+    return {
+        "threads": one("SELECT COUNT(*) FROM threads"),
+        "threads_by_source": by_source,
+        "archived_threads": one("SELECT COUNT(*) FROM threads WHERE archived=1"),
+        "files": one("SELECT COUNT(*) FROM ingest_files"),
+        "skipped_files": one("SELECT COUNT(*) FROM ingest_files WHERE status='skipped'"),
+        "skipped_files_by_reason": skipped_by_reason,
+        "skipped_lines": one("SELECT COALESCE(SUM(skipped_lines),0) FROM ingest_files"),
+        "stage1": stage1,
+        "stage1_outcomes": outcomes,
+        "tokens": {"prompt": tokens[0], "completion": tokens[1]},
+        "outputs": one("SELECT COUNT(*) FROM stage1_outputs"),
+        "phase2": {
+            "status": job["status"] if job else "never_run",
+            "last_error": job["last_error"] if job else None,
+            "awaiting_review": awaiting is not None,
+            "awaiting_run_id": awaiting[0] if awaiting else None,
+            "last_run": dict(last_run) if last_run else None,
+        },
+        "watermark": (job["last_success_watermark"] or 0) if job else 0,
+        "citations": one("SELECT COUNT(*) FROM citation_events"),
+    }

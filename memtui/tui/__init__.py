@@ -1,0 +1,1 @@
+"""Terminal UI (Textual). Domain code never imports this package."""

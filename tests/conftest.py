@@ -1,0 +1,62 @@
+"""Every test runs in its own homes: MEMTUI_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR and HOME under tmp_path.
+
+No test reads the user's real home, and no OpenAI variable leaks in from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memtui import clock
+from memtui.testing.chat_server import ChatServer
+
+# A fixed "now" for tests that want one: 2026-07-10T12:00:00Z.
+FROZEN_NOW = 1_783_684_800
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    homes = {
+        "MEMTUI_HOME": tmp_path / "memtui-home",
+        "CODEX_HOME": tmp_path / "codex-home",
+        "CLAUDE_CONFIG_DIR": tmp_path / "claude-home",
+        "HOME": tmp_path / "user-home",
+    }
+    for name, path in homes.items():
+        path.mkdir(parents=True, exist_ok=True)
+        monkeypatch.setenv(name, str(path))
+    for name in list(os.environ):
+        if name.startswith(("OPENAI_", "MEMTUI_")) and name not in homes:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(homes["HOME"] / ".config"))
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    clock.reset()
+    yield homes
+    clock.reset()
+
+
+@pytest.fixture
+def frozen_clock() -> Iterator[int]:
+    clock.freeze(FROZEN_NOW)
+    yield FROZEN_NOW
+    clock.reset()
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    """A real Chat Completions server on 127.0.0.1 (random port), scripted per test."""
+    with ChatServer() as server:
+        yield server
+
+
+@pytest.fixture
+def model_env(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> ChatServer:
+    """Point memtui's settings at the loopback server, as a user would with OPENAI_BASE_URL."""
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback-000000000000")
+    monkeypatch.setenv("MEMTUI_PROVIDER", "openai")
+    return chat_server

@@ -1,0 +1,88 @@
+import sqlite3
+import threading
+
+import pytest
+
+from memtui.cli import main
+from memtui.state.db import StateError, connect, immediate
+from memtui.state.schema import SCHEMA_VERSION
+from memtui.state.status import collect_status
+
+
+def test_connect_migrates_and_uses_wal(tmp_path):
+    conn = connect(tmp_path / "s.sqlite")
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"threads", "stage1_outputs", "jobs", "ingest_files", "job_runs", "phase2_runs"} <= tables
+    conn.close()
+    assert connect(tmp_path / "s.sqlite").execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_immediate_rolls_back_on_error(tmp_path):
+    conn = connect(tmp_path / "s.sqlite")
+    with pytest.raises(RuntimeError), immediate(conn):
+        conn.execute("INSERT INTO meta(key, value) VALUES ('a', '1')")
+        raise RuntimeError("boom")
+    assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
+
+
+def test_concurrent_migrations_are_safe(tmp_path):
+    errors: list[BaseException] = []
+
+    def open_one() -> None:
+        try:
+            connect(tmp_path / "race.sqlite").close()
+        except BaseException as exc:  # pragma: no cover - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_corrupt_database_is_a_clear_error_and_doctor_recovers(isolated_env, capsys):
+    db = isolated_env["MEMTUI_HOME"] / "state.sqlite"
+    db.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StateError, match="doctor --reset-state"):
+        connect(db)
+    assert db.read_bytes().startswith(b"this is not sqlite")  # nothing destroyed
+    assert main(["status"]) == 2
+    assert "doctor --reset-state" in capsys.readouterr().err
+    assert main(["doctor", "--reset-state"]) == 0
+    assert any(p.name.startswith("state.sqlite.broken-") for p in db.parent.iterdir())
+    assert main(["status", "--json"]) == 0
+
+
+def test_status_json_has_stable_keys(isolated_env, capsys):
+    assert main(["status", "--json"]) == 0
+    import json
+
+    st = json.loads(capsys.readouterr().out)
+    for key in (
+        "threads",
+        "threads_by_source",
+        "skipped_files",
+        "skipped_lines",
+        "stage1",
+        "outputs",
+        "phase2",
+        "watermark",
+    ):
+        assert key in st
+    assert st["phase2"]["awaiting_review"] is False
+
+
+def test_collect_status_counts(tmp_path):
+    conn = connect(tmp_path / "s.sqlite")
+    conn.execute(
+        "INSERT INTO ingest_files(path, source_kind, size, mtime_ns, status, reason, skipped_lines, ingested_at)"
+        " VALUES ('a', 'codex', 1, 1, 'skipped', 'empty file', 3, 0)"
+    )
+    st = collect_status(conn)
+    assert st["skipped_files"] == 1 and st["skipped_lines"] == 3
+    assert st["skipped_files_by_reason"] == {"empty file": 1}
+    assert isinstance(conn, sqlite3.Connection)
