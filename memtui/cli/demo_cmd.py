@@ -1,10 +1,31 @@
-"""``memtui demo``: being built in this session."""
+"""``memtui demo``: a fresh demo home from the bundled samples, processed offline, opened in the UI."""
 
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="(in progress)")
-    p.set_defaults(func=lambda args: print("memtui demo: not built yet") or 1)
+    p = sub.add_parser("demo", help="build a demo home from bundled sample rollouts and open the UI on it")
+    p.add_argument("--dir", type=Path, help="where to build it (default: a new temporary folder)")
+    p.add_argument("--no-tui", action="store_true", help="build and print the status, do not open the UI")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memtui.demo.build import build_demo_home
+
+    demo = build_demo_home(args.dir)
+    os.environ["MEMTUI_HOME"] = str(demo.home)
+    print(f"demo home: {demo.home}")
+    print(f"  ingest:  {demo.ingest}")
+    print(f"  phase 1: {demo.phase1}")
+    print(f"  phase 2: {demo.phase2}")
+    print(f"Open it again later with: MEMTUI_HOME={demo.home} memtui")
+    if args.no_tui:
+        return 0
+    from memtui.tui.launch import launch
+
+    return launch(demo.home)

@@ -1,0 +1,83 @@
+"""Build a demo home from the sample rollouts shipped as package data.
+
+The samples cover what a reviewer should meet on day one: two projects with real preferences and
+pitfalls, a Claude Code session, a trivial rollout the no-op gate drops, an exec session and a
+sub-agent that are never eligible, an archived session, planted fake secrets, a citation, a corrupt
+``.jsonl.zst`` that ingest skips with a reason, and a rollout whose file disappears before Phase 1
+so its job fails and backs off. Everything runs offline through the same code as real use.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from memtui import clock
+from memtui.context import Context, open_context
+
+# The sample that is deleted after ingest, so its Phase 1 job fails ("rollout file missing").
+VANISHING = "rollout-2026-07-02T07-00-00-019e4b77-4f50-7162-9d74-8e9fa0b1c2d3.jsonl"
+HOURS = 3600
+
+
+@dataclass
+class DemoHome:
+    home: Path
+    ingest: object
+    phase1: object
+    phase2: object
+
+
+def _copy_samples(dest: Path) -> list[Path]:
+    copied: list[Path] = []
+    root = resources.files("memtui.demo") / "rollouts"
+    with resources.as_file(root) as src:
+        for path in sorted(Path(src).rglob("*")):
+            if path.is_file():
+                target = dest / path.relative_to(src)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+                copied.append(target)
+    return copied
+
+
+def _age_files(files: list[Path], now: float) -> None:
+    """Spread modification times over the last days, oldest sample first, all idle long enough."""
+    for index, path in enumerate(sorted(files, key=lambda p: p.name)):
+        ts = now - (5 * 24 - index * 9) * HOURS
+        os.utime(path, (ts, ts))
+
+
+def build_demo_home(target: Path | None = None) -> DemoHome:
+    """Create a demo home, run ingest, offline Phase 1 and offline Phase 2 up to awaiting review."""
+    from memtui.ingest import run_ingest
+    from memtui.phase1.run import run_phase1
+    from memtui.phase2.consolidate import run_phase2
+
+    home = (target or Path(tempfile.mkdtemp(prefix="memtui-demo-"))).resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    sources = home / "sources"
+    files = _copy_samples(sources)
+    _age_files(files, clock.now())
+    (home / "config.toml").write_text(
+        "# memtui demo home: offline extractor and consolidator, sample rollouts under sources/\n"
+        'provider = "offline"\n'
+        f'codex_home = "{sources / "codex"}"\n'
+        f'claude_dir = "{sources / "claude"}"\n',
+        encoding="utf-8",
+    )
+    ctx: Context = open_context(home=home)
+    try:
+        ingest = run_ingest(ctx)
+        for path in files:
+            if path.name == VANISHING:
+                path.unlink()
+        phase1 = run_phase1(ctx, offline=True)
+        phase2 = run_phase2(ctx, offline=True)
+    finally:
+        ctx.close()
+    return DemoHome(home=home, ingest=ingest, phase1=phase1, phase2=phase2)
