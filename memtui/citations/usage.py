@@ -1,0 +1,142 @@
+"""Count citations as memory usage: ``usage_count`` / ``last_usage`` of the cited threads' stage-1 rows.
+
+Usage ranks Phase 2 input (reference §5.3 ``get_phase2_input_selection``), so a citation must be counted
+exactly once. Every counted citation is a ``citation_events`` row whose key is the idempotency key: the
+insert and the usage bump happen in one transaction, and a key that already exists counts nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import orjson
+
+from memtui import clock
+from memtui.citations.check import cited_lines, hash_lines
+from memtui.citations.model import MemoryCitation
+from memtui.citations.parse import parse_citations
+from memtui.redact import redact_text
+from memtui.state.db import immediate
+
+Origin = Literal["rollout", "manual"]
+
+
+def _bump_usage(conn: sqlite3.Connection, thread_ids: list[str], now: int) -> int:
+    updated = 0
+    for tid in thread_ids:
+        cur = conn.execute(
+            "UPDATE stage1_outputs SET usage_count = COALESCE(usage_count, 0) + 1, last_usage = ? WHERE thread_id = ?",
+            (now, tid),
+        )
+        updated += cur.rowcount
+    return updated
+
+
+def record_stage1_output_usage(conn: sqlite3.Connection, thread_ids: list[str]) -> int:
+    """Each id in the list (duplicates counted again) gets ``usage_count+1`` and ``last_usage=now``; missing rows
+    are ignored. One transaction, one timestamp. Returns the number of rows updated."""
+    with immediate(conn):
+        return _bump_usage(conn, list(thread_ids), clock.now_s())
+
+
+def _memory_root() -> Path:
+    from memtui.paths import resolve_paths
+
+    return resolve_paths().memory_root
+
+
+def record_citation(
+    conn: sqlite3.Connection,
+    citation: MemoryCitation,
+    origin: Origin,
+    key: str,
+    thread_id: str | None = None,
+    *,
+    memory_root: Path | None = None,
+) -> bool:
+    """Store one citation event with its entries (and the sha256 of each cited text, for the stale check), and
+    bump usage for its valid rollout ids. ``INSERT OR IGNORE`` on ``key``: returns False, counting nothing, when
+    the key was already recorded."""
+    root = memory_root or _memory_root()
+    ids = citation.thread_ids
+    hashes = []
+    for entry in citation.entries:
+        lines = cited_lines(root, entry)
+        hashes.append(hash_lines(lines) if lines is not None else None)
+    now = clock.now_s()
+    with immediate(conn):
+        cur = conn.execute(
+            "INSERT OR IGNORE INTO citation_events(key, origin, thread_id, body, rollout_ids, recorded_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (key, origin, thread_id, redact_text(citation.format()), orjson.dumps(ids).decode(), now),
+        )
+        if cur.rowcount != 1:
+            return False
+        conn.executemany(
+            "INSERT INTO citation_entries(event_key, path, line_start, line_end, note, text_hash) VALUES (?,?,?,?,?,?)",
+            [
+                (key, e.path, e.line_start, e.line_end, redact_text(e.note), h)
+                for e, h in zip(citation.entries, hashes, strict=True)
+            ],
+        )
+        _bump_usage(conn, ids, now)
+    return True
+
+
+@dataclass
+class FoundCitation:
+    key: str  # f"{thread_id}:{line_number}" — 1-based line in the rollout file
+    kind: str  # "message" (assistant message text with a citation block) or "event" (agent_message.memory_citation)
+    text: str | None  # the assistant message text (kind="message")
+    structured: dict | None  # the memory_citation object (kind="event")
+
+
+def _citation_of(found: FoundCitation) -> MemoryCitation | None:
+    if found.kind == "message" and found.text:
+        return parse_citations(found.text).citation
+    if found.kind == "event" and isinstance(found.structured, dict):
+        citation = MemoryCitation.from_codex(found.structured)
+        return citation if citation.entries or citation.rollout_ids else None
+    return None
+
+
+def fingerprint(citation: MemoryCitation) -> str:
+    """Content hash that is equal for the message text and the structured event Codex writes for one answer."""
+    data = orjson.dumps(citation.fingerprint_data(), option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+def record_rollout_citations(
+    conn: sqlite3.Connection, thread_id: str, found: list[FoundCitation], *, memory_root: Path | None = None
+) -> int:
+    """Count each citation in a rollout exactly once, however often the rollout is re-ingested. Returns how many
+    were newly counted.
+
+    Codex writes one citation twice (assistant message text and ``event_msg`` ``memory_citation``), so citations
+    are grouped by content: a fingerprint seen n times among messages and m times among events is n_max =
+    max(n, m) citations, keyed ``{thread_id}#{fingerprint}#{i}``. Keys do not depend on line numbers, so a
+    rollout that grew keeps its old keys and only new occurrences count.
+    """
+    counts: dict[str, dict[str, int]] = {}
+    citations: dict[str, MemoryCitation] = {}
+    for f in found:
+        citation = _citation_of(f)
+        if citation is None:
+            continue
+        fp = fingerprint(citation)
+        citations.setdefault(fp, citation)
+        per_kind = counts.setdefault(fp, {})
+        per_kind[f.kind] = per_kind.get(f.kind, 0) + 1
+    newly = 0
+    for fp, per_kind in counts.items():
+        for i in range(max(per_kind.values())):
+            key = f"{thread_id}#{fp}#{i}"
+            if conn.execute("SELECT 1 FROM citation_events WHERE key=?", (key,)).fetchone():
+                continue  # counted by an earlier ingest; skip reading the memory files again
+            if record_citation(conn, citations[fp], "rollout", key, thread_id, memory_root=memory_root):
+                newly += 1
+    return newly

@@ -1,0 +1,155 @@
+"""The read path: hand the memory to agents (reference §11).
+
+``render_prompt`` builds the block an agent needs (instructions from ``prompts/read_path.md`` plus
+``memory_summary.md`` cut to 2,500 tokens); ``write_agents_md`` keeps that block current inside an AGENTS.md or
+CLAUDE.md between memtui markers without touching a byte outside them; ``loader_warnings`` says when the
+files are larger than what the agents' loaders read.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+SUMMARY_TOKEN_LIMIT = 2_500  # Codex injects this much of memory_summary.md
+CLAUDE_MEMORY_MAX_LINES = 200  # Claude Code loads the first 200 lines ...
+CLAUDE_MEMORY_MAX_BYTES = 25_000  # ... or 25 KB of its MEMORY.md (the smaller KB reading, to warn early)
+BEGIN_MARKER = "<!-- memtui:memory:begin -->"
+END_MARKER = "<!-- memtui:memory:end -->"
+DEFAULT_BYTES_PER_TOKEN = 3.0
+
+
+def truncate_middle(text: str, max_tokens: int, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> tuple[str, int]:
+    """Keep the head and the tail, replace the middle by ``…N tokens truncated…`` (reference §4.6, with a
+    conservative bytes-per-token). Cuts fall on character boundaries. Returns ``(text, tokens_cut)``."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    max_bytes = int(max_tokens * bytes_per_token)
+    if len(data) <= max_bytes:
+        return text, 0
+    left = max_bytes // 2
+    right = max_bytes - left
+    while left > 0 and (data[left] & 0xC0) == 0x80:  # the char straddling the cut goes
+        left -= 1
+    start = len(data) - right
+    while start < len(data) and (data[start] & 0xC0) == 0x80:
+        start += 1
+    cut = math.ceil((len(data) - max_bytes) / bytes_per_token)
+    head = data[:left].decode("utf-8", errors="surrogatepass")
+    tail = data[start:].decode("utf-8", errors="surrogatepass")
+    return f"{head}…{cut} tokens truncated…{tail}", cut
+
+
+def read_path_template() -> str:
+    return resources.files("memtui.prompts").joinpath("read_path.md").read_text(encoding="utf-8")
+
+
+def summary_for_prompt(
+    memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN, max_tokens: int = SUMMARY_TOKEN_LIMIT
+) -> str | None:
+    """memory_summary.md trimmed and middle-truncated; None when it is missing or blank."""
+    path = memory_root / "memory_summary.md"
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    if not text:
+        return None
+    return truncate_middle(text, max_tokens, bytes_per_token)[0]
+
+
+def render_prompt(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> str | None:
+    """The read-path block for an agent, or None when there is no summary (then the agent gets nothing)."""
+    summary = summary_for_prompt(memory_root, bytes_per_token)
+    if summary is None:
+        return None
+    base = str(memory_root.expanduser().resolve())
+    # Substitute the summary last so text inside it is never taken for a placeholder.
+    rendered = read_path_template().replace("{{ base_path }}", base)
+    head, sep, tail = rendered.partition("{{ memory_summary }}")
+    return head + summary + tail if sep else rendered + "\n" + summary + "\n"
+
+
+def _newline_of(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def splice_block(existing: str, block: str | None) -> str:
+    """``existing`` with the memtui block replaced (or appended); everything outside the markers is unchanged.
+
+    ``block=None`` empties an existing section (markers kept) and adds none. The block uses the file's own line
+    endings.
+    """
+    nl = _newline_of(existing)
+    body = "" if block is None else nl.join(block.strip("\n").replace("\r\n", "\n").split("\n")) + nl
+    begin = existing.find(BEGIN_MARKER)
+    end = existing.find(END_MARKER, begin + len(BEGIN_MARKER)) if begin >= 0 else -1
+    if begin >= 0 and end >= 0:
+        return existing[: begin + len(BEGIN_MARKER)] + nl + body + existing[end:]
+    if block is None:
+        return existing
+    section = f"{BEGIN_MARKER}{nl}{body}{END_MARKER}{nl}"
+    if not existing:
+        return section
+    sep = "" if existing.endswith(nl + nl) else (nl if existing.endswith(("\n", "\r")) else nl + nl)
+    return existing + sep + section
+
+
+AgentsMdResult = Literal["created", "updated", "unchanged"]
+
+
+def write_agents_md(path: Path, block: str | None) -> AgentsMdResult:
+    """Write or refresh the memtui section of an AGENTS.md / CLAUDE.md. An existing file is replaced atomically
+    (mode kept; a symlink is followed, not replaced)."""
+    path = path.resolve() if path.is_symlink() else path
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if block is None:
+            return "unchanged"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(splice_block("", block).encode("utf-8"))
+        return "created"
+    existing = raw.decode("utf-8", errors="surrogateescape")  # round-trips any bytes outside the block
+    updated = splice_block(existing, block).encode("utf-8", errors="surrogateescape")
+    if updated == raw:
+        return "unchanged"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(updated)
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return "updated"
+
+
+def loader_warnings(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> list[str]:
+    """What the agents' loaders will not see: Codex injects 2,500 tokens of memory_summary.md, Claude Code loads
+    the first 200 lines / 25 KB of a MEMORY.md."""
+    out: list[str] = []
+    summary = memory_root / "memory_summary.md"
+    if summary.is_file():
+        size = len(summary.read_bytes().strip())
+        tokens = math.ceil(size / bytes_per_token)
+        if tokens > SUMMARY_TOKEN_LIMIT:
+            out.append(
+                f"memory_summary.md is about {tokens:,} tokens ({size:,} bytes); agents are given only "
+                f"{SUMMARY_TOKEN_LIMIT:,} tokens of it, the middle is cut"
+            )
+    memory = memory_root / "MEMORY.md"
+    if memory.is_file():
+        data = memory.read_bytes()
+        lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+        if lines > CLAUDE_MEMORY_MAX_LINES or len(data) > CLAUDE_MEMORY_MAX_BYTES:
+            out.append(
+                f"MEMORY.md has {lines:,} lines / {len(data):,} bytes; Claude Code loads only the first "
+                f"{CLAUDE_MEMORY_MAX_LINES} lines or {CLAUDE_MEMORY_MAX_BYTES // 1000} KB of a MEMORY.md "
+                f"(agents that search it with rg are unaffected)"
+            )
+    return out
