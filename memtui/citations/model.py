@@ -46,7 +46,7 @@ class CitationEntry(BaseModel):
 
     def format(self) -> str:
         """``path:start-end|note=[note]``; a note is written on one line so the block stays parseable."""
-        note = self.note.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+        note = self.note.replace("\n", " ")
         return f"{self.path}:{self.line_start}-{self.line_end}|note=[{note}]"
 
 

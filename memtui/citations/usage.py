@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -25,6 +27,23 @@ from memtui.state.db import immediate
 Origin = Literal["rollout", "manual"]
 
 
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` on its own, a savepoint inside a caller's transaction (e.g. an ingest batch)."""
+    if not conn.in_transaction:
+        with immediate(conn):
+            yield
+        return
+    conn.execute("SAVEPOINT memtui_citation")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK TO memtui_citation")
+        conn.execute("RELEASE memtui_citation")
+        raise
+    conn.execute("RELEASE memtui_citation")
+
+
 def _bump_usage(conn: sqlite3.Connection, thread_ids: list[str], now: int) -> int:
     updated = 0
     for tid in thread_ids:
@@ -39,7 +58,7 @@ def _bump_usage(conn: sqlite3.Connection, thread_ids: list[str], now: int) -> in
 def record_stage1_output_usage(conn: sqlite3.Connection, thread_ids: list[str]) -> int:
     """Each id in the list (duplicates counted again) gets ``usage_count+1`` and ``last_usage=now``; missing rows
     are ignored. One transaction, one timestamp. Returns the number of rows updated."""
-    with immediate(conn):
+    with _transaction(conn):
         return _bump_usage(conn, list(thread_ids), clock.now_s())
 
 
@@ -68,7 +87,7 @@ def record_citation(
         lines = cited_lines(root, entry)
         hashes.append(hash_lines(lines) if lines is not None else None)
     now = clock.now_s()
-    with immediate(conn):
+    with _transaction(conn):
         cur = conn.execute(
             "INSERT OR IGNORE INTO citation_events(key, origin, thread_id, body, rollout_ids, recorded_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
@@ -79,7 +98,7 @@ def record_citation(
         conn.executemany(
             "INSERT INTO citation_entries(event_key, path, line_start, line_end, note, text_hash) VALUES (?,?,?,?,?,?)",
             [
-                (key, e.path, e.line_start, e.line_end, redact_text(e.note), h)
+                (key, redact_text(e.path), e.line_start, e.line_end, redact_text(e.note), h)
                 for e, h in zip(citation.entries, hashes, strict=True)
             ],
         )

@@ -1,0 +1,150 @@
+"""Validation of citations against the memory root and the index, and ``memtui cite check``."""
+
+from __future__ import annotations
+
+import io
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memtui.citations import CitationEntry, MemoryCitation
+from memtui.citations.check import check_citation, check_entry, check_ids, hash_lines
+from memtui.citations.usage import record_citation
+from memtui.cli import main
+from memtui.paths import resolve_paths
+from memtui.state.db import connect
+
+ID_A = "019c6e27-e55b-73d1-87d8-4e01f1f75043"
+ID_B = "019dff00-1234-7abc-8def-001122334455"
+
+
+@pytest.fixture
+def root() -> Path:
+    root = resolve_paths().memory_root
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "MEMORY.md").write_text("# Memory\n\n## shop-api\nCI runs in UTC\n\n   \n")
+    return root
+
+
+@pytest.fixture
+def conn() -> sqlite3.Connection:
+    return connect(resolve_paths().state_db)
+
+
+def add_thread(conn: sqlite3.Connection, tid: str, with_memory: bool = False) -> None:
+    conn.execute(
+        "INSERT INTO threads(id, source_kind, path, session_source, updated_at, ingested_at) VALUES (?,?,?,?,?,?)",
+        (tid, "codex", f"/r/{tid}.jsonl", "cli", 1, 1),
+    )
+    if with_memory:
+        conn.execute(
+            "INSERT INTO stage1_outputs(thread_id, source_updated_at, raw_memory, rollout_summary, generated_at) "
+            "VALUES (?, 1, 'raw', 'summary', 1)",
+            (tid,),
+        )
+
+
+def entry(path: str = "MEMORY.md", start: int = 3, end: int = 4) -> CitationEntry:
+    return CitationEntry(path=path, line_start=start, line_end=end, note="n")
+
+
+def test_entry_statuses(root):
+    assert check_entry(root, entry()).status == "ok"
+    assert check_entry(root, entry("nope.md")).status == "missing_file"
+    assert check_entry(root, entry("rollout_summaries")).status == "missing_file"  # not a file
+    assert check_entry(root, entry(start=4, end=7)).status == "out_of_range"  # the file has 6 lines
+    assert check_entry(root, entry(start=0, end=1)).status == "out_of_range"  # lines start at 1
+    assert check_entry(root, entry(start=4, end=3)).status == "out_of_range"
+    assert check_entry(root, entry(start=5, end=6)).status == "blank_lines"
+    assert check_entry(root, entry(start=6, end=6)).status == "blank_lines"  # whitespace only
+
+
+def test_absolute_path_and_crlf(root, tmp_path):
+    other = tmp_path / "elsewhere.md"
+    other.write_bytes(b"one\r\ntwo\r\n")
+    check = check_entry(root, entry(str(other), 1, 2))
+    assert check.status == "ok" and check.text_hash == hash_lines(["one", "two"])
+
+
+def test_stale_when_cited_lines_changed_since_recorded(root, conn):
+    citation = MemoryCitation(entries=[entry()], rollout_ids=[])
+    record_citation(conn, citation, "manual", "k1", memory_root=root)
+    assert check_entry(root, entry(), conn).status == "ok"
+    (root / "MEMORY.md").write_text("# Memory\n\n## shop-api\nCI runs in Europe/Lisbon\n\n   \n")
+    stale = check_entry(root, entry(), conn)
+    assert stale.status == "stale"
+    # Another range of the same file is judged on its own record (none here).
+    assert check_entry(root, entry(start=1, end=1), conn).status == "ok"
+    # Recording again makes the current text the reference.
+    record_citation(conn, citation, "manual", "k2", memory_root=root)
+    assert check_entry(root, entry(), conn).status == "ok"
+
+
+def test_rollout_ids_resolve_to_indexed_threads(conn):
+    add_thread(conn, ID_A, with_memory=True)
+    add_thread(conn, ID_B)
+    checks = check_ids(conn, [ID_A.upper(), ID_B, "019e0000-0000-7000-8000-000000000000", "not-a-uuid"])
+    assert [(c.status, c.has_memory) for c in checks] == [
+        ("ok", True),
+        ("ok", False),
+        ("unknown", False),
+        ("not_uuid", False),
+    ]
+    assert checks[0].thread_id == ID_A
+
+
+def test_report_is_invalid_when_any_entry_is(root, conn):
+    good = check_citation(root, MemoryCitation(entries=[entry()], rollout_ids=["x"]), conn)
+    assert good.ok  # ids never make a report invalid; they are reported per id
+    bad = check_citation(root, MemoryCitation(entries=[entry(), entry("nope.md")]), conn)
+    assert not bad.ok and [e.entry.path for e in bad.invalid_entries] == ["nope.md"]
+
+
+ANSWER = f"""Done.
+<oai-mem-citation>
+<citation_entries>
+MEMORY.md:3-4|note=[tz | pitfall]
+missing.md:1-2|note=[gone]
+broken line
+</citation_entries>
+<rollout_ids>
+{ID_A}
+</rollout_ids>
+</oai-mem-citation>"""
+
+
+def test_cli_check_table_json_and_exit_codes(root, conn, tmp_path, capsys, monkeypatch):
+    add_thread(conn, ID_A, with_memory=True)
+    answer = tmp_path / "answer.txt"
+    answer.write_text(ANSWER)
+    assert main(["cite", "check", str(answer)]) == 1
+    out = capsys.readouterr().out
+    assert "ok" in out and "missing_file" in out and "tz | pitfall" in out and "dropped 1" in out
+    assert main(["cite", "check", str(answer), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [e["status"] for e in data["entries"]] == ["ok", "missing_file"]
+    assert data["rollout_ids"][0]["status"] == "ok" and data["dropped_lines"] == 1
+
+    answer.write_text(ANSWER.replace("missing.md:1-2|note=[gone]\n", ""))
+    assert main(["cite", "check", str(answer)]) == 0
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("no citation at all"))
+    assert main(["cite", "check", "-"]) == 1
+    assert "no citation" in capsys.readouterr().err
+    assert main(["cite", "check", str(tmp_path / "absent.txt")]) == 2
+
+
+def test_cli_parse_prints_json(tmp_path, capsys):
+    answer = tmp_path / "a.txt"
+    answer.write_text(ANSWER)
+    assert main(["cite", "parse", str(answer)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["citation"]["entries"][0] == {
+        "path": "MEMORY.md",
+        "line_start": 3,
+        "line_end": 4,
+        "note": "tz | pitfall",
+    }
+    assert data["dropped_lines"] == 1 and data["thread_ids"] == [ID_A]
