@@ -15,6 +15,7 @@ from memtui.citations.check import hash_lines
 from memtui.citations.usage import (
     FoundCitation,
     fingerprint,
+    found_in_rollout_line,
     record_citation,
     record_rollout_citations,
     record_stage1_output_usage,
@@ -171,3 +172,37 @@ def test_rollout_citations_compose_with_the_callers_transaction(conn, root):
     with immediate(conn):
         assert record_rollout_citations(conn, ROLLOUT, found, memory_root=root) == 1
     assert events(conn) == 1 and usage(conn, A)[0] == 1
+
+
+def test_found_in_rollout_line_reads_codex_and_claude_records(conn, root):
+    text = answer(CITED_A)
+    lines = [
+        {"type": "session_meta", "payload": {"id": ROLLOUT}},
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]},
+        },
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]},
+        },
+        {
+            "type": "event_msg",
+            "payload": {"type": "agent_message", "message": "x", "memory_citation": CITED_A.to_codex()},
+        },
+        {"type": "event_msg", "payload": {"type": "agent_message", "message": "no citation"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": answer(CITED_B)}]}},
+        {
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "plain"}]},
+        },
+        "not a dict",
+    ]
+    found = [f for n, rec in enumerate(lines, 1) if (f := found_in_rollout_line(ROLLOUT, n, rec))]
+    assert [(f.key, f.kind) for f in found] == [
+        (f"{ROLLOUT}:3", "message"),
+        (f"{ROLLOUT}:4", "event"),
+        (f"{ROLLOUT}:6", "message"),
+    ]
+    assert record_rollout_citations(conn, ROLLOUT, found, memory_root=root) == 2
+    assert usage(conn, A)[0] == 1 and usage(conn, B)[0] == 1

@@ -89,7 +89,9 @@ def test_agents_md_created_then_unchanged_then_updated(root, tmp_path, capsys):
     target = tmp_path / "proj" / "AGENTS.md"
     assert main(["export", "agents-md", str(target)]) == 0
     text = target.read_text()
-    assert text.startswith(BEGIN_MARKER + "\n## Memory") and text.endswith(END_MARKER + "\n") and "alpha-summary" in text
+    assert (
+        text.startswith(BEGIN_MARKER + "\n## Memory") and text.endswith(END_MARKER + "\n") and "alpha-summary" in text
+    )
     assert main(["export", "agents-md", str(target)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"created {target}", f"unchanged {target}"]
     (root / "memory_summary.md").write_text("v1\nbeta-summary\n")

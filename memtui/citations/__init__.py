@@ -6,16 +6,28 @@ Pure functions over text and a state connection; the CLI (``memtui cite``) and t
 from memtui.citations.model import CitationEntry, MemoryCitation, canonical_thread_id
 from memtui.citations.parse import ParseResult, parse_bodies, parse_citations, parse_entry
 from memtui.citations.strip import CitationStripper, StripChunk, strip_citations
+from memtui.citations.usage import (
+    FoundCitation,
+    found_in_rollout_line,
+    record_citation,
+    record_rollout_citations,
+    record_stage1_output_usage,
+)
 
 __all__ = [
     "CitationEntry",
     "CitationStripper",
+    "FoundCitation",
     "MemoryCitation",
     "ParseResult",
     "StripChunk",
     "canonical_thread_id",
+    "found_in_rollout_line",
     "parse_bodies",
     "parse_citations",
     "parse_entry",
+    "record_citation",
+    "record_rollout_citations",
+    "record_stage1_output_usage",
     "strip_citations",
 ]

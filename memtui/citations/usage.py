@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 
@@ -159,3 +159,43 @@ def record_rollout_citations(
             if record_citation(conn, citations[fp], "rollout", key, thread_id, memory_root=memory_root):
                 newly += 1
     return newly
+
+
+_MARKERS = ("<oai-mem-citation>", "<citation_entries>", "<rollout_ids>", "<thread_ids>")
+
+
+def _texts(content: Any, kinds: tuple[str, ...]) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        p["text"] for p in content if isinstance(p, dict) and p.get("type") in kinds and isinstance(p.get("text"), str)
+    )
+
+
+def found_in_rollout_line(thread_id: str, line_number: int, record: Any) -> FoundCitation | None:
+    """The citation one parsed rollout line carries, if any, ready for ``record_rollout_citations``.
+
+    Knows Codex ``response_item`` assistant messages, Codex ``event_msg`` ``agent_message.memory_citation`` and
+    Claude Code ``assistant`` lines. ``line_number`` is 1-based.
+    """
+    if not isinstance(record, dict):
+        return None
+    key = f"{thread_id}:{line_number}"
+    payload = record.get("payload")
+    kind = record.get("type")
+    text = ""
+    if kind == "event_msg" and isinstance(payload, dict) and payload.get("type") == "agent_message":
+        structured = payload.get("memory_citation")
+        if isinstance(structured, dict):
+            return FoundCitation(key=key, kind="event", text=None, structured=structured)
+        return None
+    if kind == "response_item" and isinstance(payload, dict):
+        if payload.get("type") == "message" and payload.get("role") == "assistant":
+            text = _texts(payload.get("content"), ("output_text", "text"))
+    elif kind == "assistant" and isinstance(record.get("message"), dict):  # Claude Code
+        text = _texts(record["message"].get("content"), ("text",))
+    if text and any(m in text for m in _MARKERS):
+        return FoundCitation(key=key, kind="message", text=text, structured=None)
+    return None
