@@ -1,10 +1,45 @@
-"""``memtui phase2``: being built in this session."""
+"""``memtui phase2``: consolidate the selected memories into MEMORY.md and memory_summary.md, for review."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+
+from memtui.cli.common import make_context, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("phase2", help="(in progress)")
-    p.set_defaults(func=lambda args: print("memtui phase2: not built yet") or 1)
+    p = sub.add_parser(
+        "phase2",
+        help="consolidate memories (agent or --offline); the result awaits `memtui review`",
+        description="Select stage-1 memories, sync them into the memory root, and when anything changed since the "
+        "approved baseline, consolidate them. The result awaits `memtui review approve|reject` unless --auto-approve.",
+    )
+    p.add_argument("--offline", action="store_true", default=None, help="deterministic merge, no model")
+    p.add_argument("--force", action="store_true", help="skip the success cooldown (never the lock)")
+    p.add_argument("--auto-approve", action="store_true", help="approve the result right away")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memtui.phase2.consolidate import run_phase2
+
+    ctx = make_context()
+    try:
+        result = run_phase2(
+            ctx,
+            offline=args.offline,
+            force=args.force,
+            auto_approve=args.auto_approve,
+            progress=lambda msg: print(f"phase2: {msg}", file=sys.stderr, flush=True),
+        )
+    finally:
+        ctx.close()
+    if args.json:
+        print_json(result.model_dump(mode="json"))
+    else:
+        print(result.message())
+        for status, path in result.stat:
+            print(f"  {status} {path}")
+    return 1 if result.outcome == "failed" else 0

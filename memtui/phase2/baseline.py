@@ -1,0 +1,176 @@
+"""The memory root's private git repository: one parentless baseline commit, diffed against the working tree.
+
+Every command runs the git CLI through GitPython with memtui's own identity, hooks off and no user or system
+configuration, and with ``GIT_DIR``/``GIT_WORK_TREE`` pinned so git never wanders into an enclosing repository.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import git
+
+from memtui.phase2.workspace import DIFF_FILENAME
+
+IDENTITY = "memtui"
+EMAIL = "memtui@localhost"
+BASELINE_MESSAGE = "memtui memory baseline"
+_CONFIG = [
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.quotepath=off",
+    "-c", "core.autocrlf=false",
+    "-c", "core.safecrlf=false",
+    "-c", "gc.auto=0",
+    "-c", "commit.gpgsign=false",
+    "-c", "diff.noprefix=false",
+    "-c", "diff.renames=false",
+    "-c", "advice.detachedHead=false",
+    "-c", f"user.name={IDENTITY}",
+    "-c", f"user.email={EMAIL}",
+]  # fmt: skip
+
+
+class BaselineError(RuntimeError):
+    """A git operation on the memory root failed; the message carries git's own words."""
+
+
+def _env(root: Path) -> dict[str, str]:
+    return {
+        "GIT_DIR": str(root / ".git"),
+        "GIT_WORK_TREE": str(root),
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": IDENTITY,
+        "GIT_AUTHOR_EMAIL": EMAIL,
+        "GIT_COMMITTER_NAME": IDENTITY,
+        "GIT_COMMITTER_EMAIL": EMAIL,
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",
+        "LC_ALL": "C",
+    }
+
+
+def run_git(root: Path, *args: str, check: bool = True) -> str:
+    """Run ``git <args>`` in the memory root; stdout decoded leniently (memory files may hold any bytes)."""
+    cmd = git.Git(str(root))
+    status, out, err = cmd.execute(
+        ["git", *_CONFIG, *args],
+        env=_env(root),
+        with_extended_output=True,
+        with_exceptions=False,
+        stdout_as_string=False,
+        strip_newline_in_stdout=False,
+    )
+    if check and status != 0:
+        message = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)
+        raise BaselineError(f"git {' '.join(args[:2])} failed ({status}): {message.strip()}")
+    return (out or b"").decode("utf-8", "replace") if isinstance(out, bytes) else str(out or "")
+
+
+def _write_exclude(root: Path) -> None:
+    info = root / ".git" / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    want = f"/{DIFF_FILENAME}\n"
+    exclude = info / "exclude"
+    if not exclude.is_file() or exclude.read_text(errors="replace") != want:
+        exclude.write_text(want)
+
+
+def head_commit(root: Path) -> str:
+    return run_git(root, "rev-parse", "--verify", "HEAD^{commit}").strip()
+
+
+def is_usable(root: Path) -> bool:
+    """True when ``.git`` opens and HEAD's tree can be read."""
+    if not (root / ".git").is_dir():
+        return False
+    try:
+        run_git(root, "cat-file", "-e", "HEAD^{tree}")
+        run_git(root, "ls-tree", "-r", "--name-only", "HEAD")
+    except BaselineError:
+        return False
+    return True
+
+
+def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
+    """Replace ``.git`` with a fresh repo whose only commit (no parents) is the current tree.
+
+    Destructive on purpose: content deleted from the workspace leaves no object behind. The caller removes the
+    diff file first; it is also excluded, so it can never be committed.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    dot_git = root / ".git"
+    if dot_git.is_dir() and not dot_git.is_symlink():
+        shutil.rmtree(dot_git)
+    elif dot_git.exists() or dot_git.is_symlink():
+        dot_git.unlink()
+    run_git(root, "init", "-q", "--initial-branch=baseline")
+    _write_exclude(root)
+    run_git(root, "add", "-A")
+    run_git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+    return head_commit(root)
+
+
+def ensure_baseline(root: Path, *, clear_stale_lock: bool = False) -> str:
+    """Keep a usable ``.git``; otherwise (missing, corrupt, empty dir, unborn HEAD) start a baseline of the files.
+
+    ``clear_stale_lock`` (only for a holder of memtui's global Phase 2 lock) removes an ``index.lock`` left by a git
+    process that was killed.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    lock = root / ".git" / "index.lock"
+    if clear_stale_lock and lock.exists():
+        lock.unlink()
+    if not is_usable(root):
+        return reset_baseline(root)
+    _write_exclude(root)
+    return head_commit(root)
+
+
+_STATUS = {"A": "A", "M": "M", "D": "D", "T": "M"}
+
+
+def changes(root: Path) -> list[tuple[str, str]]:
+    """(A|M|D, path) of the working tree against the baseline commit, deletions included, sorted by path."""
+    run_git(root, "add", "-A")
+    out = run_git(root, "diff", "--cached", "--name-status", "--no-renames", "-z", "HEAD")
+    parts = out.split("\0")
+    result = [(_STATUS.get(parts[i][:1], "M"), parts[i + 1]) for i in range(0, len(parts) - 1, 2) if parts[i]]
+    return sorted(result, key=lambda c: c[1])
+
+
+def diff_text(root: Path) -> str:
+    """Unified diff (3 lines of context) of the staged working tree against the baseline. Call after ``changes``."""
+    return run_git(
+        root, "diff", "--cached", "--no-renames", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "HEAD"
+    )
+
+
+def stat_and_diff(root: Path) -> tuple[list[tuple[str, str]], str]:
+    found = changes(root)
+    return found, (diff_text(root) if found else "")
+
+
+def unstage(root: Path) -> None:
+    """Point the index back at the baseline and drop unreachable blobs staged by earlier scans (after a reject)."""
+    run_git(root, "read-tree", "HEAD")
+    run_git(root, "prune", "--expire=now")
+
+
+def commit_keeping(root: Path, keep_paths: list[str], message: str) -> str:
+    """New one-commit baseline = working tree, except ``keep_paths`` keep their baseline version.
+
+    Used for a person's own edit: the synced inputs that no consolidation has consumed yet stay "changed" for the
+    next Phase 2. The old commit and any object only it referenced are pruned.
+    """
+    run_git(root, "read-tree", "HEAD")
+    excludes = [f":(exclude){p}" for p in keep_paths]
+    run_git(root, "add", "-A", "--", ".", *excludes)
+    tree = run_git(root, "write-tree").strip()
+    commit = run_git(root, "commit-tree", tree, "-m", message).strip()
+    run_git(root, "update-ref", "HEAD", commit)
+    run_git(root, "reflog", "expire", "--expire=now", "--all")
+    run_git(root, "prune", "--expire=now")
+    return commit

@@ -1,0 +1,308 @@
+"""The consolidation agent's only tools, confined to the memory root, plus the journal that makes a run undoable.
+
+A refused path is not an exception: the model gets an ``error: ...`` string as the tool result and may try again.
+Only the write budget ends the run (``ToolLimitError``), because a model stuck in a write loop will not stop itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memtui.phase2.workspace import DIFF_FILENAME
+
+MAX_LIST_ENTRIES = 2000
+MAX_SEARCH_RESULTS = 200
+MAX_READ_BYTES = 256 * 1024
+MAX_SEARCH_FILE_BYTES = 8 * 1024 * 1024
+
+
+class ToolLimitError(RuntimeError):
+    """The agent exceeded a hard limit (bytes written); the run fails and its writes are undone."""
+
+
+class PathRefused(ValueError):
+    pass
+
+
+def encode_content(data: bytes | None) -> Any:
+    """JSON-safe file content: text when it is UTF-8, else ``{"base64": ...}``; None = file absent."""
+    if data is None:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(data).decode()}
+
+
+def decode_content(value: Any) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return base64.b64decode(value["base64"])
+    return str(value).encode("utf-8")
+
+
+def sha256(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
+class Journal:
+    """Pre-run content of every file a run changes (first touch wins) and the hash of what the run left there.
+
+    ``on_change`` persists both maps before the write happens, so even a killed run can be undone exactly.
+    """
+
+    def __init__(self, root: Path, on_change: Callable[[Journal], None] | None = None) -> None:
+        self.root = root
+        self.pre: dict[str, Any] = {}
+        self.post: dict[str, str | None] = {}
+        self.on_change = on_change
+
+    def _record(self, rel: str, new: bytes | None) -> None:
+        if rel not in self.pre:
+            path = self.root / rel
+            self.pre[rel] = encode_content(path.read_bytes()) if path.is_file() else None
+        self.post[rel] = sha256(new)
+        if self.on_change:
+            self.on_change(self)
+
+    def write(self, rel: str, data: bytes) -> None:
+        self._record(rel, data)
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def delete(self, rel: str) -> None:
+        self._record(rel, None)
+        (self.root / rel).unlink()
+
+
+def restore(root: Path, pre: dict[str, Any], post: dict[str, str | None] | None = None) -> list[str]:
+    """Put journaled files back to their pre-run content; with ``post``, skip files changed since the run.
+
+    Returns the paths restored. Directories the run created and left empty are removed.
+    """
+    restored = []
+    for rel, value in sorted(pre.items()):
+        path = root / rel
+        current = path.read_bytes() if path.is_file() else None
+        if post is not None and rel in post and sha256(current) != post[rel]:
+            continue  # somebody edited it after the run: never overwrite a person's work
+        want = decode_content(value)
+        if want is None:
+            if path.is_file() or path.is_symlink():
+                path.unlink()
+            parent = path.parent
+            while parent != root and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+        elif current != want:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(want)
+        restored.append(rel)
+    return restored
+
+
+def _schema(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": props, "required": required, "additionalProperties": False},
+        },
+    }
+
+
+_S = {"type": "string"}
+_I = {"type": "integer"}
+TOOL_SCHEMAS = [
+    _schema("list_dir", "List a folder of the memory root (relative path, '.' for the root).", {"path": _S}, []),
+    _schema(
+        "read_file",
+        "Read a text file of the memory root, optionally only lines start_line..end_line (1-based, inclusive).",
+        {"path": _S, "start_line": _I, "end_line": _I},
+        ["path"],
+    ),
+    _schema(
+        "search",
+        "Literal, case-insensitive text search over the memory root (or one file/folder). Returns path:line: text.",
+        {"query": _S, "path": _S},
+        ["query"],
+    ),
+    _schema(
+        "write_file", "Create or overwrite a file of the memory root.", {"path": _S, "content": _S}, ["path", "content"]
+    ),
+    _schema(
+        "replace_in_file",
+        "Replace literal text in a file. Without count, `old` must occur exactly once; with count, the first count "
+        "occurrences are replaced.",
+        {"path": _S, "old": _S, "new": _S, "count": _I},
+        ["path", "old", "new"],
+    ),
+    _schema("delete_file", "Delete a file of the memory root.", {"path": _S}, ["path"]),
+]
+
+
+class MemoryTools:
+    """Tool dispatch for one run: every path is resolved inside ``root``; writes go through the journal."""
+
+    def __init__(self, root: Path, journal: Journal, max_write_bytes: int) -> None:
+        self.root = root
+        self.real_root = Path(os.path.realpath(root))
+        self.journal = journal
+        self.max_write_bytes = max_write_bytes
+        self.bytes_written = 0
+        self.calls = 0
+
+    schemas = staticmethod(lambda: TOOL_SCHEMAS)
+
+    # --- confinement -------------------------------------------------------------------------------
+    def resolve(self, raw: Any, *, write: bool) -> tuple[str, Path]:
+        """(relative posix path, absolute path) or PathRefused with a message the model can act on."""
+        if not isinstance(raw, str) or not raw.strip():
+            raise PathRefused("path must be a non-empty string relative to the memory root")
+        text = raw.strip().replace("\\", "/")
+        if text.startswith(("/", "~")) or os.path.isabs(text) or (len(text) > 1 and text[1] == ":"):
+            raise PathRefused(f"{raw!r}: absolute paths are not allowed; use a path relative to the memory root")
+        parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
+        if any(p == ".." for p in parts):
+            raise PathRefused(f"{raw!r}: '..' is not allowed; stay inside the memory root")
+        if parts and parts[0].lower() == ".git":
+            raise PathRefused(f"{raw!r}: the .git folder is private to memtui")
+        rel = "/".join(parts) or "."
+        real = Path(os.path.realpath(self.root / rel))
+        if real != self.real_root and self.real_root not in real.parents:
+            raise PathRefused(f"{raw!r}: resolves outside the memory root (symlink)")
+        inner = real.relative_to(self.real_root).parts
+        if inner and inner[0].lower() == ".git":
+            raise PathRefused(f"{raw!r}: the .git folder is private to memtui")
+        if write:
+            if rel == "." or not inner:
+                raise PathRefused("cannot write the memory root itself")
+            if "/".join(inner) == DIFF_FILENAME:
+                raise PathRefused(f"{DIFF_FILENAME} is read-only: it is memtui's record of what changed")
+            if (self.root / rel).is_symlink():
+                raise PathRefused(f"{raw!r}: is a symlink; write the file it points to instead")
+        return rel, self.root / rel
+
+    # --- dispatch ------------------------------------------------------------------------------------
+    def call(self, name: str, arguments: str | dict[str, Any] | None) -> str:
+        self.calls += 1
+        try:
+            args = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else (arguments or {})
+            if not isinstance(args, dict):
+                return "error: arguments must be a JSON object"
+        except ValueError as exc:
+            return f"error: arguments are not valid JSON: {exc}"
+        fn = getattr(self, f"tool_{name}", None)
+        if fn is None:
+            return f"error: unknown tool {name!r}; available: list_dir, read_file, search, write_file, replace_in_file, delete_file"
+        try:
+            return fn(**args)
+        except PathRefused as exc:
+            return f"error: {exc}"
+        except TypeError as exc:
+            return f"error: bad arguments for {name}: {exc}"
+        except (OSError, UnicodeError) as exc:
+            return f"error: {exc.__class__.__name__}: {exc}"
+
+    def _charge(self, n: int) -> None:
+        if self.bytes_written + n > self.max_write_bytes:
+            raise ToolLimitError(f"the agent tried to write more than {self.max_write_bytes} bytes in one run")
+        self.bytes_written += n
+
+    # --- tools -----------------------------------------------------------------------------------------
+    def tool_list_dir(self, path: str = ".") -> str:
+        rel, p = self.resolve(path, write=False)
+        if not p.is_dir():
+            return f"error: {path!r} is not a folder"
+        lines = []
+        for entry in sorted(os.scandir(p), key=lambda e: e.name):
+            if rel == "." and entry.name == ".git":
+                continue
+            if len(lines) >= MAX_LIST_ENTRIES:
+                lines.append(f"... (truncated at {MAX_LIST_ENTRIES} entries)")
+                break
+            if entry.is_dir(follow_symlinks=False):
+                lines.append(f"{entry.name}/")
+            else:
+                size = entry.stat(follow_symlinks=False).st_size
+                lines.append(f"{entry.name} ({size} bytes)")
+        return "\n".join(lines) if lines else "(empty folder)"
+
+    def tool_read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        _, p = self.resolve(path, write=False)
+        if not p.is_file():
+            return f"error: {path!r} is not a file"
+        lines = p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+        start = max(1, int(start_line or 1))
+        end = min(len(lines), int(end_line) if end_line else len(lines))
+        text = "".join(lines[start - 1 : end])
+        if len(text.encode()) > MAX_READ_BYTES:
+            text = text.encode()[:MAX_READ_BYTES].decode("utf-8", "ignore") + "\n[truncated: read a smaller line range]"
+        return f"[{path} lines {start}-{end} of {len(lines)}]\n{text}"
+
+    def tool_search(self, query: str, path: str = ".") -> str:
+        if not isinstance(query, str) or not query:
+            return "error: query must be a non-empty string"
+        _, p = self.resolve(path, write=False)
+        files = (
+            [p]
+            if p.is_file()
+            else sorted(f for f in p.rglob("*") if f.is_file() and ".git" not in f.relative_to(self.root).parts[:1])
+        )
+        needle = query.lower()
+        hits: list[str] = []
+        for f in files:
+            if f.stat().st_size > MAX_SEARCH_FILE_BYTES or not str(os.path.realpath(f)).startswith(str(self.real_root)):
+                continue
+            rel = f.relative_to(self.root).as_posix()
+            for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+                if needle in line.lower():
+                    hits.append(f"{rel}:{n}: {line[:300]}")
+                    if len(hits) >= MAX_SEARCH_RESULTS:
+                        return "\n".join([*hits, f"... (stopped at {MAX_SEARCH_RESULTS} results; narrow the query)"])
+        return "\n".join(hits) if hits else "no matches"
+
+    def tool_write_file(self, path: str, content: str) -> str:
+        rel, p = self.resolve(path, write=True)
+        if p.is_dir():
+            return f"error: {path!r} is a folder"
+        data = str(content).encode("utf-8")
+        self._charge(len(data))
+        self.journal.write(rel, data)
+        return f"wrote {rel} ({len(data)} bytes)"
+
+    def tool_replace_in_file(self, path: str, old: str, new: str, count: int | None = None) -> str:
+        rel, p = self.resolve(path, write=True)
+        if not p.is_file():
+            return f"error: {path!r} is not a file"
+        if not old:
+            return "error: old must be non-empty"
+        text = p.read_text(encoding="utf-8", errors="replace")
+        found = text.count(old)
+        if found == 0:
+            return f"error: the text to replace was not found in {rel}"
+        if count is None and found > 1:
+            return f"error: the text occurs {found} times in {rel}; add context to make it unique or pass count"
+        n = found if count is None else int(count)
+        if n < 1 or n > found:
+            return f"error: count must be between 1 and {found}"
+        data = text.replace(old, new, n).encode("utf-8")
+        self._charge(len(data))
+        self.journal.write(rel, data)
+        return f"replaced {n} occurrence(s) in {rel}"
+
+    def tool_delete_file(self, path: str) -> str:
+        rel, p = self.resolve(path, write=True)
+        if not p.is_file():
+            return f"error: {path!r} is not a file"
+        self.journal.delete(rel)
+        return f"deleted {rel}"

@@ -1,0 +1,178 @@
+"""The memory workspace on disk: synced inputs, the diff file for the agent, artifact validation.
+
+Files are written only when their bytes differ, so an unchanged selection leaves mtimes alone and git's stat cache
+stays valid: a no-change run over thousands of summaries costs one quick ``git add -A``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from memtui import clock
+from memtui.phase2.stems import rollout_summary_file_stem
+from memtui.state.selection import Stage1Output
+
+DIFF_FILENAME = "phase2_workspace_diff.md"
+DIFF_MAX_BYTES = 4 * 1024 * 1024
+RAW_MEMORIES = "raw_memories.md"
+ROLLOUT_SUMMARIES = "rollout_summaries"
+MEMORY_MD = "MEMORY.md"
+MEMORY_SUMMARY = "memory_summary.md"
+EXTENSION_RESOURCE_RETENTION_DAYS = 7
+_TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})")
+
+
+def write_if_changed(path: Path, data: str | bytes) -> bool:
+    """Write ``data`` unless the file already holds exactly these bytes; True when written."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        if path.is_file() and not path.is_symlink() and path.stat().st_size == len(raw) and path.read_bytes() == raw:
+            return False
+    except OSError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_bytes(raw)
+    os.replace(tmp, path)
+    return True
+
+
+def summary_stem(memory: Stage1Output) -> str:
+    return rollout_summary_file_stem(memory.thread_id, memory.source_updated_at, memory.rollout_slug)
+
+
+def render_rollout_summary(memory: Stage1Output) -> str:
+    lines = [
+        f"thread_id: {memory.thread_id}",
+        f"updated_at: {clock.iso(memory.source_updated_at)}",
+        f"rollout_path: {memory.rollout_path}",
+        f"cwd: {memory.cwd}",
+    ]
+    if memory.git_branch:
+        lines.append(f"git_branch: {memory.git_branch}")
+    return "\n".join(lines) + "\n\n" + memory.rollout_summary + "\n"
+
+
+def render_raw_memories(memories: Iterable[Stage1Output]) -> str:
+    ordered = sorted(memories, key=lambda m: m.thread_id)
+    if not ordered:
+        return "# Raw Memories\n\nNo raw memories yet.\n"
+    parts = ["# Raw Memories\n\nMerged stage-1 raw memories (stable ascending thread-id order):\n"]
+    for m in ordered:
+        parts.append(
+            f"\n## Thread `{m.thread_id}`\n"
+            f"updated_at: {clock.iso(m.source_updated_at)}\n"
+            f"cwd: {m.cwd}\n"
+            f"rollout_path: {m.rollout_path}\n"
+            f"rollout_summary_file: {summary_stem(m)}.md\n\n"
+            f"{m.raw_memory.strip()}\n"
+        )
+    return "".join(parts)
+
+
+def sync_rollout_summaries(root: Path, memories: list[Stage1Output]) -> tuple[int, int]:
+    """One file per selected row; every other ``*.md`` in ``rollout_summaries/`` goes. Returns (written, deleted)."""
+    folder = root / ROLLOUT_SUMMARIES
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted = {summary_stem(m): m for m in memories}
+    deleted = 0
+    with os.scandir(folder) as it:
+        for entry in it:
+            if entry.name.endswith(".md") and entry.name[:-3] not in wanted and not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+                deleted += 1
+    written = sum(write_if_changed(folder / f"{stem}.md", render_rollout_summary(m)) for stem, m in wanted.items())
+    return written, deleted
+
+
+def rebuild_raw_memories(root: Path, memories: list[Stage1Output]) -> bool:
+    return write_if_changed(root / RAW_MEMORIES, render_raw_memories(memories))
+
+
+def prune_old_extension_resources(root: Path, retention_days: int = EXTENSION_RESOURCE_RETENTION_DAYS) -> int:
+    """Delete ``extensions/<ext>/resources/<YYYY-MM-DDTHH-MM-SS…>.md`` at or before now - 7 days (reference §7.5)."""
+    base = root / "extensions"
+    if not base.is_dir():
+        return 0
+    cutoff = clock.now_s() - retention_days * 86_400
+    removed = 0
+    for ext in sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink()):
+        resources = ext / "resources"
+        if not (ext / "instructions.md").is_file() or not resources.is_dir():
+            continue
+        for f in resources.glob("*.md"):
+            m = _TS_PREFIX.match(f.name)
+            if not m or not f.is_file():
+                continue
+            try:
+                ts = datetime.strptime(m.group(1), "%Y-%m-%dT%H-%M-%S").replace(tzinfo=UTC).timestamp()
+            except ValueError:
+                continue
+            if ts <= cutoff:
+                f.unlink()
+                removed += 1
+    return removed
+
+
+def sync_workspace(root: Path, memories: list[Stage1Output]) -> dict[str, int]:
+    root.mkdir(parents=True, exist_ok=True)
+    written, deleted = sync_rollout_summaries(root, memories)
+    raw = rebuild_raw_memories(root, memories)
+    pruned = prune_old_extension_resources(root)
+    return {"summaries_written": written, "summaries_deleted": deleted, "raw_rewritten": int(raw), "pruned": pruned}
+
+
+def _char_boundary(data: bytes, limit: int) -> int:
+    """Largest index <= limit that does not split a UTF-8 sequence."""
+    i = min(limit, len(data))
+    while i > 0 and i < len(data) and (data[i] & 0xC0) == 0x80:
+        i -= 1
+    return i
+
+
+def render_diff_file(changes: list[tuple[str, str]], diff: str, max_bytes: int = DIFF_MAX_BYTES) -> str:
+    """The 8.4 format: status lines, then the unified diff in a fence, truncated on a char boundary."""
+    head = (
+        "# Memory Workspace Diff\n\n"
+        "Generated by memtui before Phase 2 memory consolidation. Read this file first and do not edit it.\n\n"
+        "## Status\n"
+    )
+    if not changes:
+        return head + "- none\n"
+    status = "".join(f"- {s} {p}\n" for s, p in changes)
+    data = diff.encode("utf-8", "replace")
+    if len(data) > max_bytes:
+        cut = _char_boundary(data, max_bytes)
+        body = data[:cut].decode("utf-8", "replace") + f"\n[workspace diff truncated at {max_bytes} bytes]\n"
+    else:
+        body = diff if diff.endswith("\n") or not diff else diff + "\n"
+    return head + status + "\n## Diff\n\n```diff\n" + body + "```\n"
+
+
+def validate_artifacts(root: Path) -> str | None:
+    """None when MEMORY.md is a file and memory_summary.md's first line is exactly ``v1``; else why not."""
+    memory = root / MEMORY_MD
+    if not memory.is_file():
+        return "MEMORY.md is missing or not a file"
+    summary = root / MEMORY_SUMMARY
+    if not summary.is_file():
+        return "memory_summary.md is missing or not a file"
+    try:
+        with summary.open("rb") as fh:
+            first = fh.readline()
+    except OSError as exc:
+        return f"memory_summary.md cannot be read: {exc}"
+    if first.rstrip(b"\r\n") != b"v1":
+        return "memory_summary.md does not start with the line `v1`"
+    return None
+
+
+def remove_diff_file(root: Path) -> None:
+    try:
+        (root / DIFF_FILENAME).unlink()
+    except FileNotFoundError:
+        pass

@@ -1,0 +1,161 @@
+"""The single global Phase 2 job (reference §5.3): claim, heartbeat and finalize, all owned by a token.
+
+Every write after the claim is conditional on ``ownership_token``, so a worker whose lease was taken over can no
+longer change the row. Claims run inside ``BEGIN IMMEDIATE`` so two processes never both see the lock free.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from enum import StrEnum
+
+from memtui import clock
+from memtui.state.db import immediate
+
+KIND = "memory_consolidate_global"
+KEY = "global"
+DEFAULT_RETRY_REMAINING = 3
+
+
+class ClaimOutcome(StrEnum):
+    CLAIMED = "claimed"
+    SKIPPED_RETRY_UNAVAILABLE = "skipped_retry_unavailable"
+    SKIPPED_RUNNING = "skipped_running"
+    SKIPPED_COOLDOWN = "skipped_cooldown"
+
+
+@dataclass(frozen=True)
+class Claim:
+    outcome: ClaimOutcome
+    token: str | None = None
+    input_watermark: int = 0
+
+    @property
+    def claimed(self) -> bool:
+        return self.outcome is ClaimOutcome.CLAIMED
+
+
+def read_global_job(conn: sqlite3.Connection) -> sqlite3.Row | None:
+    return conn.execute("SELECT * FROM jobs WHERE kind=? AND job_key=?", (KIND, KEY)).fetchone()
+
+
+def try_claim_global_phase2_job(
+    conn: sqlite3.Connection,
+    worker_id: str,
+    lease_seconds: int,
+    cooldown_seconds: float = 6 * 3600,
+    *,
+    skip_backoff: bool = False,
+) -> Claim:
+    """Claim the lock unless backoff, a live lease or the success cooldown forbids it (checked in that order).
+
+    ``cooldown_seconds=0`` is ``--force``: it skips the cooldown, never the lock. ``retry_remaining`` is not checked
+    (reference: the global job can be claimed after its retry budget is exhausted).
+    """
+    now = clock.now_s()
+    token = str(uuid.uuid4())
+    with immediate(conn):
+        row = read_global_job(conn)
+        if row is None:
+            conn.execute(
+                "INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, started_at, finished_at,"
+                " lease_until, retry_at, retry_remaining, last_error, input_watermark, last_success_watermark)"
+                " VALUES (?, ?, 'running', ?, ?, ?, NULL, ?, NULL, ?, NULL, 0, 0)",
+                (KIND, KEY, worker_id, token, now, now + lease_seconds, DEFAULT_RETRY_REMAINING),
+            )
+            return Claim(ClaimOutcome.CLAIMED, token, 0)
+        if not skip_backoff and row["retry_at"] is not None and row["retry_at"] > now:
+            return Claim(ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE)
+        if row["status"] == "running" and row["lease_until"] is not None and row["lease_until"] > now:
+            return Claim(ClaimOutcome.SKIPPED_RUNNING)
+        if (
+            cooldown_seconds > 0
+            and row["last_error"] is None
+            and row["finished_at"] is not None
+            and row["finished_at"] > now - cooldown_seconds
+        ):
+            return Claim(ClaimOutcome.SKIPPED_COOLDOWN)
+        cur = conn.execute(
+            "UPDATE jobs SET status='running', worker_id=?, ownership_token=?, started_at=?, finished_at=NULL,"
+            " lease_until=?, retry_at=NULL, last_error=NULL"
+            " WHERE kind=? AND job_key=? AND NOT (status='running' AND lease_until > ?)",
+            (worker_id, token, now, now + lease_seconds, KIND, KEY, now),
+        )
+        if cur.rowcount != 1:
+            return Claim(ClaimOutcome.SKIPPED_RUNNING)
+        return Claim(ClaimOutcome.CLAIMED, token, int(row["input_watermark"] or 0))
+
+
+def heartbeat_global_phase2_job(conn: sqlite3.Connection, token: str, lease_seconds: int) -> bool:
+    """Extend the lease iff this token still owns the running job."""
+    cur = conn.execute(
+        "UPDATE jobs SET lease_until=? WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
+        (clock.now_s() + lease_seconds, KIND, KEY, token),
+    )
+    return cur.rowcount == 1
+
+
+def mark_global_phase2_job_succeeded(
+    conn: sqlite3.Connection, token: str, completed_watermark: int, selected: list[tuple[str, int]]
+) -> bool:
+    """Owned running -> done; watermark never moves back; selection flags set on the exact consumed snapshots."""
+    now = clock.now_s()
+    with immediate(conn):
+        cur = conn.execute(
+            "UPDATE jobs SET status='done', finished_at=?, lease_until=NULL, last_error=NULL, retry_at=NULL,"
+            " last_success_watermark=MAX(COALESCE(last_success_watermark, 0), ?)"
+            " WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
+            (now, int(completed_watermark), KIND, KEY, token),
+        )
+        if cur.rowcount != 1:
+            return False
+        conn.execute(
+            "UPDATE stage1_outputs SET selected_for_phase2=0, selected_for_phase2_source_updated_at=NULL"
+            " WHERE selected_for_phase2 != 0 OR selected_for_phase2_source_updated_at IS NOT NULL"
+        )
+        conn.executemany(
+            "UPDATE stage1_outputs SET selected_for_phase2=1, selected_for_phase2_source_updated_at=source_updated_at"
+            " WHERE thread_id=? AND source_updated_at=?",
+            [(tid, int(ts)) for tid, ts in selected],
+        )
+    return True
+
+
+def _failed(conn: sqlite3.Connection, token: str, reason: str, delay: int, *, unowned: bool) -> bool:
+    now = clock.now_s()
+    owner = "(ownership_token=? OR ownership_token IS NULL)" if unowned else "ownership_token=?"
+    cur = conn.execute(
+        "UPDATE jobs SET status='error', finished_at=?, lease_until=NULL, retry_at=?,"
+        " retry_remaining=MAX(retry_remaining-1, 0), last_error=?"
+        f" WHERE kind=? AND job_key=? AND status='running' AND {owner}",
+        (now, now + int(delay), reason, KIND, KEY, token),
+    )
+    return cur.rowcount == 1
+
+
+def mark_global_phase2_job_failed(conn: sqlite3.Connection, token: str, reason: str, delay: int) -> bool:
+    return _failed(conn, token, reason, delay, unowned=False)
+
+
+def mark_global_phase2_job_failed_if_unowned(conn: sqlite3.Connection, token: str, reason: str, delay: int) -> bool:
+    """Fallback that also recovers a running row with no owner; used only when the strict update matched nothing."""
+    return _failed(conn, token, reason, delay, unowned=True)
+
+
+def fail_global_phase2_job(conn: sqlite3.Connection, token: str, reason: str, delay: int) -> bool:
+    """The reference's ``job::failed``: strict update first, unowned fallback only when it matched nothing."""
+    return mark_global_phase2_job_failed(conn, token, reason, delay) or mark_global_phase2_job_failed_if_unowned(
+        conn, token, reason, delay
+    )
+
+
+def release_global_phase2_job(conn: sqlite3.Connection, token: str) -> bool:
+    """Hand the lock back without finishing (a run now awaits review): owned running -> pending, no lease."""
+    cur = conn.execute(
+        "UPDATE jobs SET status='pending', ownership_token=NULL, worker_id=NULL, lease_until=NULL"
+        " WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
+        (KIND, KEY, token),
+    )
+    return cur.rowcount == 1

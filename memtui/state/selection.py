@@ -1,0 +1,77 @@
+"""Phase 2 input selection and the retention prune (reference §5.3, §5.4).
+
+Ranking favours memories that agents actually cited (usage), then recent use; only rows whose thread is still
+``enabled``/``legacy`` are visible. The final order is thread id ascending so the synced files do not churn.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from memtui import clock
+from memtui.state.db import immediate
+
+DAY = 86_400
+
+
+@dataclass(frozen=True)
+class Stage1Output:
+    """One selected stage-1 row hydrated with the thread fields the workspace files need."""
+
+    thread_id: str
+    source_updated_at: int
+    raw_memory: str
+    rollout_summary: str
+    rollout_slug: str | None
+    generated_at: int
+    usage_count: int | None
+    last_usage: int | None
+    cwd: str
+    rollout_path: str
+    git_branch: str | None
+
+
+_ELIGIBLE = """
+    (TRIM(o.raw_memory) != '' OR TRIM(o.rollout_summary) != '')
+    AND (o.last_usage >= :cutoff OR (o.last_usage IS NULL AND o.source_updated_at >= :cutoff))
+    AND t.memory_mode = 'enabled' AND t.history_mode = 'legacy'
+"""
+
+
+def get_phase2_input_selection(conn: sqlite3.Connection, n: int, max_unused_days: int) -> list[Stage1Output]:
+    """Top ``n`` by usage_count, last use (else source_updated_at), recency, id; returned sorted by thread id."""
+    cutoff = clock.now_s() - int(max_unused_days) * DAY
+    rows = conn.execute(
+        f"""
+        SELECT o.thread_id, o.source_updated_at, o.raw_memory, o.rollout_summary, o.rollout_slug, o.generated_at,
+               o.usage_count, o.last_usage, COALESCE(t.cwd, '') AS cwd, t.path AS rollout_path, t.git_branch
+        FROM stage1_outputs o JOIN threads t ON t.id = o.thread_id
+        WHERE {_ELIGIBLE}
+        ORDER BY COALESCE(o.usage_count, 0) DESC, COALESCE(o.last_usage, o.source_updated_at) DESC,
+                 o.source_updated_at DESC, o.thread_id DESC
+        LIMIT :n
+        """,
+        {"cutoff": cutoff, "n": int(n)},
+    ).fetchall()
+    out = [Stage1Output(**dict(r)) for r in rows]
+    out.sort(key=lambda o: o.thread_id)
+    return out
+
+
+def prune_stage1_outputs_for_retention(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> int:
+    """Delete up to ``limit`` unselected rows unused for ``max_unused_days``, stalest first; jobs rows are kept."""
+    cutoff = clock.now_s() - int(max_unused_days) * DAY
+    with immediate(conn):
+        cur = conn.execute(
+            """
+            DELETE FROM stage1_outputs WHERE thread_id IN (
+                SELECT thread_id FROM stage1_outputs
+                WHERE selected_for_phase2 = 0 AND COALESCE(last_usage, source_updated_at) < ?
+                ORDER BY COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, thread_id ASC
+                LIMIT ?
+            )
+            """,
+            (cutoff, int(limit)),
+        )
+    return cur.rowcount
