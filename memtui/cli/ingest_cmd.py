@@ -1,10 +1,60 @@
-"""``memtui ingest``: being built in this session."""
+"""``memtui ingest``: index the Codex and Claude Code rollouts; progress on stderr, a summary on stdout."""
 
 from __future__ import annotations
 
 import argparse
 
+from memtui.cli.common import Progress, make_context, print_json
+from memtui.ingest import IngestSummary, run_ingest
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("ingest", help="(in progress)")
-    p.set_defaults(func=lambda args: print("memtui ingest: not built yet") or 1)
+    p = sub.add_parser(
+        "ingest",
+        help="index rollouts from CODEX_HOME and CLAUDE_CONFIG_DIR (incremental)",
+        description="Index every Codex and Claude Code rollout into the state database. Unchanged files "
+        "(same size and mtime) are not re-read. Only the state database under MEMTUI_HOME is written.",
+    )
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    ctx = make_context()
+    bar = Progress("ingest")
+    try:
+        summary = run_ingest(ctx, progress=lambda done, total, path: _tick(bar, done, total, path))
+    finally:
+        bar.done()
+        ctx.close()
+    if args.json:
+        print_json(summary.model_dump())
+    else:
+        print(render(summary))
+    return 0
+
+
+def _tick(bar: Progress, done: int, total: int, path: str) -> None:
+    bar.total = total
+    bar.update(done, path.rsplit("/", 1)[-1])
+
+
+def render(s: IngestSummary) -> str:
+    lines = [
+        f"files      {s.files}",
+        f"new        {s.new}",
+        f"updated    {s.updated}",
+        f"unchanged  {s.unchanged}",
+        f"skipped    {s.skipped}",
+    ]
+    lines += [f"  {n:>6}  {reason}" for reason, n in sorted(s.skipped_by_reason.items(), key=lambda kv: -kv[1])]
+    if s.missing:
+        lines.append(f"missing    {s.missing} (files gone since the last run; their threads are flagged)")
+    lines += [
+        f"lines skipped    {s.lines_skipped}",
+        f"citations found  {s.citations_found}",
+        f"seconds          {s.seconds:.2f}",
+    ]
+    if s.cancelled:
+        lines.append("cancelled: the files read so far are saved; run again to continue")
+    return "\n".join(lines)

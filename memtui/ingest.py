@@ -1,0 +1,200 @@
+"""``memtui ingest``: index every rollout file into ``threads`` / ``ingest_files``. The CLI and the TUI call
+``run_ingest``; nothing here knows which one did.
+
+Incremental by construction: one ``stat`` per file (from the directory listing) and one SELECT of all
+``ingest_files`` rows; a file whose size and mtime_ns are unchanged is not opened. A changed file is re-read and its
+thread row replaced ("updated"). Only the head of a file is parsed (see ``rollouts.codex``); the rest is byte
+counting. Writes go in batched ``BEGIN IMMEDIATE`` transactions, so a cancelled or crashed run keeps every batch
+it finished and the next run carries on from there. Only the state database (under MEMTUI_HOME) is written.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from memtui import clock
+from memtui.context import Context
+from memtui.rollouts import claude, codex, jsonl
+from memtui.rollouts.discover import Found, discover, source_roots
+from memtui.rollouts.model import CITATION_MARKER, FileResult
+from memtui.state import threads as store
+from memtui.state.db import immediate
+
+BATCH = 500
+DUPLICATE = "duplicate thread id (a newer file holds it)"
+
+Progress = Callable[[int, int, str], None]
+
+
+class IngestSummary(BaseModel):
+    """What one run did. ``skipped`` counts files read in this run that yielded no thread; an unchanged file is
+    ``unchanged`` whatever it yielded before. ``missing`` files vanished since the last run."""
+
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    skipped_by_reason: dict[str, int] = Field(default_factory=dict)
+    lines_skipped: int = 0
+    files: int = 0
+    seconds: float = 0.0
+    citations_found: int = 0
+    missing: int = 0
+    cancelled: bool = False
+    citation_errors: list[str] = Field(default_factory=list)
+
+
+def read_file(found: Found, now: int) -> tuple[FileResult, list[Any]]:
+    """Index one file. Never raises: anything unexpected becomes a skip reason on that file alone."""
+    path = Path(found.path)
+    result = FileResult(path=found.path, source_kind=found.source_kind, size=found.size, mtime_ns=found.mtime_ns)  # type: ignore[arg-type]
+    try:
+        data, warning = jsonl.read_bytes(path)
+        if found.source_kind == "codex":
+            result = codex.index_file(
+                path, data, size=found.size, mtime_ns=found.mtime_ns, archived=found.archived, now=now
+            )
+        else:
+            result = claude.index_file(path, data, size=found.size, mtime_ns=found.mtime_ns, now=now)
+        if warning:
+            result.reason = "; ".join(r for r in (warning, result.reason) if r)
+            if result.thread is not None:
+                result.thread.ingest_reason = result.reason
+        citations = find_citations(result.thread.id, data) if result.thread is not None else []
+        result.citation_lines = [int(c.key.rsplit(":", 1)[1]) for c in citations]
+        return result, citations
+    except jsonl.UnreadableFile as exc:
+        result.reason = exc.reason
+    except MemoryError:
+        result.reason = "too large to read into memory"
+    except Exception as exc:  # a reader bug must not stop the whole ingest
+        result.reason = f"reader error: {exc.__class__.__name__}"
+    return result, []
+
+
+def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading.Event | None = None) -> IngestSummary:
+    """Bring the index up to date with the rollout folders and say what changed."""
+    started = time.perf_counter()
+    conn = ctx.conn
+    summary = IngestSummary()
+    now = clock.now_s()
+    found = discover(ctx.paths)
+    known = store.known_files(conn)
+    summary.files = len(found)
+    found_paths = {f.path for f in found}
+    todo = []
+    for f in found:
+        k = known.get(f.path)
+        if k is not None and k.size == f.size and k.mtime_ns == f.mtime_ns:
+            summary.unchanged += 1
+        else:
+            todo.append(f)
+    roots = tuple(str(r) + "/" for r in source_roots(ctx.paths))
+    vanished = [p for p in known if p not in found_paths and p.startswith(roots)]
+
+    batch: list[tuple[FileResult, list[Any]]] = []
+    claimed: dict[str, tuple[str, int]] = {}  # thread id -> (path, updated_at) within this run
+    for i, f in enumerate(todo, 1):
+        if cancel is not None and cancel.is_set():
+            summary.cancelled = True
+            break
+        batch.append(read_file(f, now))
+        if len(batch) >= BATCH:
+            _flush(ctx, batch, known, found_paths, claimed, summary, now)
+            batch = []
+        if progress is not None:
+            progress(i, len(todo), f.path)
+    _flush(ctx, batch, known, found_paths, claimed, summary, now)
+    if vanished and not summary.cancelled:
+        with immediate(conn):
+            summary.missing = store.mark_missing(conn, vanished)
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def _flush(
+    ctx: Context,
+    batch: list[tuple[FileResult, list[Any]]],
+    known: dict[str, store.KnownFile],
+    found_paths: set[str],
+    claimed: dict[str, tuple[str, int]],
+    summary: IngestSummary,
+    now: int,
+) -> None:
+    if not batch:
+        return
+    conn = ctx.conn
+    with immediate(conn):
+        for result, _ in batch:
+            if result.thread is not None:
+                _resolve_duplicate(conn, result, found_paths, claimed)
+        store.upsert_threads(conn, [r.thread for r, _ in batch if r.thread is not None])
+        store.upsert_files(conn, [r for r, _ in batch], now)
+        for result, _ in batch:
+            previous = known.get(result.path)
+            if result.thread is None:
+                summary.skipped += 1
+                reason = result.reason or "unknown"
+                summary.skipped_by_reason[reason] = summary.skipped_by_reason.get(reason, 0) + 1
+                if previous is not None and previous.thread_id:
+                    conn.execute(
+                        "UPDATE threads SET ingest_status='skipped', ingest_reason=? WHERE id=? AND path=?",
+                        (reason, previous.thread_id, result.path),
+                    )
+            elif previous is None:
+                summary.new += 1
+            else:
+                summary.updated += 1
+            summary.lines_skipped += result.skipped_lines
+    for result, citations in batch:
+        if result.thread is not None and citations:
+            summary.citations_found += len(citations)
+            error = _record_citations(conn, result.thread.id, citations)
+            if error:
+                summary.citation_errors.append(f"{result.path}: {error}")
+
+
+def _resolve_duplicate(
+    conn: Any, result: FileResult, found_paths: set[str], claimed: dict[str, tuple[str, int]]
+) -> None:
+    """Two files for one thread id (a copy in archived_sessions, a forked rollout): the newer file holds it."""
+    thread = result.thread
+    assert thread is not None
+    owner = claimed.get(thread.id) or store.thread_owner(conn, thread.id)
+    if owner is not None and owner[0] != result.path and owner[0] in found_paths:
+        if owner[1] > thread.updated_at or (owner[1] == thread.updated_at and owner[0] < result.path):
+            result.thread = None
+            result.reason = DUPLICATE
+            return
+        conn.execute(
+            "UPDATE ingest_files SET status='skipped', reason=?, thread_id=NULL WHERE path=?", (DUPLICATE, owner[0])
+        )
+    claimed[thread.id] = (result.path, thread.updated_at)
+
+
+def find_citations(thread_id: str, data: bytes) -> list[Any]:
+    """Citation lines of a rollout: one ``bytes.find`` pass for the marker common to ``<oai-mem-citation>``,
+    ``<citation_entries>`` and ``memory_citation``; only the lines that hold it are parsed."""
+    if CITATION_MARKER not in data:
+        return []
+    from memtui.citations.usage import found_in_rollout_line  # lazy: ingest does not need it otherwise
+
+    found = (found_in_rollout_line(thread_id, lineno, obj) for lineno, obj in jsonl.marker_lines(data, CITATION_MARKER))
+    return [f for f in found if f is not None]
+
+
+def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None:
+    """Count the citations once each (``memtui.citations`` keys them); a failure there never stops an ingest."""
+    from memtui.citations.usage import record_rollout_citations
+
+    try:
+        record_rollout_citations(conn, thread_id, found)
+    except Exception as exc:
+        return f"{exc.__class__.__name__}: {exc}"
+    return None

@@ -1,0 +1,139 @@
+"""Claude Code transcripts (``$CLAUDE_CONFIG_DIR/projects/<project>/<session>.jsonl``) into the thread model.
+
+Lines are ``{"type": "user"|"assistant"|"summary"|"system"|..., "sessionId", "cwd", "gitBranch", "isSidechain",
+"timestamp", "message": {"role", "content"}}``; ``content`` is a string or a list of blocks (text, tool_use,
+tool_result, thinking). A transcript whose lines are sidechain lines is a sub-agent's (session_source
+``subagent``, its parent the session it belongs to); a main session is ``cli``. Summary lines give the title.
+Unlike Codex lines the field order varies, so the head is read line by line until every fact is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memtui.redact import redact_text
+from memtui.rollouts import jsonl
+from memtui.rollouts.filter import is_preview_noise
+from memtui.rollouts.model import (
+    PREVIEW_CHARS,
+    ClaudeLine,
+    FileResult,
+    LineStats,
+    Thread,
+    iso_to_epoch,
+)
+
+SKIP_EMPTY = "empty file"
+SKIP_NO_SESSION = "no Claude Code session lines (no sessionId)"
+_HEAD_LINES = 400  # lines read at most for the head facts
+_SETTLED = 20  # summary (title) lines come first; past this, stop as soon as the facts are known
+
+
+def user_text(obj: dict[str, Any]) -> str | None:
+    """The person's own words in a user line (not tool results, meta lines or command wrappers)."""
+    if obj.get("type") != "user" or obj.get("isMeta"):
+        return None
+    message = obj.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return None if is_preview_noise(content) else content
+    for block in content if isinstance(content, list) else ():
+        text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
+        if isinstance(text, str) and not is_preview_noise(text):
+            return text
+    return None
+
+
+def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -> FileResult:
+    """The index row of one Claude Code transcript, or the reason it has none."""
+    result = FileResult(path=str(path), source_kind="claude", size=size, mtime_ns=mtime_ns)
+    if not data.strip():
+        result.reason = SKIP_EMPTY
+        return result
+    session_id = cwd = branch = version = model = title = created = agent_id = None
+    preview = ""
+    sidechain: bool | None = None
+    for lineno, obj in jsonl.iter_head_objects(data):
+        kind = obj.get("type")
+        if kind == "summary" and title is None and isinstance(obj.get("summary"), str):
+            title = redact_text(obj["summary"].strip())[:PREVIEW_CHARS]
+        if kind not in ("user", "assistant", "system"):
+            continue
+        session_id = session_id or _str(obj.get("sessionId"))
+        cwd = cwd or _str(obj.get("cwd"))
+        branch = branch or _str(obj.get("gitBranch"))
+        version = version or _str(obj.get("version"))
+        agent_id = agent_id or _str(obj.get("agentId"))
+        created = created or iso_to_epoch(obj.get("timestamp"))
+        if sidechain is None and kind in ("user", "assistant"):
+            sidechain = bool(obj.get("isSidechain"))
+        if kind == "assistant" and model is None and isinstance(obj.get("message"), dict):
+            model = _str(obj["message"].get("model"))
+        if not preview and (sidechain or not obj.get("isSidechain")):
+            text = user_text(obj)
+            if text and text.strip():
+                preview = redact_text(text.strip())[:PREVIEW_CHARS]
+        if session_id and ((preview and model and lineno > _SETTLED) or lineno >= _HEAD_LINES):
+            break
+    stats = jsonl.quick_stats(data, b"{", b"}\n{")
+    result.lines, result.skipped_lines = stats.lines, stats.skipped
+    if not session_id:
+        result.reason = SKIP_NO_SESSION
+        return result
+    stem = path.name.removesuffix(".zst").removesuffix(".jsonl")
+    is_sub = bool(sidechain) or path.parent.name == "subagents"
+    thread_id, parent = session_id, None
+    if is_sub:
+        # A sub-agent transcript shares its parent's sessionId; its own name tells it apart.
+        thread_id = stem if stem != session_id else f"{session_id}:{agent_id or 'sidechain'}"
+        parent = session_id
+    result.thread = Thread(
+        id=thread_id,
+        source_kind="claude",
+        path=str(path),
+        cwd=cwd,
+        originator="claude_code",
+        cli_version=version,
+        session_source="subagent" if is_sub else "cli",
+        source_detail=agent_id if is_sub else None,
+        parent_thread_id=parent,
+        git_branch=branch,
+        model=model,
+        created_at=created,
+        updated_at=mtime_ns // 1_000_000_000,
+        preview=preview,
+        title=title,
+        items=stats.lines - stats.skipped,
+        user_messages=max(0, data.count(b'"type":"user"') - data.count(b'"type":"tool_result"')),
+        bytes=size,
+        skipped_lines=stats.skipped,
+        ingest_reason=stats.describe(),
+        ingested_at=now,
+    )
+    result.reason = result.thread.ingest_reason
+    return result
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def parse_line(lineno: int, obj: dict[str, Any]) -> ClaudeLine:
+    """One decoded transcript line as a ``ClaudeLine`` (unknown ``type`` values are kept)."""
+    data = {**obj, "lineno": lineno}
+    if not isinstance(data.get("type"), str):
+        data["type"] = "unknown"
+    if not isinstance(data.get("message"), dict):
+        data.pop("message", None)
+    try:
+        return ClaudeLine.model_validate(data)
+    except ValueError:
+        return ClaudeLine(lineno=lineno, type=data["type"])
+
+
+def iter_lines(path: Path, stats: LineStats | None = None) -> Iterator[ClaudeLine]:
+    data, _ = jsonl.read_bytes(path)
+    for lineno, obj in jsonl.iter_objects(data, stats):
+        yield parse_line(lineno, obj)

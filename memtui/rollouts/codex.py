@@ -1,0 +1,248 @@
+"""Codex CLI rollouts (reference §15): the index row from the head of a file, and typed line reading.
+
+The index needs little: the first ``session_meta`` (id, cwd, source, modes, git), the first real user message
+(the preview) and the first ``turn_context`` (the model). Each is found with a ``bytes.find`` for its exact
+envelope text (``"type":"session_meta"`` can only occur unescaped as JSON structure, never inside a string), so
+only a handful of lines are parsed whatever the file size. Whole-file facts are byte counts: lines, and a
+clean-boundary count that proves every line is a well-formed record; only a file that fails that proof is parsed
+line by line to count exactly what was skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from memtui.redact import redact_text
+from memtui.rollouts import jsonl
+from memtui.rollouts.filter import is_preview_noise
+from memtui.rollouts.model import (
+    PREVIEW_CHARS,
+    CodexLine,
+    Compacted,
+    EventMsg,
+    FileResult,
+    InterAgentCommunication,
+    LineStats,
+    ResponseItem,
+    SessionMeta,
+    Thread,
+    TurnContext,
+    iso_to_epoch,
+)
+
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_NAME_ID = re.compile(rf"^rollout-.*?({_UUID})(?:_[^.]*)?\.jsonl(?:\.zst)?$")
+_LINE_START = b'{"timestamp":"'
+_BOUNDARY = b'}\n{"timestamp":"'
+_MAX_PREVIEW_CANDIDATES = 200
+SKIP_EMPTY = "empty file"
+SKIP_NO_META = "no session_meta and no thread id in the file name"
+_DIRECT_SOURCES = {"cli", "vscode", "exec", "mcp"}
+
+_LINE_MODELS: dict[str, type] = {
+    "session_meta": SessionMeta,
+    "response_item": ResponseItem,
+    "event_msg": EventMsg,
+    "turn_context": TurnContext,
+    "compacted": Compacted,
+    "inter_agent_communication": InterAgentCommunication,
+}
+
+
+def thread_id_from_name(name: str) -> str | None:
+    """``rollout-<ts>-<uuid>.jsonl[.zst]`` (or ``..._<rollout id>.jsonl``) -> the thread uuid."""
+    m = _NAME_ID.match(name)
+    return m.group(1).lower() if m else None
+
+
+def session_source(source: Any, payload: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    """Codex ``source`` -> (session_source, source_detail, parent_thread_id)."""
+    parent = payload.get("parent_thread_id")
+    if isinstance(source, str):
+        if source in _DIRECT_SOURCES:
+            return source, None, parent
+        if source in ("subagent", "internal"):
+            return source, None, parent
+        return "custom", source, parent
+    if isinstance(source, dict) and source:
+        key, value = next(iter(source.items()))
+        if key == "custom":
+            return "custom", value if isinstance(value, str) else None, parent
+        if key == "subagent":
+            return "subagent", _describe(value), parent or _find_key(value, "parent_thread_id")
+        if key == "internal":
+            return "internal", _describe(value), parent
+        return "unknown", key, parent
+    return "unknown", None, parent
+
+
+def _describe(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and value:
+        return next(iter(value))
+    return None
+
+
+def _find_key(value: Any, key: str) -> str | None:
+    if isinstance(value, dict):
+        if isinstance(value.get(key), str):
+            return value[key]
+        for v in value.values():
+            found = _find_key(v, key)
+            if found:
+                return found
+    return None
+
+
+def _first_envelope(data: bytes, type_name: str) -> tuple[int, dict[str, Any]] | None:
+    """The first line whose envelope ``type`` is ``type_name``, and its line number."""
+    for lineno, obj in jsonl.marker_lines(data, b'"type":"' + type_name.encode() + b'"'):
+        if obj.get("type") == type_name and isinstance(obj.get("payload"), dict):
+            return lineno, obj
+    return None
+
+
+def user_text(payload: dict[str, Any]) -> str | None:
+    """The user's own words in a ``message`` item (contextual fragments skipped) or a ``user_message`` event."""
+    if payload.get("type") == "user_message":
+        message = payload.get("message")
+        return message if isinstance(message, str) and not is_preview_noise(message) else None
+    if payload.get("type") != "message" or payload.get("role") != "user":
+        return None
+    content = payload.get("content")
+    if isinstance(content, str):
+        return None if is_preview_noise(content) else content
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and part.get("type") == "input_text":
+            text = part.get("text")
+            if isinstance(text, str) and not is_preview_noise(text):
+                return text
+    return None
+
+
+def find_preview(data: bytes) -> str:
+    """The first real user message: response_item user messages and user_message events, in file order."""
+    seen = 0
+    candidates = sorted(
+        _positions(data, b'"role":"user"', _MAX_PREVIEW_CANDIDATES)
+        + _positions(data, b'"type":"user_message"', _MAX_PREVIEW_CANDIDATES)
+    )
+    last_line_start = -1
+    for pos in candidates:
+        start, _ = jsonl.line_bounds(data, pos)
+        if start == last_line_start:
+            continue
+        last_line_start = start
+        seen += 1
+        if seen > _MAX_PREVIEW_CANDIDATES:
+            break
+        _, obj = jsonl.object_at(data, pos)
+        if not obj or obj.get("type") not in ("response_item", "event_msg"):
+            continue
+        payload = _payload(obj)
+        text = user_text(payload) if payload else None
+        if text and text.strip():
+            return redact_text(text.strip())[:PREVIEW_CHARS]
+    return ""
+
+
+def _positions(data: bytes, needle: bytes, limit: int) -> list[int]:
+    out, pos = [], data.find(needle)
+    while pos >= 0 and len(out) < limit:
+        out.append(pos)
+        pos = data.find(needle, pos + len(needle))
+    return out
+
+
+def _payload(obj: dict[str, Any]) -> dict[str, Any] | None:
+    payload = obj.get("payload")
+    if isinstance(payload, dict) and "type" not in payload and isinstance(payload.get("item"), dict):
+        payload = payload["item"]  # newer Codex wraps the response item
+    return payload if isinstance(payload, dict) else None
+
+
+def line_accounting(data: bytes) -> LineStats:
+    """Exact line accounting; byte counts alone when every boundary is a clean record boundary."""
+    return jsonl.quick_stats(data, _LINE_START, _BOUNDARY)
+
+
+def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: bool, now: int) -> FileResult:
+    """The index row of one Codex rollout, or the reason it has none."""
+    result = FileResult(path=str(path), source_kind="codex", size=size, mtime_ns=mtime_ns)
+    if not data.strip():
+        result.reason = SKIP_EMPTY
+        return result
+    stats = line_accounting(data)
+    result.lines, result.skipped_lines = stats.lines, stats.skipped
+    warnings = [w for w in (stats.describe(),) if w]
+
+    found = _first_envelope(data, "session_meta")
+    meta = SessionMeta.model_validate(found[1]["payload"]) if found else None
+    thread_id = meta.thread_id if meta else None
+    if not thread_id:
+        thread_id = thread_id_from_name(path.name)
+        if not thread_id:
+            result.reason = SKIP_NO_META
+            return result
+        warnings.insert(0, "no session_meta; id taken from the file name")
+    payload = found[1]["payload"] if found else {}
+    source, detail, parent = session_source(meta.source if meta else None, payload)
+    turn = _first_envelope(data, "turn_context")
+    turn_payload = turn[1]["payload"] if turn else {}
+    git = meta.git if meta else None
+    created = iso_to_epoch((meta.timestamp if meta else None) or (found[1].get("timestamp") if found else None))
+    result.thread = Thread(
+        id=thread_id,
+        source_kind="codex",
+        path=str(path),
+        cwd=(meta.cwd if meta else None) or turn_payload.get("cwd"),
+        originator=meta.originator if meta else None,
+        cli_version=meta.cli_version if meta else None,
+        session_source=source,  # type: ignore[arg-type]
+        source_detail=detail,
+        parent_thread_id=parent,
+        memory_mode=(meta.memory_mode if meta else None) or "enabled",
+        history_mode=(meta.history_mode if meta else None) or "legacy",
+        git_branch=git.branch if git else None,
+        git_commit=git.commit_hash if git else None,
+        git_url=redact_text(git.repository_url) if git and git.repository_url else None,
+        model=turn_payload.get("model") if isinstance(turn_payload.get("model"), str) else None,
+        created_at=created,
+        updated_at=mtime_ns // 1_000_000_000,
+        preview=find_preview(data),
+        items=stats.lines - stats.skipped,
+        user_messages=data.count(b'"type":"user_message"'),
+        bytes=size,
+        archived=archived,
+        skipped_lines=stats.skipped,
+        ingest_reason="; ".join(warnings) or None,
+        ingested_at=now,
+    )
+    result.reason = result.thread.ingest_reason
+    return result
+
+
+def parse_line(lineno: int, obj: dict[str, Any]) -> CodexLine:
+    """One decoded line as a ``CodexLine``; unknown line types keep their raw payload and no typed item."""
+    line_type = obj.get("type") if isinstance(obj.get("type"), str) else "unknown"
+    payload = obj.get("payload")
+    model = _LINE_MODELS.get(line_type)
+    item = None
+    if model is not None and isinstance(payload, dict):
+        inner = _payload(obj) if line_type == "response_item" else payload
+        try:
+            item = model.model_validate(inner)
+        except ValueError:
+            item = None
+    return CodexLine(lineno=lineno, timestamp=obj.get("timestamp"), type=line_type, payload=payload, item=item)
+
+
+def iter_lines(path: Path, stats: LineStats | None = None) -> Iterator[CodexLine]:
+    """Every readable line of a rollout as a typed ``CodexLine`` (bad lines counted in ``stats``)."""
+    data, _ = jsonl.read_bytes(path)
+    for lineno, obj in jsonl.iter_objects(data, stats):
+        yield parse_line(lineno, obj)

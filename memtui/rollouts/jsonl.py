@@ -1,0 +1,234 @@
+"""Tolerant JSONL reading for rollouts (``.jsonl`` and ``.jsonl.zst``).
+
+A rollout is evidence written by another program, sometimes while it crashed. Nothing in a file stops the
+reading of the rest of it: blank lines, lines that are not JSON, a truncated last line are counted and skipped;
+invalid UTF-8 is repaired with U+FFFD (the line is kept and counted as repaired); a BOM and CRLF line ends are
+accepted; a damaged ``.zst`` stream keeps whatever decompressed before the damage.
+
+Lines are split on ``\\n`` only: JSON strings cannot hold a raw newline, so every ``\\n`` is a line boundary and
+line numbers agree with a plain ``bytes.count(b"\\n")``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import zstandard
+
+from memtui.rollouts.model import LineStats
+
+BOM = b"\xef\xbb\xbf"
+_ZST_CHUNK = 1 << 20
+
+
+class UnreadableFile(Exception):
+    """The file yields no bytes at all; ``reason`` is a stable phrase for ``ingest_files.reason``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def is_zst(path: Path | str) -> bool:
+    return str(path).endswith(".zst")
+
+
+def read_bytes(path: Path) -> tuple[bytes, str | None]:
+    """The file's (decompressed) bytes and a warning, if any. Raises ``UnreadableFile``."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError as exc:
+        raise UnreadableFile("file vanished while reading") from exc
+    except OSError as exc:
+        raise UnreadableFile(f"unreadable: {exc.strerror or exc.__class__.__name__}") from exc
+    if not is_zst(path):
+        return raw, None
+    return decompress_zst(raw)
+
+
+def decompress_zst(raw: bytes) -> tuple[bytes, str | None]:
+    """Decompress every frame; keep the output produced before any damage."""
+    if not raw:
+        return b"", None
+    out: list[bytes] = []
+    data = raw
+    warning = None
+    try:
+        while data:
+            dobj = zstandard.ZstdDecompressor().decompressobj()
+            for i in range(0, len(data), _ZST_CHUNK):
+                out.append(dobj.decompress(data[i : i + _ZST_CHUNK]))
+                if dobj.eof:
+                    break
+            if not dobj.eof:
+                warning = "truncated zstd stream (kept what decompressed)"
+                break
+            data = dobj.unused_data
+    except zstandard.ZstdError as exc:
+        if not any(out):
+            raise UnreadableFile("corrupt zstd stream") from exc
+        warning = "corrupt zstd stream (kept what decompressed before the damage)"
+    return b"".join(out), warning
+
+
+def strip_line(raw: bytes, first: bool = False) -> bytes:
+    if first and raw.startswith(BOM):
+        raw = raw[3:]
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    return raw
+
+
+def loads_line(raw: bytes, stats: LineStats | None = None, last: bool = False) -> Any | None:
+    """Parse one stripped, non-blank line into a JSON object (dict); None (and counted) when it is not one."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        obj = _slow_loads(raw, stats)
+        if obj is None:
+            if stats is not None:
+                if last:
+                    stats.truncated_last += 1
+                else:
+                    stats.invalid_json += 1
+            return None
+    if not isinstance(obj, dict):
+        if stats is not None:
+            stats.invalid_json += 1
+        return None
+    return obj
+
+
+def _slow_loads(raw: bytes, stats: LineStats | None) -> Any | None:
+    """The rare path: invalid UTF-8 (repair it) or what orjson refuses but JSON allows (lone surrogates)."""
+    try:
+        text = raw.decode("utf-8")
+        repaired = False
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+        repaired = True
+    try:
+        obj = orjson.loads(text) if repaired else json.loads(text)
+    except (orjson.JSONDecodeError, ValueError, RecursionError):
+        return None
+    if repaired and stats is not None and isinstance(obj, dict):
+        stats.repaired_utf8 += 1
+    return obj
+
+
+def iter_raw_lines(data: bytes, stats: LineStats | None = None) -> Iterator[tuple[int, bytes, bool]]:
+    """``(lineno, stripped line, is_last)`` for every non-blank line; blank lines are counted, not yielded."""
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()  # the newline that ends the file
+    n = len(parts)
+    if stats is not None:
+        stats.lines += n
+    ends_open = not data.endswith(b"\n")
+    for i, raw in enumerate(parts):
+        line = strip_line(raw, first=i == 0)
+        if not line.strip():
+            if stats is not None:
+                stats.blank += 1
+            continue
+        yield i + 1, line, ends_open and i == n - 1
+
+
+def iter_objects(data: bytes, stats: LineStats | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(lineno, object)`` for every line that is a JSON object, in file order."""
+    for lineno, line, last in iter_raw_lines(data, stats):
+        obj = loads_line(line, stats, last=last)
+        if obj is not None:
+            yield lineno, obj
+
+
+def read_objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], LineStats]:
+    """Every JSON-object line of a rollout with its line number, and the accounting of the rest."""
+    data, _ = read_bytes(path)
+    stats = LineStats()
+    return list(iter_objects(data, stats)), stats
+
+
+def line_bounds(data: bytes, pos: int) -> tuple[int, int]:
+    """Start and end (exclusive, without the newline) of the line that holds byte ``pos``."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    end = data.find(b"\n", pos)
+    return start, (len(data) if end < 0 else end)
+
+
+def object_at(data: bytes, pos: int) -> tuple[int, dict[str, Any] | None]:
+    """The line holding ``pos`` parsed as an object (or None), and the offset where the next line starts."""
+    start, end = line_bounds(data, pos)
+    line = strip_line(data[start:end], first=start == 0)
+    obj = loads_line(line) if line.strip() else None
+    return end + 1, obj
+
+
+def count_lines(data: bytes) -> int:
+    """Lines in the file, counting an unterminated last line."""
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def marker_lines(data: bytes, marker: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(lineno, object)`` for each line containing ``marker``: one ``bytes.find`` pass, parsing only the hits."""
+    pos = data.find(marker)
+    lineno, counted_to = 1, 0
+    while pos >= 0:
+        start, end = line_bounds(data, pos)
+        lineno += data.count(b"\n", counted_to, start)
+        counted_to = start
+        line = strip_line(data[start:end], first=start == 0)
+        obj = loads_line(line) if line.strip() else None
+        if obj is not None:
+            yield lineno, obj
+        pos = data.find(marker, end + 1)
+
+
+def iter_head_objects(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Like ``iter_objects`` but lazy (no split of the whole file): for readers that stop after the head."""
+    pos, lineno, n = 0, 0, len(data)
+    while pos < n:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            end = n
+        lineno += 1
+        line = strip_line(data[pos:end], first=pos == 0)
+        if line.strip():
+            obj = loads_line(line, last=end == n)
+            if obj is not None:
+                yield lineno, obj
+        pos = end + 1
+
+
+def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
+    """Exact line accounting. When byte counts prove every line a well-formed record (the file starts with
+    ``start``, ends with ``}``, every newline is a ``boundary`` and the bytes are UTF-8) nothing is parsed;
+    otherwise every line is, to count exactly what is skipped."""
+    lines = count_lines(data)
+    clean = (
+        data.startswith(start, 3 if data.startswith(BOM) else 0)
+        and (data.endswith(b"}\n") or data.endswith(b"}"))
+        and data.count(boundary) == lines - 1
+        and (data.isascii() or _is_utf8(data))
+    )
+    if clean:
+        return LineStats(lines=lines)
+    stats = LineStats()
+    for _ in iter_objects(data, stats):
+        pass
+    return stats
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
