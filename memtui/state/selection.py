@@ -13,6 +13,7 @@ from memtui import clock
 from memtui.state.db import immediate
 
 DAY = 86_400
+_WHITESPACE = " \t\r\n\v\f"  # SQLite's TRIM strips only spaces by default; "blank" means all whitespace
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Stage1Output:
 
 
 _ELIGIBLE = """
-    (TRIM(o.raw_memory) != '' OR TRIM(o.rollout_summary) != '')
+    (TRIM(o.raw_memory, :ws) != '' OR TRIM(o.rollout_summary, :ws) != '')
     AND (o.last_usage >= :cutoff OR (o.last_usage IS NULL AND o.source_updated_at >= :cutoff))
     AND t.memory_mode = 'enabled' AND t.history_mode = 'legacy'
 """
@@ -52,7 +53,7 @@ def get_phase2_input_selection(conn: sqlite3.Connection, n: int, max_unused_days
                  o.source_updated_at DESC, o.thread_id DESC
         LIMIT :n
         """,
-        {"cutoff": cutoff, "n": int(n)},
+        {"cutoff": cutoff, "n": int(n), "ws": _WHITESPACE},
     ).fetchall()
     out = [Stage1Output(**dict(r)) for r in rows]
     out.sort(key=lambda o: o.thread_id)
