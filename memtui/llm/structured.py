@@ -1,0 +1,150 @@
+"""One strict structured-output Chat Completions call, parsed with the pydantic model the schema came from.
+
+The schema is generated from a model with ``extra="forbid"`` and normalised to what strict mode requires (every
+property required, ``additionalProperties: false``, nullable fields as ``["string", "null"]``). The reply is parsed
+with the same model, so an extra field, a missing field or invalid JSON raises ``StructuredCallError`` with a
+reason a person can read in ``job_runs.error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+RATE_LIMIT_RETRY_MAX_WAIT = 2.0  # seconds; one quick retry, never a loop
+
+
+class StructuredCallError(RuntimeError):
+    """The call or its reply failed; ``str(exc)`` is the recorded reason."""
+
+    def __init__(self, reason: str, *, prompt_tokens: int | None = None, completion_tokens: int | None = None):
+        super().__init__(reason)
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+
+
+@dataclass
+class StructuredResult(Generic[M]):
+    output: M
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int
+    model: str
+
+
+def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema in the shape strict mode accepts (flat objects of simple types)."""
+    schema = model.model_json_schema()
+    props: dict[str, Any] = {}
+    for name, spec in schema.get("properties", {}).items():
+        if "anyOf" in spec and all(set(s) == {"type"} for s in spec["anyOf"]):
+            props[name] = {"type": [s["type"] for s in spec["anyOf"]]}
+        else:
+            props[name] = {k: v for k, v in spec.items() if k not in ("title", "default")}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        if err["type"] == "json_invalid":
+            return f"model reply is not valid JSON: {err['msg']}"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unexpected field {loc!r}")
+        elif err["type"] == "missing":
+            parts.append(f"missing field {loc!r}")
+        else:
+            parts.append(f"{loc}: {err['msg']}")
+    return "model reply does not match the schema: " + "; ".join(parts)
+
+
+async def _create(client: openai.AsyncOpenAI, **kwargs: Any) -> Any:
+    try:
+        return await client.chat.completions.create(**kwargs)
+    except openai.RateLimitError as exc:
+        retry_after = _retry_after(exc)
+        if retry_after is None or retry_after > RATE_LIMIT_RETRY_MAX_WAIT:
+            retry_after = min(retry_after or 0.5, RATE_LIMIT_RETRY_MAX_WAIT)
+        await asyncio.sleep(retry_after)
+        return await client.chat.completions.create(**kwargs)
+
+
+def _api_message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        return body["message"]
+    return exc.message
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    try:
+        return float(exc.response.headers.get("retry-after"))
+    except (TypeError, ValueError):
+        return None
+
+
+async def call_structured(
+    client: openai.AsyncOpenAI,
+    *,
+    model: str,
+    system: str,
+    user: str,
+    output_model: type[M],
+    schema_name: str,
+) -> StructuredResult[M]:
+    """One call (plus at most one retry after a 429); raises ``StructuredCallError`` with the reason."""
+    started = time.perf_counter()
+    try:
+        response = await _create(
+            client,
+            model=model,
+            messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+            response_format={
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "strict": True, "schema": strict_json_schema(output_model)},
+            },
+        )
+    except openai.APITimeoutError as exc:
+        raise StructuredCallError(f"model request timed out after {client.timeout}s") from exc
+    except openai.RateLimitError as exc:
+        raise StructuredCallError(
+            f"rate limited by the model server (HTTP 429, after one retry): {_api_message(exc)}"
+        ) from exc
+    except openai.APIStatusError as exc:
+        raise StructuredCallError(f"model server error (HTTP {exc.status_code}): {_api_message(exc)}") from exc
+    except openai.APIConnectionError as exc:
+        raise StructuredCallError(f"cannot reach the model server: {exc}") from exc
+    except openai.OpenAIError as exc:  # e.g. an unparsable response body
+        raise StructuredCallError(f"model call failed: {type(exc).__name__}: {exc}") from exc
+    latency_ms = int((time.perf_counter() - started) * 1000)
+    usage = getattr(response, "usage", None)
+    prompt_tokens = getattr(usage, "prompt_tokens", None)
+    completion_tokens = getattr(usage, "completion_tokens", None)
+
+    def fail(reason: str) -> StructuredCallError:
+        return StructuredCallError(reason, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise fail("model reply has no choices")
+    choice = choices[0]
+    message = choice.message
+    if getattr(message, "refusal", None):
+        raise fail(f"model refused: {message.refusal}")
+    if choice.finish_reason == "length":
+        raise fail("model reply was cut off (finish_reason=length)")
+    if not message.content:
+        raise fail("model reply has no content")
+    try:
+        output = output_model.model_validate_json(message.content)
+    except ValidationError as exc:
+        raise fail(describe_validation_error(exc)) from exc
+    return StructuredResult(output, prompt_tokens, completion_tokens, latency_ms, getattr(response, "model", model))

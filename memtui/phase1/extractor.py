@@ -1,0 +1,139 @@
+"""The ``Extractor`` interface (rollout → stage-one output) and its model-backed implementation.
+
+Both implementations redact what they read before using it; ``run.py`` owns everything around them (claim, output
+redaction, finalize, the attempt record), so the offline extractor goes through the same path as the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import openai
+from pydantic import BaseModel, ConfigDict
+
+from memtui.llm.structured import StructuredCallError, call_structured
+from memtui.phase1.eligibility import Candidate
+from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
+from memtui.redact import redact
+from memtui.rollouts.filter import memory_items, serialize_memory_rollout
+from memtui.settings import Settings
+
+
+class StageOneOutput(BaseModel):
+    """The Phase 1 contract (reference §6.2): unknown keys are an error; the slug may be null (or absent)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rollout_summary: str
+    rollout_slug: str | None = None
+    raw_memory: str
+
+
+@dataclass
+class Extraction:
+    """What one extraction produced, plus the measurements recorded in ``job_runs``."""
+
+    output: StageOneOutput
+    offline: bool
+    model: str
+    input_bytes: int = 0  # raw rollout file size
+    sent_bytes: int = 0  # bytes of the user message sent to the model (0 offline)
+    estimated_tokens: int = 0
+    truncated_tokens: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: int | None = None
+    redactions: dict[str, int] = field(default_factory=dict)  # input-side redactions by kind
+
+
+class ExtractionFailed(RuntimeError):
+    """A job failure with its reason and whatever was measured before it failed."""
+
+    def __init__(self, reason: str, partial: Extraction | None = None):
+        super().__init__(reason)
+        self.partial = partial
+
+
+class Extractor(Protocol):
+    offline: bool
+    model: str
+
+    async def extract(self, job: Candidate) -> Extraction: ...
+
+
+def file_size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
+def read_serialized(job: Candidate) -> str:
+    try:
+        return serialize_memory_rollout(Path(job.path), job.source_kind)
+    except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
+        raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
+
+
+def read_items(job: Candidate) -> list[dict]:
+    try:
+        return memory_items(Path(job.path), job.source_kind)
+    except Exception as exc:
+        raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
+
+
+def add_counts(into: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
+    for kind, n in counts.items():
+        into[kind] = into.get(kind, 0) + n
+    return into
+
+
+class ModelExtractor:
+    """serialize → redact (whole string) → budget/truncate → render → one strict structured call."""
+
+    offline = False
+
+    def __init__(self, settings: Settings, client: openai.AsyncOpenAI, model: str | None = None):
+        self.settings = settings
+        self.client = client
+        self.model = model or settings.extract_model
+        self.system = load_prompt("stage_one_system.md")
+
+    def prepare(self, job: Candidate) -> tuple[str, Extraction]:
+        """The user message to send (CPU work, run off the event loop) and the measurements so far."""
+        serialized = read_serialized(job)
+        red = redact(serialized)
+        built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings)
+        info = Extraction(
+            output=StageOneOutput(rollout_summary="", raw_memory=""),
+            offline=False,
+            model=self.model,
+            input_bytes=file_size(job.path),
+            sent_bytes=len(built.message.encode("utf-8")),
+            estimated_tokens=built.estimated_tokens,
+            truncated_tokens=built.truncated_tokens,
+            redactions=dict(red.counts),
+        )
+        return built.message, info
+
+    async def extract(self, job: Candidate) -> Extraction:
+        message, info = await asyncio.to_thread(self.prepare, job)
+        try:
+            result = await call_structured(
+                self.client,
+                model=self.model,
+                system=self.system,
+                user=message,
+                output_model=StageOneOutput,
+                schema_name="stage_one_output",
+            )
+        except StructuredCallError as exc:
+            info.prompt_tokens, info.completion_tokens = exc.prompt_tokens, exc.completion_tokens
+            raise ExtractionFailed(str(exc), info) from exc
+        info.output = result.output
+        info.prompt_tokens, info.completion_tokens = result.prompt_tokens, result.completion_tokens
+        info.latency_ms = result.latency_ms
+        return info

@@ -1,0 +1,332 @@
+"""Phase 1 orchestration: eligible threads → leased jobs → extractor → redacted outputs → finalize.
+
+Workers (``concurrency`` asyncio tasks) claim one job at a time, so the global running cap is honoured across
+processes and a long run keeps claiming as slots free up. Every write after the claim is conditional on the
+ownership token; an attempt whose lease was stolen is recorded as ``lost_lease`` and writes nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from memtui.context import Context
+from memtui.llm.client import make_async_client
+from memtui.phase1.eligibility import Candidate, select_candidates
+from memtui.phase1.extractor import Extraction, ExtractionFailed, Extractor, ModelExtractor, StageOneOutput, add_counts
+from memtui.phase1.offline import OfflineExtractor
+from memtui.redact import redact
+from memtui.settings import Settings
+from memtui.state.jobs import (
+    STAGE1,
+    ClaimStatus,
+    finish_job_run,
+    mark_stage1_job_failed,
+    mark_stage1_job_succeeded,
+    mark_stage1_job_succeeded_no_output,
+    start_job_run,
+    try_claim_stage1_job,
+)
+
+CAP_POLL_SECONDS = 0.25
+CAP_WAIT_SECONDS = 30.0  # per run: how long to wait for other processes to free a slot before skipping
+
+ProgressFn = Callable[[int, int, str], None]  # (finished jobs, candidates, detail)
+
+
+class Cancel(Protocol):
+    def is_set(self) -> bool: ...
+
+
+class Phase1Summary(BaseModel):
+    """What one run did; ``memtui phase1 --json`` prints exactly this."""
+
+    candidates: int = 0
+    claimed: int = 0
+    succeeded: int = 0
+    noop: int = 0
+    failed: int = 0
+    lost_lease: int = 0
+    failures: dict[str, int] = Field(default_factory=dict)  # reason → count
+    skipped: dict[str, int] = Field(default_factory=dict)  # reason → count
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated_tokens: int = 0
+    sent_bytes: int = 0
+    input_bytes: int = 0
+    redactions: dict[str, int] = Field(default_factory=dict)
+    seconds: float = 0.0
+    offline: bool = False
+    model: str = ""
+    cancelled: bool = False
+
+
+def run_phase1(
+    ctx: Context,
+    *,
+    limit: int | None = None,
+    thread_id: str | None = None,
+    all_threads: bool = False,
+    offline: bool | None = None,
+    model: str | None = None,
+    concurrency: int | None = None,
+    progress: ProgressFn | None = None,
+    cancel: Cancel | None = None,
+) -> Phase1Summary:
+    """Run Phase 1 once (blocking). Safe to call from a worker thread: it opens its own connection and loop."""
+    conn = ctx.new_conn()
+    try:
+        return asyncio.run(
+            run_phase1_async(
+                conn,
+                ctx.settings,
+                limit=limit,
+                thread_id=thread_id,
+                all_threads=all_threads,
+                offline=offline,
+                model=model,
+                concurrency=concurrency,
+                progress=progress,
+                cancel=cancel,
+            )
+        )
+    finally:
+        conn.close()
+
+
+def make_extractor(settings: Settings, *, offline: bool | None, model: str | None) -> Extractor:
+    if offline if offline is not None else settings.resolved_provider == "offline":
+        return OfflineExtractor()
+    return ModelExtractor(settings, make_async_client(settings), model)
+
+
+async def run_phase1_async(
+    conn: sqlite3.Connection,
+    settings: Settings,
+    *,
+    limit: int | None = None,
+    thread_id: str | None = None,
+    all_threads: bool = False,
+    offline: bool | None = None,
+    model: str | None = None,
+    concurrency: int | None = None,
+    progress: ProgressFn | None = None,
+    cancel: Cancel | None = None,
+    extractor: Extractor | None = None,
+) -> Phase1Summary:
+    started = time.perf_counter()
+    extractor = extractor or make_extractor(settings, offline=offline, model=model)
+    candidates, skipped = select_candidates(conn, settings, thread_id=thread_id, all_threads=all_threads)
+    summary = Phase1Summary(
+        candidates=len(candidates), skipped=skipped, offline=extractor.offline, model=extractor.model
+    )
+    run = _Run(conn, settings, extractor, summary, candidates, limit, thread_id is not None, progress, cancel)
+    workers = max(1, concurrency or settings.concurrency)
+    try:
+        await asyncio.gather(*(run.worker() for _ in range(min(workers, max(1, len(candidates))))))
+    finally:
+        client = getattr(extractor, "client", None)
+        if client is not None:
+            await client.close()
+    summary.cancelled = bool(cancel and cancel.is_set())
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+class _Run:
+    """Shared state of the workers of one run."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        settings: Settings,
+        extractor: Extractor,
+        summary: Phase1Summary,
+        candidates: list[Candidate],
+        limit: int | None,
+        force: bool,
+        progress: ProgressFn | None,
+        cancel: Cancel | None,
+    ):
+        self.conn, self.settings, self.extractor, self.summary = conn, settings, extractor, summary
+        self.queue: deque[Candidate] = deque(candidates)
+        self.total = len(candidates)
+        self.limit, self.force, self.progress, self.cancel = limit, force, progress, cancel
+        self.worker_id = f"memtui-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.in_flight = 0
+        self.finished = 0
+        self.freed = asyncio.Condition()
+        self.cap_wait_left = CAP_WAIT_SECONDS
+
+    def _skip(self, reason: str) -> None:
+        self.summary.skipped[reason] = self.summary.skipped.get(reason, 0) + 1
+
+    def _stop(self) -> bool:
+        if self.cancel is not None and self.cancel.is_set():
+            return True
+        return self.limit is not None and self.summary.claimed >= self.limit
+
+    async def worker(self) -> None:
+        while self.queue and not self._stop():
+            job = self.queue.popleft()
+            token = await self._claim(job)
+            if token is None:
+                self._tick(job, "skipped")
+                continue
+            self.in_flight += 1
+            try:
+                await self._process(job, token)
+            finally:
+                self.in_flight -= 1
+                async with self.freed:
+                    self.freed.notify_all()
+
+    async def _claim(self, job: Candidate) -> str | None:
+        """Claim; when the global cap is full, wait for a slot instead of skipping (never a hot loop).
+
+        With our own jobs in flight we wait for one of them to finish. When other processes hold every slot we
+        poll every ``CAP_POLL_SECONDS`` for at most ``CAP_WAIT_SECONDS`` per run, then skip as ``cap_reached``.
+        """
+        while True:
+            claim = try_claim_stage1_job(
+                self.conn,
+                job.thread_id,
+                self.worker_id,
+                job.updated_at,
+                self.settings.job_lease_seconds,
+                self.settings.concurrency,
+                force=self.force,
+            )
+            if claim.status is ClaimStatus.CLAIMED:
+                self.summary.claimed += 1
+                return claim.ownership_token
+            if claim.status is ClaimStatus.CAP_REACHED and not self._stop():
+                if self.in_flight > 0:
+                    async with self.freed:
+                        await self.freed.wait()
+                    continue
+                if self.cap_wait_left > 0:
+                    self.cap_wait_left -= CAP_POLL_SECONDS
+                    await asyncio.sleep(CAP_POLL_SECONDS)
+                    continue
+            self._skip(claim.status.value)
+            return None
+
+    async def _process(self, job: Candidate, token: str) -> None:
+        run_id = start_job_run(
+            self.conn,
+            STAGE1,
+            job.thread_id,
+            token,
+            self.worker_id,
+            offline=int(self.extractor.offline),
+            model=self.extractor.model,
+        )
+        record: dict[str, Any] = {}
+        try:
+            result = await self.extractor.extract(job)
+        except ExtractionFailed as exc:
+            reason = str(exc)
+            record = _measurements(exc.partial) if exc.partial else {}
+            owned = mark_stage1_job_failed(
+                self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
+            )
+            outcome = "failed" if owned else "lost_lease"
+            record.update(outcome=outcome, error=reason)
+        except Exception as exc:  # a bug or an unexpected I/O error: still a recorded, backed-off failure
+            reason = f"{type(exc).__name__}: {exc}"
+            owned = mark_stage1_job_failed(
+                self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
+            )
+            record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
+        else:
+            record = _measurements(result)
+            out = _redact_output(result.output, result.redactions)
+            record["redactions"] = result.redactions
+            if out.raw_memory == "" or out.rollout_summary == "":
+                owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
+                record.update(outcome="no_output" if owned else "lost_lease", noop=1)
+            else:
+                owned = mark_stage1_job_succeeded(
+                    self.conn,
+                    job.thread_id,
+                    token,
+                    job.updated_at,
+                    out.raw_memory,
+                    out.rollout_summary,
+                    out.rollout_slug,
+                    offline=result.offline,
+                )
+                record["outcome"] = "succeeded" if owned else "lost_lease"
+            if not owned:
+                record["error"] = "lease lost before finalize: another worker owns this job; nothing written"
+        finish_job_run(self.conn, run_id, **record)
+        self._account(record)
+        self._tick(job, record["outcome"])
+
+    def _account(self, record: dict[str, Any]) -> None:
+        s = self.summary
+        outcome = record["outcome"]
+        if outcome == "succeeded":
+            s.succeeded += 1
+        elif outcome == "no_output":
+            s.noop += 1
+        elif outcome == "lost_lease":
+            s.lost_lease += 1
+        else:
+            s.failed += 1
+            reason = _short_reason(record.get("error") or "unknown")
+            s.failures[reason] = s.failures.get(reason, 0) + 1
+        s.prompt_tokens += record.get("prompt_tokens") or 0
+        s.completion_tokens += record.get("completion_tokens") or 0
+        s.estimated_tokens += record.get("estimated_tokens") or 0
+        s.sent_bytes += record.get("sent_bytes") or 0
+        s.input_bytes += record.get("input_bytes") or 0
+        add_counts(s.redactions, record.get("redactions") or {})
+
+    def _tick(self, job: Candidate, what: str) -> None:
+        self.finished += 1
+        if self.progress is not None:
+            self.progress(self.finished, self.total, f"{job.thread_id[:13]} {what}")
+
+
+def _measurements(e: Extraction) -> dict[str, Any]:
+    return {
+        "offline": int(e.offline),
+        "model": e.model,
+        "input_bytes": e.input_bytes,
+        "sent_bytes": e.sent_bytes,
+        "estimated_tokens": e.estimated_tokens,
+        "truncated_tokens": e.truncated_tokens,
+        "prompt_tokens": e.prompt_tokens,
+        "completion_tokens": e.completion_tokens,
+        "latency_ms": e.latency_ms,
+        "redactions": e.redactions,
+    }
+
+
+def _redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOutput:
+    """Redact each field before storage (the model may echo or invent a secret); counts add to the job's."""
+    fields: dict[str, Any] = {}
+    for name in ("raw_memory", "rollout_summary", "rollout_slug"):
+        value = getattr(output, name)
+        if value:
+            r = redact(value)
+            add_counts(counts, r.counts)
+            value = r.text
+        fields[name] = value
+    return StageOneOutput(**fields)
+
+
+def _short_reason(reason: str) -> str:
+    """Group failure reasons for the summary: the text before the first colon-detail, capped."""
+    head = reason.split("\n", 1)[0]
+    return head if len(head) <= 100 else head[:99] + "…"
