@@ -1,0 +1,111 @@
+"""Real processes: ``python -m memtui phase2`` killed with SIGKILL mid-agent, and two runs at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from memtui import clock
+from memtui.phase2 import review
+from memtui.phase2.baseline import head_commit, run_git
+from memtui.phase2.consolidate import run_phase2
+from memtui.testing.chat_server import reply_text, reply_tool_calls
+from tests.conftest import FROZEN_NOW
+from tests.test_phase2_support import add_output, context
+
+A = "0194f5a6-89ab-7cde-8123-456789abcdef"
+SUMMARY = "v1\n## User Profile\n- x\n"
+
+
+def spawn(*args: str, **env: str) -> subprocess.Popen:
+    full = {**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW), **env}
+    return subprocess.Popen(
+        [sys.executable, "-m", "memtui", "phase2", *args],
+        env=full,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def seeded(frozen_clock, model_env):
+    ctx = context()
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    ctx.close()
+    return model_env
+
+
+def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
+    server = seeded
+    server.script(
+        reply_tool_calls(("write_file", {"path": "MEMORY.md", "content": "partial work of a killed agent\n"})),
+        reply_text("never delivered", delay=30),
+    )
+    proc = spawn(MEMTUI_JOB_LEASE_SECONDS="5")
+    try:
+        wait_for(lambda: len(server.requests) >= 2 or proc.poll() is not None)
+        assert proc.poll() is None, proc.communicate()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    ctx = context()
+    root = ctx.paths.memory_root
+    assert (root / "MEMORY.md").read_text() == "partial work of a killed agent\n"
+    stale = ctx.conn.execute("SELECT id, status FROM phase2_runs").fetchall()
+    assert [tuple(r) for r in stale] == [(1, "running")]
+    base = head_commit(root)
+
+    assert run_phase2(ctx, offline=True).reason.startswith("lock held")  # the dead run's lease is still live
+    clock.freeze(FROZEN_NOW + 6)
+    result = run_phase2(ctx, offline=True)
+    assert result.outcome == "awaiting_review", result.reason
+    old = ctx.conn.execute("SELECT status, reason FROM phase2_runs WHERE id=1").fetchone()
+    assert old["status"] == "failed" and old["reason"].startswith("interrupted")
+    run = review.pending_run(ctx.conn)
+    assert run.baseline_commit == base  # re-diffed against the old baseline
+    assert "partial work of a killed agent" not in run.input_diff  # the killed agent's write was undone first
+    assert "## Status\n- A raw_memories.md" in run.input_diff
+    run_git(root, "fsck", "--no-dangling")
+    assert ctx.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    review.approve(ctx)
+    assert "partial work" not in (root / "MEMORY.md").read_text()
+    ctx.close()
+
+
+def test_two_processes_at_once_one_consolidates_the_other_is_told_the_lock_is_held(seeded):
+    server = seeded
+    server.script(
+        reply_tool_calls(
+            ("write_file", {"path": "MEMORY.md", "content": "# Task Group: /work/proj\n"}),
+            ("write_file", {"path": "memory_summary.md", "content": SUMMARY}),
+            delay=1.5,
+        ),
+        reply_text("done"),
+    )
+    first = spawn("--json")
+    wait_for(lambda: len(server.requests) >= 1 or first.poll() is not None)
+    second = spawn("--json")
+    out2, err2 = second.communicate(timeout=60)
+    out1, err1 = first.communicate(timeout=60)
+    assert first.returncode == 0 and second.returncode == 0, (err1, err2)
+    one, two = json.loads(out1), json.loads(out2)
+    assert one["outcome"] == "awaiting_review" and one["turns"] == 2
+    assert two["outcome"] == "skipped" and two["reason"].startswith("lock held")
+    assert len(server.requests) == 2
