@@ -99,7 +99,7 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
     vanished = [p for p in known if p not in found_paths and p.startswith(roots)]
 
     batch: list[tuple[FileResult, list[Any]]] = []
-    claimed: dict[str, tuple[str, int]] = {}  # thread id -> (path, updated_at) within this run
+    claimed: dict[str, FileResult] = {}  # thread id -> the file holding it in this run
     for i, f in enumerate(todo, 1):
         if cancel is not None and cancel.is_set():
             summary.cancelled = True
@@ -123,7 +123,7 @@ def _flush(
     batch: list[tuple[FileResult, list[Any]]],
     known: dict[str, store.KnownFile],
     found_paths: set[str],
-    claimed: dict[str, tuple[str, int]],
+    claimed: dict[str, FileResult],
     summary: IngestSummary,
     now: int,
 ) -> None:
@@ -131,11 +131,18 @@ def _flush(
         return
     conn = ctx.conn
     with immediate(conn):
-        for result, _ in batch:
-            if result.thread is not None:
-                _resolve_duplicate(conn, result, found_paths, claimed)
+        in_batch = {r.path for r, _ in batch}
+        displaced = [
+            p
+            for result, _ in batch
+            if result.thread is not None and (p := _resolve_duplicate(conn, result, found_paths, claimed, in_batch))
+        ]
         store.upsert_threads(conn, [r.thread for r, _ in batch if r.thread is not None])
         store.upsert_files(conn, [r for r, _ in batch], now)
+        conn.executemany(
+            "UPDATE ingest_files SET status='skipped', reason=?, thread_id=NULL WHERE path=?",
+            [(DUPLICATE, p) for p in displaced],
+        )
         for result, _ in batch:
             previous = known.get(result.path)
             if result.thread is None:
@@ -161,21 +168,31 @@ def _flush(
 
 
 def _resolve_duplicate(
-    conn: Any, result: FileResult, found_paths: set[str], claimed: dict[str, tuple[str, int]]
-) -> None:
-    """Two files for one thread id (a copy in archived_sessions, a forked rollout): the newer file holds it."""
+    conn: Any, result: FileResult, found_paths: set[str], claimed: dict[str, FileResult], in_batch: set[str]
+) -> str | None:
+    """Two files for one thread id (a copy in archived_sessions, a forked rollout): the newer file holds it.
+    Returns the path of an earlier holder this file displaced, if that holder was indexed by a previous run."""
     thread = result.thread
     assert thread is not None
-    owner = claimed.get(thread.id) or store.thread_owner(conn, thread.id)
+    rival = claimed.get(thread.id)
+    if rival is not None and rival.thread is not None:
+        owner: tuple[str, int] | None = (rival.path, rival.thread.updated_at)
+        if rival.path not in in_batch:  # already written by an earlier batch of this run
+            rival = None
+    else:
+        rival = None
+        owner = store.thread_owner(conn, thread.id)
+    displaced = None
     if owner is not None and owner[0] != result.path and owner[0] in found_paths:
         if owner[1] > thread.updated_at or (owner[1] == thread.updated_at and owner[0] < result.path):
-            result.thread = None
-            result.reason = DUPLICATE
-            return
-        conn.execute(
-            "UPDATE ingest_files SET status='skipped', reason=?, thread_id=NULL WHERE path=?", (DUPLICATE, owner[0])
-        )
-    claimed[thread.id] = (result.path, thread.updated_at)
+            result.thread, result.reason = None, DUPLICATE
+            return None
+        if rival is not None:  # displaced within this run: it is simply skipped
+            rival.thread, rival.reason = None, DUPLICATE
+        else:
+            displaced = owner[0]
+    claimed[thread.id] = result
+    return displaced
 
 
 def find_citations(thread_id: str, data: bytes) -> list[Any]:

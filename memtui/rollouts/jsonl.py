@@ -66,6 +66,8 @@ def decompress_zst(raw: bytes) -> tuple[bytes, str | None]:
                 if dobj.eof:
                     break
             if not dobj.eof:
+                if not any(out):
+                    raise UnreadableFile("truncated zstd stream")
                 warning = "truncated zstd stream (kept what decompressed)"
                 break
             data = dobj.unused_data
