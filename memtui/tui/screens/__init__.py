@@ -1,0 +1,1 @@
+"""One module per screen; every screen shows the status bar, its body, running work and the footer."""

@@ -1,0 +1,218 @@
+# ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
+"""Citations: paste, open or pick an agent answer; check its entries; jump to the cited lines or rollouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import DataTable, Label, Static, TextArea
+from textual.worker import get_current_worker
+
+from memtui import views
+from memtui.tui import ops
+from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.screens.dialogs import PickModal, TextPromptModal
+
+STATUS_STYLE = {
+    "ok": "green",
+    "missing_file": "bold red",
+    "out_of_range": "bold red",
+    "blank_lines": "yellow",
+    "stale": "yellow",
+    "unchecked": "dim",
+}
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    if isinstance(obj, list | tuple):
+        order = ["path", "line_start", "line_end", "note"]
+        return obj[order.index(name)] if name in order and order.index(name) < len(obj) else default
+    return getattr(obj, name, default)
+
+
+class CitationsScreen(MemtuiScreen):
+    TITLE_TEXT = "Citations"
+    MODE = "citations"
+    AUTO_FOCUS = "#entries"  # not the editor: digits switch screens; a paste lands in the answer anyway
+    BINDINGS = [
+        Binding("ctrl+o", "open_answer", "Open file", id="citations.open"),
+        Binding("ctrl+l", "pick_recorded", "From rollouts", id="citations.pick"),
+        Binding("ctrl+j", "focus_entries", "Entries", id="citations.entries"),
+        Binding("escape", "focus_entries", "Entries", show=False, id="citations.leave"),
+        Binding("i", "focus_answer", "Edit answer", id="citations.answer"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="citations-screen")
+        self.entries: list[dict[str, Any]] = []
+        self.rollout_ids: list[str] = []
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="citations-body"):
+            with Vertical(id="answer-side"):
+                yield Label(
+                    "Agent answer: paste, ctrl+o open a file, ctrl+l pick one",
+                    classes="section-title",
+                    markup=False,
+                )
+                yield TextArea("", id="answer", soft_wrap=True)
+            with Vertical(id="entries-side"):
+                yield Label("Cited lines (enter jumps)", classes="section-title")
+                yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+                yield Label("Cited rollouts (enter opens)", classes="section-title")
+                yield DataTable(id="rollout-ids", cursor_type="row")
+                yield Static("", id="citation-problems", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one("#answer", TextArea).cursor_blink = self.mapp.cursor_blink
+        entries = self.query_one("#entries", DataTable)
+        for key, label, width in [
+            ("status", "Status", 12),
+            ("path", "Path", 18),
+            ("lines", "Lines", 7),
+            ("note", "Note", 60),
+        ]:
+            entries.add_column(label, key=key, width=width)
+        rollouts = self.query_one("#rollout-ids", DataTable)
+        rollouts.add_column("Rollout id", key="id", width=38)
+        rollouts.add_column("Indexed", key="known", width=8)
+
+    def set_answer(self, text: str) -> None:
+        self.query_one("#answer", TextArea).load_text(text)
+        self._parse(text)
+
+    @on(TextArea.Changed, "#answer")
+    def _answer_changed(self, event: TextArea.Changed) -> None:
+        self._parse(event.text_area.text)
+
+    @work(thread=True, exclusive=True, group="citations", exit_on_error=False)
+    def _parse(self, text: str) -> None:
+        worker = get_current_worker()
+        problems: list[str] = []
+        entries: list[dict[str, Any]] = []
+        ids: list[tuple[str, bool]] = []
+        try:
+            result = ops.resolve("parse_citations")(text)
+        except ops.Unavailable as exc:
+            problems.append(str(exc))
+            result = None
+        citation = getattr(result, "citation", None) if result is not None else None
+        if citation is not None:
+            conn = self.mapp.ctx.new_conn()
+            try:
+                entries, ids = self._check(citation, conn, problems)
+            finally:
+                conn.close()
+        if result is not None:
+            dropped = getattr(result, "dropped_lines", 0) or 0
+            invalid = getattr(result, "invalid_ids", None) or []
+            if dropped:
+                problems.append(f"{dropped} line(s) in the block are not citation entries")
+            if invalid:
+                problems.append("invalid rollout ids: " + ", ".join(map(str, invalid)))
+            if citation is None and text.strip():
+                problems.append("No <oai-mem-citation> block found in this answer.")
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, entries, ids, problems)
+
+    def _check(
+        self, citation: Any, conn: Any, problems: list[str]
+    ) -> tuple[list[dict[str, Any]], list[tuple[str, bool]]]:
+        """Entries with their validation status (memtui.citations.check) and the cited rollout ids."""
+        entries = [{f: _field(e, f) for f in ("path", "line_start", "line_end", "note")} for e in citation.entries]
+        try:
+            report = ops.resolve("check_citation")(self.mapp.ctx.paths.memory_root, citation, conn)
+        except ops.Unavailable as exc:
+            problems.append(str(exc))
+            return [{**e, "status": "unchecked"} for e in entries], [(str(i), False) for i in citation.rollout_ids]
+        for entry, check in zip(entries, report.entries, strict=False):
+            entry["status"] = str(check.status)
+            if check.status == "missing_file":
+                problems.append(f"{entry['path']}: no such file in the memory root")
+            elif check.status != "ok":
+                problems.append(f"{entry['path']}:{entry['line_start']}-{entry['line_end']}: {check.detail}")
+        ids = [(c.thread_id or c.rollout_id, c.status == "ok") for c in report.ids]
+        return entries, ids
+
+    def _show(self, entries: list[dict[str, Any]], ids: list[tuple[str, bool]], problems: list[str]) -> None:
+        self.entries = entries
+        self.rollout_ids = [i for i, _ in ids]
+        table = self.query_one("#entries", DataTable)
+        table.clear()
+        for i, e in enumerate(entries):
+            status = e.get("status", "unchecked")
+            table.add_row(
+                Text(status, style=STATUS_STYLE.get(status, "")),
+                Text(str(e["path"]), no_wrap=True, overflow="ellipsis"),
+                Text(f"{e['line_start']}-{e['line_end']}"),
+                Text(str(e.get("note") or ""), no_wrap=True, overflow="ellipsis"),
+                key=str(i),
+            )
+        rollouts = self.query_one("#rollout-ids", DataTable)
+        rollouts.clear()
+        for rid, known in ids:
+            rollouts.add_row(Text(rid), Text("yes" if known else "no", style="green" if known else "red"), key=rid)
+        self.query_one("#citation-problems", Static).update(Content("\n".join(problems)))
+
+    @on(DataTable.RowSelected, "#entries")
+    def _entry_selected(self, event: DataTable.RowSelected) -> None:
+        entry = self.entries[int(str(event.row_key.value))]
+        self.mapp.open_cited(
+            str(entry["path"]), int(entry["line_start"]), int(entry["line_end"]), str(entry.get("note") or "")
+        )
+
+    @on(DataTable.RowSelected, "#rollout-ids")
+    def _rollout_selected(self, event: DataTable.RowSelected) -> None:
+        self.mapp.open_rollout(str(event.row_key.value))
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste anywhere on the screen replaces the answer (the usual way an answer arrives)."""
+        if not self.query_one("#answer", TextArea).has_focus:
+            self.set_answer(event.text)
+
+    def action_focus_answer(self) -> None:
+        self.query_one("#answer", TextArea).focus()
+
+    def action_focus_entries(self) -> None:
+        self.query_one("#entries", DataTable).focus()
+
+    def action_open_answer(self) -> None:
+        def chosen(path: str | None) -> None:
+            if not path:
+                return
+            try:
+                self.set_answer(Path(path).expanduser().read_text(encoding="utf-8"))
+            except OSError as exc:
+                self.notify_literal(f"Cannot open {path}: {exc}", severity="error")
+
+        self.app.push_screen(TextPromptModal("Open an agent answer", "Path of a text file:", "path", "Open"), chosen)
+
+    def action_pick_recorded(self) -> None:
+        self._load_recorded()
+
+    @work(thread=True, group="citations-pick", exit_on_error=False)
+    def _load_recorded(self) -> None:
+        conn = self.mapp.ctx.new_conn()
+        try:
+            events = views.citation_event_rows(conn)
+        finally:
+            conn.close()
+        choices = []
+        for e in events:
+            first = next((line for line in e["body"].splitlines() if line.strip() and "<" not in line), "")
+            label = f"{ops.fmt_time(e['recorded_at'])}  {e['origin']:<7} {e['entries']} entries  {first[:60]}"
+            choices.append((label, e["body"]))
+        self.app.call_from_thread(
+            self.app.push_screen,
+            PickModal("Citations found in ingested rollouts", choices, "No citations recorded yet."),
+            lambda body: self.set_answer(body) if body else None,
+        )

@@ -1,0 +1,233 @@
+# ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
+"""Rollout detail: the filtered conversation beside the stage-1 memory, the job history, and extract-now."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Collapsible, DataTable, Label, Static
+from textual.worker import get_current_worker
+
+from memtui import views
+from memtui.tui import ops
+from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.widgets.text import count_redactions, mark_redactions
+
+MAX_ITEMS = 400  # mounting thousands of widgets stalls the UI; the rest is summarized
+
+
+def _text_of(content: Any) -> str:
+    """Text of a response item's ``content`` (a string or a list of typed parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                parts.append(str(part.get("text") or part.get("output") or ""))
+            else:
+                parts.append(str(part))
+        return "\n".join(p for p in parts if p)
+    return "" if content is None else str(content)
+
+
+def conversation(items: list[dict[str, Any]], redact: Any) -> list[dict[str, Any]]:
+    """Flatten response items into display blocks; tool outputs are attached to their call."""
+    blocks: list[dict[str, Any]] = []
+    calls: dict[str, dict[str, Any]] = {}
+    for item in items:
+        kind = item.get("type", "message")
+        if kind == "message":
+            text = redact(_text_of(item.get("content")))
+            if text.strip():
+                blocks.append({"kind": "message", "role": item.get("role", "?"), "text": text})
+        elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_use"):
+            args = item.get("arguments") or item.get("input") or item.get("action") or ""
+            if not isinstance(args, str):
+                args = json.dumps(args, ensure_ascii=False)
+            block = {"kind": "tool", "name": item.get("name") or kind, "args": redact(args), "output": ""}
+            blocks.append(block)
+            if item.get("call_id"):
+                calls[item["call_id"]] = block
+        elif kind in ("function_call_output", "custom_tool_call_output", "tool_result"):
+            output = item.get("output")
+            if isinstance(output, dict):
+                output = output.get("content") or output.get("output") or json.dumps(output, ensure_ascii=False)
+            text = redact(_text_of(output))
+            block = calls.get(item.get("call_id") or "")
+            if block is not None:
+                block["output"] = text
+            else:
+                blocks.append({"kind": "tool", "name": "output", "args": "", "output": text})
+    return blocks
+
+
+def _first_line(text: str, width: int = 70) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class RolloutDetailScreen(MemtuiScreen):
+    TITLE_TEXT = "Rollout"
+    MODE = "rollouts"
+    AUTO_FOCUS = "#conversation"
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back", id="detail.back"),
+        Binding("e", "extract", "Extract now", id="detail.extract"),
+        Binding("o", "toggle_tools", "Expand tools", id="detail.toggle_tools"),
+    ]
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__()
+        self.thread_id = thread_id
+        self.expanded = False
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("", id="detail-meta", markup=False)
+        with Horizontal(id="detail-body"):
+            yield VerticalScroll(id="conversation", can_focus=True)
+            with VerticalScroll(id="memory-side"):
+                yield Label("raw_memory", classes="section-title")
+                yield Static("", id="raw-memory", markup=False)
+                yield Label("rollout_summary", classes="section-title")
+                yield Static("", id="rollout-summary", markup=False)
+                yield Label("Job history", classes="section-title")
+                yield DataTable(id="job-history", cursor_type="row", show_cursor=False)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#job-history", DataTable)
+        for key, label, width in [
+            ("started", "Started", 16),
+            ("outcome", "Outcome", 10),
+            ("tokens", "Tokens", 11),
+            ("latency", "Latency", 7),
+            ("redactions", "Redacted", 8),
+            ("error", "Error", 40),
+        ]:
+            table.add_column(label, key=key, width=width)
+        self.reload("mount")
+
+    def reload(self, source: str = "") -> None:
+        self._load(self.thread_id)
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def _load(self, thread_id: str) -> None:
+        worker = get_current_worker()
+        conn = self.mapp.ctx.new_conn()
+        try:
+            detail = views.thread_detail(conn, thread_id)
+            history = views.job_history(conn, views.STAGE1, thread_id)
+        finally:
+            conn.close()
+        blocks: list[dict[str, Any]] = []
+        problem = ""
+        if detail is None:
+            problem = f"Rollout {thread_id} is not in the index."
+        else:
+            try:
+                items = ops.resolve("memory_items")(detail["path"], detail["source_kind"])
+                blocks = conversation(items, self._redactor())
+            except ops.Unavailable as exc:
+                problem = str(exc)
+            except (OSError, ValueError) as exc:
+                problem = f"Cannot read {detail['path']}: {exc}"
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, detail, history, blocks, problem)
+
+    @staticmethod
+    def _redactor() -> Any:
+        try:
+            return ops.resolve("redact_text")
+        except ops.Unavailable:
+            return lambda text: text
+
+    def _show(
+        self, detail: dict[str, Any] | None, history: list[dict[str, Any]], blocks: list[dict[str, Any]], problem: str
+    ) -> None:
+        meta = self.query_one("#detail-meta", Static)
+        if detail is None:
+            meta.update(Content(problem))
+            return
+        paths = self.mapp.ctx.paths
+        path = ops.short_path(detail["path"], paths.codex_home, paths.claude_dir)
+        status = detail["status"]
+        redactions = sum(count_redactions(b.get("text", "") + b.get("args", "") + b.get("output", "")) for b in blocks)
+        meta.update(
+            Content.assemble(
+                (detail["id"], "bold"),
+                f"  {detail.get('cwd') or '-'}  {detail['source_kind']}:{detail['session_source']}  ",
+                f"{ops.fmt_size(detail['bytes'])}  updated {ops.fmt_time(detail['updated_at'])}  ",
+                ("stage 1: " + status, "bold $text-success" if status == "done" else "bold"),
+                (f"  {redactions} redacted", "bold $text-error") if redactions else "",
+                f"\n{path}",
+            )
+        )
+        self.query_one("#raw-memory", Static).update(
+            mark_redactions(detail.get("raw_memory") or "(no stage-1 output yet)")
+        )
+        self.query_one("#rollout-summary", Static).update(mark_redactions(detail.get("rollout_summary") or "-"))
+        table = self.query_one("#job-history", DataTable)
+        table.clear()
+        for run in history:
+            reds = ""
+            if run.get("redactions"):
+                try:
+                    reds = str(sum(json.loads(run["redactions"]).values()))
+                except (ValueError, AttributeError):
+                    reds = "?"
+            tokens = "-" if run.get("prompt_tokens") is None else f"{run['prompt_tokens']}/{run['completion_tokens']}"
+            table.add_row(
+                Text(ops.fmt_time(run["started_at"])),
+                Text(("no-op" if run.get("noop") else run.get("outcome")) or "running"),
+                Text(tokens),
+                Text("-" if run.get("latency_ms") is None else f"{run['latency_ms'] / 1000:.1f}s"),
+                Text(reds or "-"),
+                Text((run.get("error") or "").replace("\n", " "), style="red"),
+            )
+        self._show_conversation(blocks, problem)
+
+    def _show_conversation(self, blocks: list[dict[str, Any]], problem: str) -> None:
+        scroll = self.query_one("#conversation", VerticalScroll)
+        scroll.remove_children()
+        widgets: list[Widget] = []
+        if problem:
+            widgets.append(Static(Content(problem), classes="problem", markup=False))
+        for block in blocks[:MAX_ITEMS]:
+            if block["kind"] == "message":
+                widgets.append(Label(Content(block["role"]), classes=f"role role-{block['role']}"))
+                widgets.append(Static(mark_redactions(block["text"]), classes="message", markup=False))
+            else:
+                title = f"⚙ {block['name']}  {_first_line(block['args'])}"
+                body = block["args"] + ("\n── output ──\n" + block["output"] if block["output"] else "")
+                widgets.append(
+                    Collapsible(
+                        Static(mark_redactions(body), markup=False),
+                        title=title,
+                        collapsed=not self.expanded,
+                        classes="tool",
+                    )
+                )
+        if len(blocks) > MAX_ITEMS:
+            widgets.append(Static(f"… {len(blocks) - MAX_ITEMS} more items not shown", classes="problem"))
+        if not widgets:
+            widgets.append(Static("(no conversation items)", classes="problem"))
+        scroll.mount_all(widgets)
+
+    def action_back(self) -> None:
+        self.dismiss()
+
+    def action_extract(self) -> None:
+        self.mapp.run_phase1(thread_id=self.thread_id)
+
+    def action_toggle_tools(self) -> None:
+        self.expanded = not self.expanded
+        for c in self.query(Collapsible):
+            c.collapsed = not self.expanded

@@ -1,0 +1,180 @@
+# ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
+"""Jobs: stage-1 jobs and the Phase 2 job with leases, retries, errors, tokens and latency."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import DataTable, Input, Label
+from textual.worker import get_current_worker
+
+from memtui import views
+from memtui.tui import ops
+from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.widgets.windowed_table import WindowedTable
+
+COLUMNS: list[tuple[str, str, int]] = [
+    ("kind", "Kind", 7),
+    ("job", "Job", 34),
+    ("status", "Status", 8),
+    ("left", "Left", 4),
+    ("owner", "Lease owner", 14),
+    ("lease", "Lease until", 16),
+    ("retry", "Retry at", 16),
+    ("tokens", "Tokens in/out", 13),
+    ("latency", "Latency", 8),
+    ("error", "Last error", 60),
+]
+
+STATUS_STYLE = {"done": "green", "error": "bold red", "running": "yellow", "stale": "bold magenta", "pending": "cyan"}
+
+
+def job_cells(j: views.JobRow) -> list[Any]:
+    kind = "Phase 2" if j.kind == views.GLOBAL else "Stage 1"
+    label = j.job_key if j.kind == views.GLOBAL else f"{j.job_key[:12]}  {j.label}"
+    tokens = "-" if j.prompt_tokens is None else f"{j.prompt_tokens:,}/{j.completion_tokens or 0:,}"
+    latency = "-" if j.latency_ms is None else f"{j.latency_ms / 1000:.1f}s"
+    return [
+        Text(kind, style="bold" if j.kind == views.GLOBAL else ""),
+        Text(label, no_wrap=True, overflow="ellipsis"),
+        Text(j.status, style=STATUS_STYLE.get(j.status, "")),
+        Text(str(j.retry_remaining), justify="right"),
+        Text(j.worker_id or "-", no_wrap=True, overflow="ellipsis"),
+        Text(ops.fmt_time(j.lease_until) if j.status in ("running", "stale") else "-"),
+        Text(ops.fmt_time(j.retry_at)),
+        Text(tokens, justify="right"),
+        Text(latency, justify="right"),
+        Text(j.last_error.replace("\n", " ") or "-", style="red" if j.last_error else "dim", no_wrap=True),
+    ]
+
+
+class JobsScreen(MemtuiScreen):
+    TITLE_TEXT = "Jobs"
+    MODE = "jobs"
+    AUTO_FOCUS = "#jobs"
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", id="jobs.filter"),
+        Binding("t", "retry", "Retry now", id="jobs.retry"),
+        Binding("l", "release", "Release stale lease", id="jobs.release"),
+        Binding("escape", "clear_filter", "Clear filter", show=False, id="jobs.clear_filter"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="jobs-screen")
+        self.filter_text = ""
+        self.rows: dict[str, views.JobRow] = {}
+
+    def compose_body(self) -> ComposeResult:
+        with Horizontal(id="filter-bar"):
+            yield Input(placeholder="Filter jobs (key, status, error)", id="filter", compact=True)
+            yield Label("", id="position", markup=False)
+        yield WindowedTable(id="jobs")
+        yield Label("", id="empty-hint", markup=False)
+
+    def on_mount(self) -> None:
+        table = self.query_one(WindowedTable)
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
+        self.reload("mount")
+
+    def reload(self, source: str = "") -> None:
+        table = self.query_one(WindowedTable)
+        self._fetch(table.absolute_row, None, self.filter_text, table.WINDOW)
+
+    @work(thread=True, exclusive=True, group="jobs-page", exit_on_error=False)
+    def _fetch(self, index: int, total: int | None, filter_text: str, window: int) -> None:
+        worker = get_current_worker()
+        conn = self.mapp.ctx.new_conn()
+        try:
+            if total is None:
+                total = views.count_jobs(conn, filter_text)
+            index = min(max(index, 0), max(total - 1, 0))
+            offset = max(0, min(index - window // 2, total - window))
+            rows = views.job_rows(conn, filter_text, offset, window)
+        finally:
+            conn.close()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, offset, total, rows, index)
+
+    def _show(self, offset: int, total: int, rows: list[views.JobRow], index: int) -> None:
+        table = self.query_one(WindowedTable)
+        self.rows = {f"{r.kind}/{r.job_key}": r for r in rows}
+        table.show_window(offset, total, [(f"{r.kind}/{r.job_key}", job_cells(r)) for r in rows], index)
+        self._update_position()
+        hint = self.query_one("#empty-hint", Label)
+        hint.display = not total
+        hint.update("No jobs yet: Phase 1 creates one per eligible rollout (palette: Phase 1).")
+
+    def _update_position(self) -> None:
+        table = self.query_one(WindowedTable)
+        text = f"{table.absolute_row + 1:,} of {table.row_total:,}" if table.row_total else "0 jobs"
+        self.query_one("#position", Label).update(text)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value.strip()
+        self._fetch(0, None, self.filter_text, WindowedTable.WINDOW)
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self) -> None:
+        self.query_one(WindowedTable).focus()
+
+    @on(WindowedTable.NeedWindow)
+    def _need_window(self, event: WindowedTable.NeedWindow) -> None:
+        self._fetch(event.index, event.table.row_total, self.filter_text, event.table.WINDOW)
+
+    @on(DataTable.RowHighlighted, "#jobs")
+    def _highlighted(self) -> None:
+        self._update_position()
+
+    @on(DataTable.RowSelected, "#jobs")
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        job = self.rows.get(str(event.row_key.value))
+        if job and job.kind == views.STAGE1:
+            self.mapp.open_rollout(job.job_key)
+        elif job:
+            self.mapp.switch_mode("review")
+
+    def selected_job(self) -> views.JobRow | None:
+        table = self.query_one(WindowedTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+        return self.rows.get(str(key.value))
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        self.query_one("#filter", Input).value = ""
+        self.query_one(WindowedTable).focus()
+
+    def action_retry(self) -> None:
+        job = self.selected_job()
+        if job:
+            self._job_action(views.retry_job_now, job, "retry scheduled now", "cannot retry a running job")
+
+    def action_release(self) -> None:
+        job = self.selected_job()
+        if job:
+            self._job_action(views.release_stale_lease, job, "stale lease released", "the lease has not expired")
+
+    @work(thread=True, group="jobs-action", exit_on_error=False)
+    def _job_action(self, fn: Callable[..., bool], job: views.JobRow, ok: str, refused: str) -> None:
+        conn = self.mapp.ctx.new_conn()
+        try:
+            changed = fn(conn, job.kind, job.job_key)
+        finally:
+            conn.close()
+        message = f"{job.job_key}: {ok if changed else refused}"
+        self.app.call_from_thread(
+            self.app.notify, message, markup=False, severity="information" if changed else "warning"
+        )
+        if changed:
+            self.app.call_from_thread(self.mapp.data_changed, "jobs")

@@ -1,0 +1,1 @@
+"""Reusable widgets: the windowed table, the diff view, the status and task bars."""

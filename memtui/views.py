@@ -1,0 +1,319 @@
+"""Read models for the list screens, paged in SQL so 100,000 threads stay cheap.
+
+Domain-side (no textual import): the TUI shows these rows, tests and benchmarks call them directly.
+Two small job actions (retry now, release a stale lease) live here too because they are one UPDATE each.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from memtui import clock
+
+STAGE1 = "memory_stage1"
+GLOBAL = "memory_consolidate_global"
+
+# The stage-1 status of a thread, as one SQL expression over threads t, jobs j, stage1_outputs o.
+# Skipped threads say why (ingest reason or memory mode); a finished job without an output is a no-op.
+_LAST_RUN = (
+    "(SELECT r.{col} FROM job_runs r WHERE r.kind='memory_stage1' AND r.job_key=t.id ORDER BY r.id DESC LIMIT 1)"
+)
+STATUS_SQL = f"""
+CASE
+  WHEN t.ingest_status != 'indexed' THEN 'skipped'
+  WHEN t.memory_mode != 'enabled' THEN 'skipped'
+  WHEN j.status = 'running' THEN 'running'
+  WHEN j.status = 'error' THEN 'failed'
+  WHEN o.thread_id IS NOT NULL THEN 'done'
+  WHEN j.status = 'done' AND (COALESCE({_LAST_RUN.format(col="noop")}, 0) = 1
+       OR {_LAST_RUN.format(col="outcome")} = 'no_output') THEN 'no-op'
+  WHEN j.status = 'done' THEN 'done'
+  ELSE 'pending'
+END"""
+
+_JOINS = "LEFT JOIN jobs j ON j.kind='memory_stage1' AND j.job_key=t.id LEFT JOIN stage1_outputs o ON o.thread_id=t.id"
+
+# Column key -> SQL sort expression. Keys are the DataTable column keys.
+ROLLOUT_SORTS: dict[str, str] = {
+    "updated": "t.updated_at",
+    "project": "COALESCE(t.cwd, '')",
+    "source": "t.source_kind || ':' || t.session_source",
+    "size": "t.bytes",
+    "status": STATUS_SQL,
+    "usage": "COALESCE(o.usage_count, 0)",
+    "last_use": "COALESCE(o.last_usage, 0)",
+    "preview": "t.preview",
+}
+
+_FILTER_COLUMNS = (
+    "t.id",
+    "COALESCE(t.cwd,'')",
+    "t.preview",
+    "t.source_kind",
+    "t.session_source",
+    "COALESCE(t.title,'')",
+)
+
+
+@dataclass(frozen=True)
+class RolloutRow:
+    id: str
+    updated_at: int
+    cwd: str
+    source: str
+    bytes: int
+    status: str
+    reason: str
+    usage_count: int
+    last_usage: int | None
+    preview: str
+    path: str
+    source_kind: str
+
+
+def _filter_clause(filter_text: str) -> tuple[str, list[Any]]:
+    """Every whitespace-separated term must match one column; `status:x` and `source:x` match exactly."""
+    clauses: list[str] = []
+    args: list[Any] = []
+    for term in filter_text.split():
+        key, _, value = term.partition(":")
+        if value and key == "status":
+            clauses.append(f"({STATUS_SQL}) = ?")
+            args.append(value.lower())
+        elif value and key == "source":
+            clauses.append("(t.source_kind = ? OR t.session_source = ?)")
+            args += [value.lower(), value.lower()]
+        else:
+            like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _FILTER_COLUMNS) + ")")
+            args += [like] * len(_FILTER_COLUMNS)
+    return (" AND ".join(clauses) or "1"), args
+
+
+def count_rollouts(conn: sqlite3.Connection, filter_text: str = "") -> int:
+    where, args = _filter_clause(filter_text)
+    needs_join = "status:" in filter_text
+    sql = f"SELECT COUNT(*) FROM threads t {_JOINS if needs_join else ''} WHERE {where}"
+    return int(conn.execute(sql, args).fetchone()[0])
+
+
+def rollout_rows(
+    conn: sqlite3.Connection,
+    filter_text: str = "",
+    sort: str = "updated",
+    descending: bool = True,
+    offset: int = 0,
+    limit: int = 200,
+) -> list[RolloutRow]:
+    """One page of threads. The page's ids are chosen first, then only those rows are decorated."""
+    where, args = _filter_clause(filter_text)
+    order = ROLLOUT_SORTS.get(sort, ROLLOUT_SORTS["updated"])
+    direction = "DESC" if descending else "ASC"
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT t.id FROM threads t {_JOINS} WHERE {where} "
+            f"ORDER BY {order} {direction}, t.id {direction} LIMIT ? OFFSET ?",
+            [*args, limit, offset],
+        )
+    ]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        f"""SELECT t.id, t.updated_at, COALESCE(t.cwd, '') AS cwd, t.source_kind, t.session_source, t.bytes,
+                   {STATUS_SQL} AS status, t.ingest_status, t.ingest_reason, t.memory_mode, j.last_error, j.lease_until,
+                   COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path
+            FROM threads t {_JOINS} WHERE t.id IN ({marks})""",
+        ids,
+    ).fetchall()
+    by_id = {r["id"]: r for r in rows}
+    return [_rollout_row(by_id[i]) for i in ids if i in by_id]
+
+
+def _rollout_row(r: sqlite3.Row) -> RolloutRow:
+    status = r["status"]
+    reason = ""
+    if status == "skipped":
+        reason = r["ingest_reason"] or (f"memory_mode={r['memory_mode']}" if r["memory_mode"] != "enabled" else "")
+    elif status == "failed":
+        reason = r["last_error"] or ""
+    elif status == "running" and (r["lease_until"] or 0) <= clock.now_s():
+        reason = "lease expired"
+    return RolloutRow(
+        id=r["id"],
+        updated_at=r["updated_at"],
+        cwd=r["cwd"],
+        source=f"{r['source_kind']}:{r['session_source']}",
+        bytes=r["bytes"],
+        status=status,
+        reason=reason,
+        usage_count=r["usage_count"],
+        last_usage=r["last_usage"],
+        preview=r["preview"],
+        path=r["path"],
+        source_kind=r["source_kind"],
+    )
+
+
+def thread_detail(conn: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
+    """The thread row plus its stage-1 output and status, for the rollout detail screen."""
+    row = conn.execute(
+        f"""SELECT t.*, {STATUS_SQL} AS status, o.raw_memory, o.rollout_summary, o.rollout_slug,
+                   o.usage_count, o.last_usage, o.generated_at, j.last_error
+            FROM threads t {_JOINS} WHERE t.id = ?""",
+        (thread_id,),
+    ).fetchone()
+    return dict(row) if row else None
+
+
+def job_history(conn: sqlite3.Connection, kind: str, job_key: str, limit: int = 50) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT * FROM job_runs WHERE kind=? AND job_key=? ORDER BY id DESC LIMIT ?", (kind, job_key, limit)
+    ).fetchall()
+    return [dict(r) for r in rows]
+
+
+# ---- jobs -----------------------------------------------------------------------------------------
+
+JOB_ORDER = """CASE
+  WHEN j.status='running' AND COALESCE(j.lease_until, 0) <= :now THEN 0
+  WHEN j.status='running' THEN 1 WHEN j.status='error' THEN 2 WHEN j.status='pending' THEN 3 ELSE 4 END"""
+
+
+@dataclass(frozen=True)
+class JobRow:
+    kind: str
+    job_key: str
+    status: str  # pending | running | stale | done | error
+    retry_remaining: int
+    worker_id: str
+    lease_until: int | None
+    retry_at: int | None
+    last_error: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int | None
+    label: str  # the thread's project or "global"
+
+
+def _job_filter(filter_text: str) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    for term in filter_text.split():
+        like = f"%{term}%"
+        clauses.append("(j.job_key LIKE ? OR j.status LIKE ? OR COALESCE(j.last_error,'') LIKE ? OR j.kind LIKE ?)")
+        args += [like] * 4
+    return (" AND ".join(clauses) or "1"), args
+
+
+def count_jobs(conn: sqlite3.Connection, filter_text: str = "") -> int:
+    where, args = _job_filter(filter_text)
+    return int(conn.execute(f"SELECT COUNT(*) FROM jobs j WHERE {where}", args).fetchone()[0])
+
+
+def job_rows(conn: sqlite3.Connection, filter_text: str = "", offset: int = 0, limit: int = 200) -> list[JobRow]:
+    """The Phase 2 job first, then stale leases, running, failed, pending and done stage-1 jobs."""
+    now = clock.now_s()
+    where, args = _job_filter(filter_text)
+    rows = conn.execute(
+        f"""SELECT j.*, t.cwd AS cwd,
+              (SELECT r.prompt_tokens FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
+                 ORDER BY r.id DESC LIMIT 1) AS prompt_tokens,
+              (SELECT r.completion_tokens FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
+                 ORDER BY r.id DESC LIMIT 1) AS completion_tokens,
+              (SELECT r.latency_ms FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
+                 ORDER BY r.id DESC LIMIT 1) AS latency_ms
+            FROM (SELECT * FROM jobs j WHERE {where.replace(":now", "?")}
+                  ORDER BY j.kind != 'memory_consolidate_global', {JOB_ORDER.replace(":now", "?")},
+                           COALESCE(j.retry_at, j.lease_until, j.finished_at, 0) DESC, j.job_key
+                  LIMIT ? OFFSET ?) j
+            LEFT JOIN threads t ON j.kind='memory_stage1' AND t.id=j.job_key""",
+        [*args, now, limit, offset],
+    ).fetchall()
+    out = []
+    for r in rows:
+        status = r["status"]
+        if status == "running" and (r["lease_until"] or 0) <= now:
+            status = "stale"
+        out.append(
+            JobRow(
+                kind=r["kind"],
+                job_key=r["job_key"],
+                status=status,
+                retry_remaining=r["retry_remaining"],
+                worker_id=r["worker_id"] or "",
+                lease_until=r["lease_until"],
+                retry_at=r["retry_at"],
+                last_error=r["last_error"] or "",
+                prompt_tokens=r["prompt_tokens"],
+                completion_tokens=r["completion_tokens"],
+                latency_ms=r["latency_ms"],
+                label="global" if r["kind"] == GLOBAL else (r["cwd"] or ""),
+            )
+        )
+    return out
+
+
+def retry_job_now(conn: sqlite3.Connection, kind: str, job_key: str) -> bool:
+    """Make a failed or waiting job claimable now, with at least one attempt left. Running jobs are left alone."""
+    cur = conn.execute(
+        """UPDATE jobs SET retry_at = NULL, retry_remaining = MAX(retry_remaining, 1)
+           WHERE kind=? AND job_key=? AND status != 'running'""",
+        (kind, job_key),
+    )
+    return cur.rowcount > 0
+
+
+def release_stale_lease(conn: sqlite3.Connection, kind: str, job_key: str) -> bool:
+    """Drop an expired lease: the old owner's token no longer matches, so its late writes are refused."""
+    cur = conn.execute(
+        """UPDATE jobs SET status='pending', worker_id=NULL, ownership_token=NULL, lease_until=NULL, retry_at=NULL
+           WHERE kind=? AND job_key=? AND status='running' AND COALESCE(lease_until, 0) <= ?""",
+        (kind, job_key, clock.now_s()),
+    )
+    return cur.rowcount > 0
+
+
+# ---- citations found in rollouts --------------------------------------------------------------------
+
+
+def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[dict[str, Any]]:
+    """Recorded citation blocks (newest first) so a person can pick one instead of pasting."""
+    rows = conn.execute(
+        """SELECT e.key, e.origin, e.thread_id, e.body, e.rollout_ids, e.recorded_at,
+                  (SELECT COUNT(*) FROM citation_entries c WHERE c.event_key=e.key) AS entries
+           FROM citation_events e ORDER BY e.recorded_at DESC, e.key LIMIT ?""",
+        (limit,),
+    ).fetchall()
+    out = []
+    for r in rows:
+        d = dict(r)
+        try:
+            d["rollout_ids"] = json.loads(d["rollout_ids"] or "[]")
+        except ValueError:
+            d["rollout_ids"] = []
+        out.append(d)
+    return out
+
+
+def thread_exists(conn: sqlite3.Connection, thread_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM threads WHERE id=?", (thread_id,)).fetchone() is not None
+
+
+# ---- phase 2 review -----------------------------------------------------------------------------------
+
+
+def review_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    """The Phase 2 run awaiting review, else the latest run (so the screen can say what happened)."""
+    row = conn.execute("SELECT * FROM phase2_runs ORDER BY status = 'awaiting_review' DESC, id DESC LIMIT 1").fetchone()
+    if row is None:
+        return None
+    run = dict(row)
+    try:
+        run["stat"] = [tuple(x) for x in json.loads(run.get("stat") or "[]")]
+    except (ValueError, TypeError):
+        run["stat"] = []
+    return run
