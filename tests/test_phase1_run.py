@@ -17,12 +17,14 @@ import pytest
 from memtui import clock
 from memtui.cli import main
 from memtui.context import open_context
+from memtui.ingest import run_ingest
 from memtui.phase1.run import run_phase1
 from memtui.state.db import connect
 from memtui.state.jobs import GLOBAL, STAGE1, try_claim_stage1_job
 from memtui.state.outputs import get_stage1_output, upsert_stage1_output
 from memtui.testing.chat_server import reply_error, reply_json, reply_text
 from tests.conftest import FROZEN_NOW
+from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 
 IDLE = FROZEN_NOW - 7 * 3600  # old enough to be idle, young enough to be in the window
 VALID = {
@@ -415,3 +417,63 @@ def test_cli_prints_a_summary(home, capsys):
     assert main(["status", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["stage1"]["done"] == 1 and status["stage1_outcomes"] == {"succeeded": 1}
+
+
+# --- with the real ingest -------------------------------------------------------------------------------------
+
+
+def test_ingested_sources_only_interactive_main_sessions_are_extracted(home, model_env):
+    ctx, codex = home
+    claude = Path(os.environ["CLAUDE_CONFIG_DIR"])
+    cli = write_codex_rollout(codex, mtime=IDLE, user_messages=["Always use pnpm. Fix the checkout tests."])
+    write_codex_rollout(codex, mtime=IDLE, source="exec")
+    main_session = write_claude_session(claude, mtime=IDLE, user_messages=["Never touch the migrations. Add a flag."])
+    write_claude_session(claude, mtime=IDLE, subagent_of="5f0c1d2e-0000-4000-8000-00000000abcd")
+    run_ingest(ctx)
+    model_env.handler = lambda body: reply_json(VALID)
+    s = run_phase1(fresh())
+    assert s.succeeded == 2 and s.skipped.get("not_interactive", 0) >= 1
+    sent = " ".join(b["messages"][1]["content"] for b in model_env.requests)
+    assert str(cli) in sent and str(main_session) in sent
+    assert "Never touch the migrations" in sent and "Always use pnpm" in sent
+    assert "AGENTS.md instructions" not in sent  # the memory filter ran
+
+
+def test_rollout_file_change_is_a_new_watermark_through_ingest(home, model_env):
+    ctx, codex = home
+    path = write_codex_rollout(codex, mtime=IDLE)
+    run_ingest(ctx)
+    model_env.handler = lambda body: reply_json(VALID)
+    assert run_phase1(fresh()).succeeded == 1
+    assert run_phase1(fresh()).skipped == {"up_to_date": 1}
+    with path.open("a") as f:
+        f.write(
+            json.dumps(
+                {
+                    "timestamp": "2026-07-10T06:00:00.000Z",
+                    "type": "response_item",
+                    "payload": _msg("user", "Also prefer vitest."),
+                }
+            )
+            + "\n"
+        )
+    os.utime(path, (IDLE + 120, IDLE + 120))
+    run_ingest(ctx)
+    assert run_phase1(fresh()).succeeded == 1
+    (out,) = ctx.conn.execute("SELECT source_updated_at FROM stage1_outputs").fetchall()
+    assert out[0] == IDLE + 120
+    assert "Also prefer vitest." in model_env.requests[-1]["messages"][1]["content"]
+
+
+def test_progress_is_reported_and_cancel_stops_claiming(home, model_env):
+    seed(home, 3)
+    model_env.handler = lambda body: reply_json(VALID)
+    cancel = threading.Event()
+    cancel.set()
+    s = run_phase1(fresh(), cancel=cancel)
+    assert s.cancelled and s.claimed == 0 and not model_env.requests
+    seen: list[tuple[int, int, str]] = []
+    s = run_phase1(fresh(), progress=lambda done, total, detail: seen.append((done, total, detail)))
+    assert s.succeeded == 3
+    assert [d for d, _, _ in seen] == [1, 2, 3] and {t for _, t, _ in seen} == {3}
+    assert all(detail.endswith("succeeded") for _, _, detail in seen)
