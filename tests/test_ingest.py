@@ -17,6 +17,7 @@ from memtui.context import Context, open_context
 from memtui.ingest import DUPLICATE, run_ingest
 from memtui.rollouts import codex, jsonl
 from memtui.rollouts.filter import memory_items
+from memtui.rollouts.model import LineStats
 from memtui.state.threads import ThreadFilter, count_threads, get_thread, list_threads, skipped_files
 from tests.fixtures.rollouts import codex_lines, new_thread_id, set_mtime, write_claude_session, write_codex_rollout
 
@@ -77,7 +78,10 @@ def test_invalid_utf8_is_repaired_and_the_line_kept(ctx, isolated_env):
     run_ingest(ctx)
     t = get_thread(ctx.conn, TID)
     assert t.preview == "caf\ufffd menu"
-    assert t.skipped_lines == 0 and "invalid UTF-8 repaired" in t.ingest_reason
+    assert t.skipped_lines == 0  # repaired, not skipped
+    stats = LineStats()
+    assert len(list(jsonl.iter_objects(Path(t.path).read_bytes(), stats))) == t.items
+    assert (stats.repaired_utf8, stats.skipped) == (2, 0)  # the response item and the user_message event
     user_items = [i for i in memory_items(Path(t.path), "codex") if i.get("role") == "user"]
     assert user_items[-1]["content"][0]["text"] == "caf\ufffd menu"
 

@@ -49,7 +49,7 @@ def user_text(obj: dict[str, Any]) -> str | None:
 def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -> FileResult:
     """The index row of one Claude Code transcript, or the reason it has none."""
     result = FileResult(path=str(path), source_kind="claude", size=size, mtime_ns=mtime_ns)
-    if not data.strip():
+    if jsonl.is_blank(data):
         result.reason = SKIP_EMPTY
         return result
     session_id = cwd = branch = version = model = title = created = agent_id = None

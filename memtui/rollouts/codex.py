@@ -126,19 +126,8 @@ def user_text(payload: dict[str, Any]) -> str | None:
 
 def find_preview(data: bytes) -> str:
     """The first real user message: response_item user messages and user_message events, in file order."""
-    seen = 0
-    candidates = sorted(
-        _positions(data, b'"role":"user"', _MAX_PREVIEW_CANDIDATES)
-        + _positions(data, b'"type":"user_message"', _MAX_PREVIEW_CANDIDATES)
-    )
-    last_line_start = -1
-    for pos in candidates:
-        start, _ = jsonl.line_bounds(data, pos)
-        if start == last_line_start:
-            continue
-        last_line_start = start
-        seen += 1
-        if seen > _MAX_PREVIEW_CANDIDATES:
+    for seen, pos in enumerate(_merged_positions(data, (b'"role":"user"', b'"type":"user_message"'))):
+        if seen >= _MAX_PREVIEW_CANDIDATES:
             break
         _, obj = jsonl.object_at(data, pos)
         if not obj or obj.get("type") not in ("response_item", "event_msg"):
@@ -150,12 +139,20 @@ def find_preview(data: bytes) -> str:
     return ""
 
 
-def _positions(data: bytes, needle: bytes, limit: int) -> list[int]:
-    out, pos = [], data.find(needle)
-    while pos >= 0 and len(out) < limit:
-        out.append(pos)
-        pos = data.find(needle, pos + len(needle))
-    return out
+def _merged_positions(data: bytes, needles: tuple[bytes, ...]) -> Iterator[int]:
+    """Lazily, in file order, the start of each line holding any needle (each line once)."""
+    nxt = {n: data.find(n) for n in needles}
+    last_line = -1
+    while True:
+        live = [(pos, n) for n, pos in nxt.items() if pos >= 0]
+        if not live:
+            return
+        pos, needle = min(live)
+        nxt[needle] = data.find(needle, pos + len(needle))
+        start, _ = jsonl.line_bounds(data, pos)
+        if start != last_line:
+            last_line = start
+            yield pos
 
 
 def _payload(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -173,7 +170,7 @@ def line_accounting(data: bytes) -> LineStats:
 def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: bool, now: int) -> FileResult:
     """The index row of one Codex rollout, or the reason it has none."""
     result = FileResult(path=str(path), source_kind="codex", size=size, mtime_ns=mtime_ns)
-    if not data.strip():
+    if jsonl.is_blank(data):
         result.reason = SKIP_EMPTY
         return result
     stats = line_accounting(data)

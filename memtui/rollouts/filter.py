@@ -137,23 +137,55 @@ def inter_agent_to_item(comm: dict[str, Any]) -> dict[str, Any]:
 
 # --- Codex ------------------------------------------------------------------------------------------------------
 
-_SKIP_HEADS = (
-    b'"type":"event_msg"',
-    b'"type":"turn_context"',
-    b'"type":"session_meta"',
-    b'"type":"compacted"',
-    b'"type":"world_state"',
-    b'"type":"inter_agent_communication_metadata"',
-    b'"payload":{"type":"reasoning"',
+_DROPPED_LINES = frozenset(
+    {
+        b"event_msg",
+        b"turn_context",
+        b"session_meta",
+        b"compacted",
+        b"world_state",
+        b"inter_agent_communication_metadata",
+    }
 )
+_DROPPED_ITEMS = frozenset(
+    {
+        b"reasoning",
+        b"compaction",
+        b"compaction_summary",
+        b"context_compaction",
+        b"compaction_trigger",
+        b"image_generation_call",
+    }
+)
+_TYPE = b'"type":"'
+_PAYLOAD_TYPE = b'"payload":{"type":"'
+
+
+def _droppable(line: bytes) -> bool:
+    """True when the line's head alone shows it can only be dropped (Codex writes ``timestamp``, ``type``,
+    ``payload`` in that order and the item's ``type`` first): saves parsing event_msg and reasoning blobs."""
+    head = line[:_HEAD]
+    i = head.find(_TYPE)
+    if i < 0:
+        return False
+    i += len(_TYPE)
+    kind = head[i : head.find(b'"', i)]
+    if kind in _DROPPED_LINES:
+        return True
+    if kind != b"response_item":
+        return False
+    j = head.find(_PAYLOAD_TYPE, i)
+    if j < 0:
+        return False
+    j += len(_PAYLOAD_TYPE)
+    return head[j : head.find(b'"', j)] in _DROPPED_ITEMS
 
 
 def codex_items(data: bytes) -> list[dict[str, Any]]:
     """The memory items of a Codex rollout's bytes. Lines that can only be dropped are not even parsed."""
     out: list[dict[str, Any]] = []
     for _, line, last in jsonl.iter_raw_lines(data):
-        head = line[:_HEAD]
-        if any(marker in head for marker in _SKIP_HEADS):
+        if _droppable(line):
             continue
         obj = jsonl.loads_line(line, last=last)
         if obj is None:
