@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from memtui.phase1.offline import OFFLINE_LABEL, build_offline_output, durable_statements
 
@@ -115,4 +114,39 @@ def test_shell_output_wrapped_as_json_with_exit_code_counts_as_failure():
     ]
     s = build_offline_output(items, None).rollout_summary
     assert "- `make` — failed (exit 2)" in s
-    assert Path("x").name == "x"
+
+
+def test_offline_pipeline_on_an_ingested_claude_session(isolated_env, frozen_clock):
+    from memtui.context import open_context
+    from memtui.ingest import run_ingest
+    from memtui.phase1.run import run_phase1
+    from tests.fixtures.rollouts import write_claude_session
+
+    write_claude_session(
+        isolated_env["CLAUDE_CONFIG_DIR"],
+        mtime=frozen_clock - 7 * 3600,
+        user_messages=["Add a --dry-run flag to deploy.sh. From now on, keep scripts POSIX sh."],
+        tool_calls=[
+            {"name": "Bash", "input": {"command": "shellcheck deploy.sh"}, "output": "exit code: 1\nSC2086"},
+            {
+                "name": "Edit",
+                "input": {"file_path": "/repo/deploy.sh", "old_string": "a", "new_string": "b"},
+                "output": "ok",
+            },
+        ],
+    )
+    ctx = open_context()
+    run_ingest(ctx)
+    first = run_phase1(ctx, offline=True)
+    assert first.succeeded == 1
+    row = ctx.conn.execute("SELECT * FROM stage1_outputs").fetchone()
+    assert row["offline"] == 1
+    assert "- `shellcheck deploy.sh` — failed (exit 1)" in row["rollout_summary"]
+    assert "- `/repo/deploy.sh`" in row["rollout_summary"]
+    assert '"From now on, keep scripts POSIX sh."' in row["raw_memory"]
+    # Deterministic: a forced re-extraction of the same rollout stores the same text.
+    again = run_phase1(ctx, offline=True, thread_id=row["thread_id"])
+    assert again.succeeded == 1
+    row2 = ctx.conn.execute("SELECT * FROM stage1_outputs").fetchone()
+    assert (row2["raw_memory"], row2["rollout_summary"]) == (row["raw_memory"], row["rollout_summary"])
+    ctx.close()
