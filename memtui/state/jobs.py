@@ -93,7 +93,16 @@ def try_claim_stage1_job(
                                   lease_until, retry_at, retry_remaining, last_error, input_watermark)
                 VALUES (?, ?, 'running', ?, ?, ?, NULL, ?, NULL, ?, NULL, ?)
                 """,
-                (STAGE1, thread_id, worker_id, token, now, now + lease_seconds, DEFAULT_RETRY_REMAINING, source_updated_at),
+                (
+                    STAGE1,
+                    thread_id,
+                    worker_id,
+                    token,
+                    now,
+                    now + lease_seconds,
+                    DEFAULT_RETRY_REMAINING,
+                    source_updated_at,
+                ),
             )
             return Claim(ClaimStatus.CLAIMED, token)
         advanced = row["input_watermark"] is not None and source_updated_at > row["input_watermark"]
