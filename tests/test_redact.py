@@ -1,0 +1,175 @@
+"""Secret redaction: corpus recall, negatives untouched, JSON stays valid, counts, idempotence, properties."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memtui.redact import ANCHORS, KINDS, PLACEHOLDER, Redaction, has_anchor, merge_counts, redact, redact_text
+from tests.fixtures.secrets import NEGATIVES, POSITIVES
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_corpora_are_big_enough_and_cover_every_required_format():
+    assert len(POSITIVES) >= 40
+    kinds = {s.kind for s in POSITIVES}
+    required = {
+        "aws_access_key_id", "aws_secret_access_key", "github_token", "openai_key", "anthropic_key", "slack_token",
+        "stripe_key", "google_api_key", "private_key", "jwt", "url_password", "password_assignment",
+        "secret_assignment",
+    }  # fmt: skip
+    assert required <= kinds <= set(KINDS)
+    assert {p for p in ("ghp_", "gho_", "ghs_", "github_pat_") if any(s.secret.startswith(p) for s in POSITIVES)} == {
+        "ghp_",
+        "gho_",
+        "ghs_",
+        "github_pat_",
+    }
+    assert len(NEGATIVES) >= 40
+
+
+@pytest.mark.parametrize("secret", POSITIVES, ids=lambda s: s.name)
+def test_every_positive_is_redacted_with_its_kind(secret):
+    result = redact(secret.context)
+    assert secret.secret not in result.text
+    assert PLACEHOLDER in result.text
+    assert result.counts == {secret.kind: 1}
+    assert result.total == 1
+
+
+@pytest.mark.parametrize("text", NEGATIVES, ids=lambda t: t[:40])
+def test_every_negative_is_untouched(text):
+    result = redact(text)
+    assert result.text == text
+    assert result.counts == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("curl -H 'Authorization: Bearer abcdef0123456789abcdef'", "curl -H 'Authorization: Bearer [REDACTED_SECRET]'"),
+        ("password=hunter22", "password=[REDACTED_SECRET]"),
+        ('{"password": "hunter22"}', '{"password": "[REDACTED_SECRET]"}'),
+        ("https://user:hunter22@example.com/x", "https://user:[REDACTED_SECRET]@example.com/x"),
+        ("API_KEY: 'abc123def456'", "API_KEY: '[REDACTED_SECRET]'"),
+    ],
+)
+def test_readable_prefixes_are_kept(text, expected):
+    assert redact_text(text) == expected
+
+
+def test_json_stays_valid_when_redacting_a_serialized_array():
+    contexts = [s.context for s in POSITIVES] + NEGATIVES
+    serialized = json.dumps(contexts)
+    result = redact(serialized)
+    decoded = json.loads(result.text)
+    assert len(decoded) == len(contexts)
+    assert all(s.secret not in result.text for s in POSITIVES)
+    assert decoded[len(POSITIVES) :] == NEGATIVES
+    # Twice-encoded (a rollout line embedding a JSON tool output): escapes like \\\" and \\n must survive too.
+    twice = redact(json.dumps(serialized))
+    assert json.loads(json.loads(twice.text))[len(POSITIVES) :] == NEGATIVES
+    assert all(s.secret not in twice.text for s in POSITIVES)
+
+
+def test_match_never_swallows_a_closing_quote_or_an_escape():
+    doc = json.dumps({"cmd": 'export PASSWORD="s3cr3t-pw"\nTOKEN=abc\\"def12345\n', "env": "DB_PASSWORD=pw12345678"})
+    out = redact_text(doc)
+    assert json.loads(out)["env"] == "DB_PASSWORD=[REDACTED_SECRET]"
+    assert "s3cr3t-pw" not in out
+    assert PLACEHOLDER not in "".join(ch for ch in PLACEHOLDER if ch in "\"\\'")
+
+
+def test_counts_per_kind_over_a_mixed_text_and_merge_counts():
+    picked = [s for s in POSITIVES if s.kind in ("github_token", "url_password", "jwt")]
+    result = redact("\n\n".join(s.context for s in picked))
+    expected: dict[str, int] = {}
+    for s in picked:
+        expected[s.kind] = expected.get(s.kind, 0) + 1
+    assert result.counts == expected
+    assert result.total == len(picked)
+    assert merge_counts(result.counts, {"jwt": 2}, {}) == {**expected, "jwt": expected["jwt"] + 2}
+    assert all(s.secret not in json.dumps(result.counts) for s in picked)  # counts never hold the secret
+
+
+def test_redaction_is_idempotent_and_never_reflags_the_placeholder():
+    text = "\n".join(s.context for s in POSITIVES)
+    once = redact(text)
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.counts == {}
+    for wrapped in (
+        PLACEHOLDER,
+        f"password={PLACEHOLDER}",
+        f'"token": "{PLACEHOLDER}"',
+        f"Authorization: Bearer {PLACEHOLDER}",
+        f"postgres://u:{PLACEHOLDER}@db/x",
+        f"--password {PLACEHOLDER}",
+        f"{PLACEHOLDER}: value-after-the-placeholder",
+    ):
+        assert redact(wrapped).counts == {}
+
+
+def test_non_ascii_offsets_and_lone_surrogates_round_trip():
+    secret = next(s for s in POSITIVES if s.kind == "github_token").secret
+    text = f"é😀\ud800 日本語 token {secret} 🎉 done \udfff"
+    out = redact_text(text)
+    assert out == f"é😀\ud800 日本語 token {PLACEHOLDER} 🎉 done \udfff"
+
+
+def test_empty_and_anchor_free_text_is_returned_as_is():
+    assert redact("") == Redaction("", {})
+    text = "plain prose with numbers 12345 and a uuid 123e4567-e89b-12d3-a456-426614174000"
+    assert redact(text).text is text
+
+
+# --- properties ----------------------------------------------------------------------------------------------------
+
+_separators = st.sampled_from([" ", "\n", "\t", " : ", "\n\n", " (", ") "])
+
+
+@FAST
+@given(st.text(max_size=300))
+def test_never_raises_on_arbitrary_text(text):
+    result = redact(text)
+    assert isinstance(result.text, str)
+    assert result.total >= 0
+
+
+@FAST
+@given(st.text(max_size=200), st.sampled_from(POSITIVES), st.text(max_size=200), _separators, _separators)
+def test_output_never_contains_a_planted_secret(before, secret, after, sep1, sep2):
+    text = before + sep1 + secret.context + sep2 + after
+    assert secret.secret not in redact_text(text)
+
+
+_no_anchor_text = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="-_:/=@"), max_size=400
+).filter(lambda t: not has_anchor(t))
+
+
+@FAST
+@given(_no_anchor_text)
+def test_text_without_any_anchor_is_identity(text):
+    assert redact_text(text) == text
+
+
+_soup = st.lists(
+    st.sampled_from(
+        [*ANCHORS, "PASSWORD", "Bearer ", " ", "=", ": ", '"', "'", "\\", "x1Y2z3W4", "\n", "é", "😀", "@"]
+    ),
+    max_size=25,
+).map("".join)
+
+
+@FAST
+@given(_soup)
+def test_anchor_soup_is_idempotent_and_keeps_json_valid(text):
+    once = redact_text(text)
+    assert redact(once).counts == {}
+    json.loads(redact_text(json.dumps(text)))  # redacting inside a JSON string never breaks it
+    json.loads(redact_text(json.dumps(json.dumps(text))))
