@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -91,18 +92,27 @@ def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
 
 def test_two_processes_at_once_one_consolidates_the_other_is_told_the_lock_is_held(seeded):
     server = seeded
-    server.script(
-        reply_tool_calls(
-            ("write_file", {"path": "MEMORY.md", "content": "# Task Group: /work/proj\n"}),
-            ("write_file", {"path": "memory_summary.md", "content": SUMMARY}),
-            delay=1.5,
-        ),
-        reply_text("done"),
+    release = threading.Event()
+    replies = iter(
+        [
+            reply_tool_calls(
+                ("write_file", {"path": "MEMORY.md", "content": "# Task Group: /work/proj\n"}),
+                ("write_file", {"path": "memory_summary.md", "content": SUMMARY}),
+            ),
+            reply_text("done"),
+        ]
     )
+
+    def handler(body):
+        release.wait(60)  # the first process holds the lock, mid-agent, until the second one has been turned away
+        return next(replies)
+
+    server.handler = handler
     first = spawn("--json")
     wait_for(lambda: len(server.requests) >= 1 or first.poll() is not None)
     second = spawn("--json")
     out2, err2 = second.communicate(timeout=60)
+    release.set()
     out1, err1 = first.communicate(timeout=60)
     assert first.returncode == 0 and second.returncode == 0, (err1, err2)
     one, two = json.loads(out1), json.loads(out2)

@@ -88,7 +88,6 @@ def is_usable(root: Path) -> bool:
         return False
     try:
         run_git(root, "cat-file", "-e", "HEAD^{tree}")
-        run_git(root, "ls-tree", "-r", "--name-only", "HEAD")
     except BaselineError:
         return False
     return True

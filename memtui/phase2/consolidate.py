@@ -256,9 +256,10 @@ def run_phase2(
                 raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
             now = clock.now_s()
             cur = conn.execute(
+                # selected stays NULL: the flags in stage1_outputs hold it, and thousands of no-change rows must stay small
                 "INSERT INTO phase2_runs (status, started_at, finished_at, offline, baseline_commit, claimed_watermark,"
                 " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
-                (now, now, int(offline), base, claim.input_watermark, new_watermark, json.dumps(pairs)),
+                (now, now, int(offline), base, claim.input_watermark, new_watermark, None),
             )
             say("no changes since the baseline")
             return Phase2Result(outcome="no_changes", run_id=cur.lastrowid, selected=len(selected), offline=offline)

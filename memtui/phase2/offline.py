@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 
 from memtui import clock
@@ -85,6 +86,7 @@ _STOP = frozenset(
         "details",
     ]
 )
+_DIGITS4 = re.compile(r"(?:\D*\d){4}")  # ids, hashes and dates make poor keywords
 _PREF = re.compile(r"\b(prefer|prefers|preferred|always|never|asked|wants|insist)", re.I)
 
 
@@ -96,7 +98,8 @@ def _title(memory: Stage1Output) -> str:
     return f"session {memory.thread_id}"
 
 
-def _keywords(memory: Stage1Output, limit: int = 6) -> list[str]:
+@lru_cache(maxsize=8192)  # the MEMORY.md block and the summary both need them
+def _keywords(memory: Stage1Output, limit: int = 6) -> tuple[str, ...]:
     words: list[str] = []
     for w in (memory.rollout_slug or "").lower().replace("-", "_").split("_"):
         if len(w) > 2 and w not in _STOP and w not in words:
@@ -104,14 +107,14 @@ def _keywords(memory: Stage1Output, limit: int = 6) -> list[str]:
     counts: dict[str, int] = defaultdict(int)
     for w in _WORD.findall(f"{memory.rollout_summary}\n{memory.raw_memory}".lower()):
         w = w.strip(".-")
-        if len(w) > 2 and w not in _STOP and sum(c.isdigit() for c in w) < 4:
+        if len(w) > 2 and w not in _STOP and not _DIGITS4.search(w):
             counts[w] += 1
     for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         if len(words) >= limit:
             break
         if w not in words:
             words.append(w)
-    return words[:limit]
+    return tuple(words[:limit])
 
 
 def _bullets(text: str) -> list[str]:

@@ -5,12 +5,15 @@ The stem is stable for one thread snapshot, so re-syncing an unchanged selection
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import UTC, datetime
+from functools import lru_cache
 
 ROLLOUT_SLUG_MAX_LEN = 60
 SHORT_HASH_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SHORT_HASH_SPACE = 62**4  # 14,776,336
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 _GREGORIAN_OFFSET_100NS = 0x01B21DD213814000  # 1582-10-15 -> 1970-01-01 in 100 ns ticks
 
 
@@ -37,14 +40,11 @@ def sanitize_slug(raw: str | None) -> str:
     """ASCII alphanumerics lower-cased, everything else ``_``, at most 60 chars, trailing ``_`` stripped."""
     if not raw:
         return ""
-    out: list[str] = []
-    for ch in raw:
-        if len(out) >= ROLLOUT_SLUG_MAX_LEN:
-            break
-        out.append(ch.lower() if ch.isascii() and ch.isalnum() else "_")
-    return "".join(out).rstrip("_")
+    # One output char per input char, so truncating the input first is the same as stopping at 60.
+    return _NOT_ALNUM.sub("_", raw[:ROLLOUT_SLUG_MAX_LEN]).lower().rstrip("_")
 
 
+@lru_cache(maxsize=65_536)  # a sync computes each stem twice (file name, raw_memories.md line) on every run
 def rollout_summary_file_stem(thread_id: str, source_updated_at: int, rollout_slug: str | None) -> str:
     """``<ts>-<hash4>[-<slug>]``: ``0194f5a6-89ab-7cde-8123-456789abcdef`` -> ``2025-02-11T15-35-19-jqmb``."""
     try:

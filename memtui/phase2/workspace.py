@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,8 +31,11 @@ def write_if_changed(path: Path, data: str | bytes) -> bool:
     """Write ``data`` unless the file already holds exactly these bytes; True when written."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
-        if path.is_file() and not path.is_symlink() and path.stat().st_size == len(raw) and path.read_bytes() == raw:
-            return False
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_size == len(raw):
+            with open(path, "rb") as fh:
+                if fh.read() == raw:
+                    return False
     except OSError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)

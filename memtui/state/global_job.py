@@ -111,15 +111,29 @@ def mark_global_phase2_job_succeeded(
         )
         if cur.rowcount != 1:
             return False
+        # Same result as "clear all flags, then set the exact pairs", but rows already right are not rewritten, so a
+        # no-change run over thousands of selected rows writes (almost) nothing.
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS phase2_selected (thread_id TEXT NOT NULL, source_updated_at INTEGER NOT NULL,"
+            " PRIMARY KEY (thread_id, source_updated_at))"
+        )
+        conn.execute("DELETE FROM phase2_selected")
+        conn.executemany(
+            "INSERT OR IGNORE INTO phase2_selected VALUES (?, ?)", [(tid, int(ts)) for tid, ts in selected]
+        )
         conn.execute(
             "UPDATE stage1_outputs SET selected_for_phase2=0, selected_for_phase2_source_updated_at=NULL"
-            " WHERE selected_for_phase2 != 0 OR selected_for_phase2_source_updated_at IS NOT NULL"
+            " WHERE (selected_for_phase2 != 0 OR selected_for_phase2_source_updated_at IS NOT NULL)"
+            " AND NOT EXISTS (SELECT 1 FROM phase2_selected s WHERE s.thread_id = stage1_outputs.thread_id"
+            " AND s.source_updated_at = stage1_outputs.source_updated_at)"
         )
-        conn.executemany(
+        conn.execute(
             "UPDATE stage1_outputs SET selected_for_phase2=1, selected_for_phase2_source_updated_at=source_updated_at"
-            " WHERE thread_id=? AND source_updated_at=?",
-            [(tid, int(ts)) for tid, ts in selected],
+            " WHERE EXISTS (SELECT 1 FROM phase2_selected s WHERE s.thread_id = stage1_outputs.thread_id"
+            " AND s.source_updated_at = stage1_outputs.source_updated_at)"
+            " AND NOT (selected_for_phase2 = 1 AND selected_for_phase2_source_updated_at IS source_updated_at)"
         )
+        conn.execute("DELETE FROM phase2_selected")
     return True
 
 

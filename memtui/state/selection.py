@@ -43,21 +43,26 @@ _ELIGIBLE = """
 def get_phase2_input_selection(conn: sqlite3.Connection, n: int, max_unused_days: int) -> list[Stage1Output]:
     """Top ``n`` by usage_count, last use (else source_updated_at), recency, id; returned sorted by thread id."""
     cutoff = clock.now_s() - int(max_unused_days) * DAY
+    # Rank on the narrow key columns first, then fetch the wide text of the winners only: sorting thousands of rows
+    # that carry their summaries costs SQLite several times more.
     rows = conn.execute(
         f"""
+        WITH top AS (
+            SELECT o.thread_id
+            FROM stage1_outputs o JOIN threads t ON t.id = o.thread_id
+            WHERE {_ELIGIBLE}
+            ORDER BY COALESCE(o.usage_count, 0) DESC, COALESCE(o.last_usage, o.source_updated_at) DESC,
+                     o.source_updated_at DESC, o.thread_id DESC
+            LIMIT :n
+        )
         SELECT o.thread_id, o.source_updated_at, o.raw_memory, o.rollout_summary, o.rollout_slug, o.generated_at,
                o.usage_count, o.last_usage, COALESCE(t.cwd, '') AS cwd, t.path AS rollout_path, t.git_branch
-        FROM stage1_outputs o JOIN threads t ON t.id = o.thread_id
-        WHERE {_ELIGIBLE}
-        ORDER BY COALESCE(o.usage_count, 0) DESC, COALESCE(o.last_usage, o.source_updated_at) DESC,
-                 o.source_updated_at DESC, o.thread_id DESC
-        LIMIT :n
+        FROM top JOIN stage1_outputs o ON o.thread_id = top.thread_id JOIN threads t ON t.id = o.thread_id
+        ORDER BY o.thread_id
         """,
         {"cutoff": cutoff, "n": int(n), "ws": _WHITESPACE},
     ).fetchall()
-    out = [Stage1Output(**dict(r)) for r in rows]
-    out.sort(key=lambda o: o.thread_id)
-    return out
+    return [Stage1Output(*r) for r in rows]
 
 
 def prune_stage1_outputs_for_retention(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> int:

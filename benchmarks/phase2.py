@@ -1,0 +1,93 @@
+"""Phase 2 no-change run over 2,000 selected summaries, against the ideal: one ``git status`` of the same tree.
+
+    .venv/bin/python benchmarks/phase2.py [--n 2000] [--repeat 5]
+
+Builds a throwaway MEMTUI_HOME, inserts the stage-1 rows with SQL, runs one offline consolidation and approves it,
+then times no-change runs (selection + sync of unchanged files + git dirty check + success record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="memtui-bench-phase2-"))
+    os.environ.update({"MEMTUI_HOME": str(tmp / "home"), "HOME": str(tmp / "user")})
+    for name in [k for k in os.environ if k.startswith("OPENAI_")]:
+        del os.environ[name]
+    os.environ["MEMTUI_MAX_RAW_MEMORIES_FOR_CONSOLIDATION"] = str(max(args.n, 1))
+
+    from memtui import clock
+    from memtui.context import open_context
+    from memtui.phase2 import review
+    from memtui.phase2.baseline import _env
+    from memtui.phase2.consolidate import run_phase2
+
+    now = 1_783_684_800
+    clock.freeze(now)
+    ctx = open_context()
+    conn = ctx.conn
+    body = "Details of what happened, which commands worked, and what to avoid next time. " * 18  # ~1.5 KB
+    with conn:
+        conn.execute("BEGIN")
+        for i in range(args.n):
+            tid = f"0194f5a6-89ab-7cde-8123-{i:012x}"
+            conn.execute(
+                "INSERT INTO threads (id, source_kind, path, cwd, session_source, updated_at, ingested_at)"
+                " VALUES (?, 'codex', ?, ?, 'cli', ?, ?)",
+                (tid, f"/rollouts/{tid}.jsonl", f"/work/proj{i % 40}", now - i, now),
+            )
+            conn.execute(
+                "INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug,"
+                " generated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (tid, now - 60 - i, f"- memory {i}: use uv", f"# Session {i}\n{body}", f"task_{i}", now),
+            )
+    t0 = time.perf_counter()
+    first = run_phase2(ctx, offline=True, auto_approve=True)
+    setup = time.perf_counter() - t0
+    assert first.outcome == "approved", first
+
+    runs = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        result = run_phase2(ctx, offline=True, force=True)
+        runs.append(time.perf_counter() - t0)
+        assert result.outcome == "no_changes", result
+    root = ctx.paths.memory_root
+    git_runs = []
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        subprocess.run(
+            ["git", "status", "--porcelain"],
+            cwd=root,
+            env={**os.environ, **_env(root)},
+            check=True,
+            capture_output=True,
+        )
+        git_runs.append(time.perf_counter() - t0)
+    assert review.pending_run(conn) is None
+    med, ideal = statistics.median(runs), statistics.median(git_runs)
+    files = sum(1 for _ in (root / "rollout_summaries").iterdir())
+    print(f"summaries in workspace: {files}")
+    print(f"first offline run + approve: {setup * 1000:.0f} ms")
+    print(f"no-change phase2 run (median of {args.repeat}): {med * 1000:.1f} ms")
+    print(f"one `git status --porcelain` (ideal, median): {ideal * 1000:.1f} ms")
+    print(f"ratio no-change run / git status: {med / ideal:.1f}x")
+    ctx.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
