@@ -268,3 +268,42 @@ def test_cancel_fails_the_run(ctx, model_env):
     assert result.outcome == "failed" and "cancelled" in result.reason
     assert not (ctx.paths.memory_root / "MEMORY.md").exists()
     assert os.listdir(ctx.paths.memory_root)  # synced inputs stay
+
+
+def test_clean_workspace_missing_artifacts_still_runs_the_agent_with_a_none_diff(ctx, model_env):
+    from memtui.phase2.workspace import render_diff_file, sync_workspace
+    from memtui.state.selection import get_phase2_input_selection
+
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    sync_workspace(ctx.paths.memory_root, get_phase2_input_selection(ctx.conn, 256, 30))  # baseline will match
+    model_env.script(reply_tool_calls(("read_file", {"path": DIFF_FILENAME})), reply_text("nothing to do"))
+    result = run_phase2(ctx)
+    assert tool_results(model_env)[0].split("\n", 1)[1] == render_diff_file([], "")
+    assert result.outcome == "failed" and "failed_invalid_artifacts" in result.reason
+    job = read_global_job(ctx.conn)
+    assert job["status"] == "error" and job["retry_at"] > FROZEN_NOW
+
+
+def test_heartbeat_notices_a_lost_lease_and_the_run_stops(ctx, model_env, monkeypatch):
+    from memtui.state.db import connect
+
+    monkeypatch.setenv("MEMTUI_PHASE2_HEARTBEAT_SECONDS", "1")
+    c = context()
+    add_output(c.conn, A, FROZEN_NOW - 3600)
+    state_db = c.paths.state_db
+
+    def thief(body):
+        other = connect(state_db)  # another worker takes the job over while the model is thinking
+        other.execute("UPDATE jobs SET ownership_token='thief'")
+        other.close()
+        import time
+
+        time.sleep(1.6)
+        return reply_tool_calls(write("MEMORY.md", MEMORY), write("memory_summary.md", SUMMARY))
+
+    model_env.handler = thief
+    result = run_phase2(c)
+    assert result.outcome == "failed" and "lost the Phase 2 lock" in result.reason
+    assert not (c.paths.memory_root / "MEMORY.md").exists()
+    assert read_global_job(c.conn)["ownership_token"] == "thief"  # the failure did not touch the thief's row
+    c.close()
