@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = make_context()
     try:
         if action == "show":
+            stat_only = bool(getattr(args, "stat", False))
             run_ = review.pending_run(ctx.conn)
             if run_ is not None:
                 stat, diff = run_.stat, run_.diff
@@ -42,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
                 stat, diff = review.workspace_diff(ctx)
                 header = "No run awaits review; changes since the baseline (your own edits and new inputs)"
             if args.json:
-                print_json({"run_id": run_.id if run_ else None, "stat": stat, "diff": None if args.stat else diff})
+                print_json({"run_id": run_.id if run_ else None, "stat": stat, "diff": None if stat_only else diff})
                 return 0
             print(header, file=sys.stderr)
-            sys.stdout.write(_stat_lines(stat) if args.stat or not diff else diff)
+            sys.stdout.write(_stat_lines(stat) if stat_only or not diff else diff)
             return 0
         if action == "approve":
             result = review.approve(ctx)
