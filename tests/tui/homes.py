@@ -321,10 +321,14 @@ def insert_rows(conn: sqlite3.Connection, home: Path, docs_path: Path) -> None:
     )
 
 
-def build_ui_home(home: Path, *, phase2: bool = True) -> Context:
-    """Fill ``home`` (rows, a rollout file, MEMORY.md, an offline Phase 2 run awaiting review)."""
+def pin_git_dates() -> None:
+    """Commit ids depend on dates: pin them (the caller restores the environment if it cares)."""
     os.environ["GIT_AUTHOR_DATE"] = GIT_DATE
     os.environ["GIT_COMMITTER_DATE"] = GIT_DATE
+
+
+def build_ui_home(home: Path, *, phase2: bool = True) -> Context:
+    """Fill ``home`` (rows, a rollout file, an offline Phase 2 run awaiting review). Pin git dates first."""
     home.mkdir(parents=True, exist_ok=True)
     sources = home / "sources"
     docs_path = sources / "codex" / "sessions" / "2026" / "07" / "08" / f"rollout-2026-07-08T09-00-00-{T_DOCS}.jsonl"

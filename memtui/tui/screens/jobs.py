@@ -178,3 +178,12 @@ class JobsScreen(MemtuiScreen):
         )
         if changed:
             self.app.call_from_thread(self.mapp.data_changed, "jobs")
+            if fn is views.retry_job_now:
+                self.app.call_from_thread(self._run_now, job)
+
+    def _run_now(self, job: views.JobRow) -> None:
+        """Retry now means now: start the extraction (or the consolidation) for this job."""
+        if job.kind == views.STAGE1:
+            self.mapp.run_phase1(job.job_key)
+        else:
+            self.mapp.run_phase2()
