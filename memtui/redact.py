@@ -23,6 +23,12 @@ _PLACEHOLDER_B = PLACEHOLDER.encode()
 # Keywords that make `key = value` / `"key": "value"` / `--key value` a candidate (matched case-insensitively).
 _KEYWORDS = rb"pass|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth|credential|accountkey"
 
+
+def _ci(pattern: bytes) -> bytes:
+    """ASCII-only case-insensitivity: RE2's (?i) also folds U+017F (ſ) and U+212A (K) into s and k."""
+    return b"".join(b"[%c%c]" % (c, c ^ 0x20) if chr(c).isascii() and chr(c).isalpha() else bytes([c]) for c in pattern)
+
+
 # How the key of an assignment ends (case-insensitively); the rest of the key name is read backwards in Python.
 _KEY_END = (
     rb"pass(?:word|wd|phrase)?|secret|token|auth(?:orization)?|credentials?"
@@ -48,13 +54,13 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("pypi_token", rb"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40,}"),
     ("sendgrid_key", rb"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
     ("jwt", rb"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
-    ("bearer_token", rb"\b(?i:bearer)[ \t]+[A-Za-z0-9._~+/\-]{16,}=*"),
+    ("bearer_token", rb"\b" + _ci(b"bearer") + rb"[ \t]+[A-Za-z0-9._~+/\-]{16,}=*"),
     ("url_password", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'\\]*:[^\s/@\"'\\]+@"),
-    ("cli_flag", rb"--(?i:[a-z0-9_\-]*(?:" + _KEYWORDS + rb")[a-z0-9_\-]*)[ \t]+[^\s\\\-]"),
+    ("cli_flag", rb"--[A-Za-z0-9_\-]*(?:" + _ci(_KEYWORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
     # Starts at the key's last word (`DB_PASSWORD` matches at PASSWORD): a leading `[a-z_]*` would cost 3x in the DFA,
     # and ending the key on a known word keeps max_tokens / token_count / password_hash from being candidates at all.
     # The 4 value bytes keep `token: str`, `password=""` and `'Authorization': f'...'` out of the Python validation.
-    ("assignment", rb"(?i:" + _KEY_END + rb")" + _SEPARATOR + rb"[ \t]*(?:\\*[\"'])?[^\s\"'\\&;]{4}"),
+    ("assignment", rb"(?:" + _ci(_KEY_END) + rb")" + _SEPARATOR + rb"[ \t]*(?:\\*[\"'])?[^\s\"'\\&;]{4}"),
 )
 
 # Kinds a redaction can be counted under (assignments are refined by key name, tokens in values by their format).
@@ -69,9 +75,7 @@ KINDS: tuple[str, ...] = (
 # Literal substrings (lowercase) at least one of which every match contains: text without any is returned unchanged.
 ANCHORS: tuple[str, ...] = (
     "-----begin", "akia", "asia", "gh", "sk-", "k_live_", "xox", "xapp-", "hooks.slack.com", "aiza", "glpat-", "hf_",
-    "npm_", "pypi-", "sg.", "eyj", "bearer", "://", "pass", "secret", "token", "api_key", "api-key", "apikey",
-    "access_key", "access-key", "accesskey", "private_key", "private-key", "privatekey", "auth", "credential",
-    "accountkey",
+    "npm_", "pypi-", "sg.", "eyj", "bearer", "://", "pass", "secret", "token", "auth", "credential", "key",
 )  # fmt: skip
 
 

@@ -133,7 +133,7 @@ _separators = st.sampled_from([" ", "\n", "\t", " : ", "\n\n", " (", ") "])
 
 
 @FAST
-@given(st.text(max_size=300))
+@given(st.text(st.characters(blacklist_categories=()), max_size=300))  # lone surrogates included
 def test_never_raises_on_arbitrary_text(text):
     result = redact(text)
     assert isinstance(result.text, str)
@@ -147,9 +147,7 @@ def test_output_never_contains_a_planted_secret(before, secret, after, sep1, sep
     assert secret.secret not in redact_text(text)
 
 
-_no_anchor_text = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="-_:/=@"), max_size=400
-).filter(lambda t: not has_anchor(t))
+_no_anchor_text = st.text(max_size=400).filter(lambda t: not has_anchor(t))
 
 
 @FAST
