@@ -24,6 +24,15 @@ _BLOCK = re.compile(r"<!-- memtui:offline:begin[^\n]*-->\n.*?<!-- memtui:offline
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.-]{2,}")
 _STOP = frozenset(
     [
+        "doesn",
+        "don",
+        "didn",
+        "out",
+        "why",
+        "how",
+        "find",
+        "please",
+        "thanks",
         "the",
         "and",
         "for",
@@ -87,7 +96,6 @@ _STOP = frozenset(
     ]
 )
 _DIGITS4 = re.compile(r"(?:\D*\d){4}")  # ids, hashes and dates make poor keywords
-_PREF = re.compile(r"\b(prefer|prefers|preferred|always|never|asked|wants|insist)", re.I)
 
 
 def _title(memory: Stage1Output) -> str:
@@ -117,13 +125,41 @@ def _keywords(memory: Stage1Output, limit: int = 6) -> tuple[str, ...]:
     return tuple(words[:limit])
 
 
-def _bullets(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("---"):
+_META_KEYS = ("description:", "task:", "task_group:", "task_outcome:", "cwd:", "keywords:")
+_SECTIONS = {
+    "preference signals": "preferences",
+    "user preferences": "preferences",
+    "reusable knowledge": "knowledge",
+    "failures and how to do differently": "failures",
+}
+SECTION_TITLES = {
+    "preferences": "User preferences",
+    "knowledge": "Reusable knowledge",
+    "failures": "Failures and how to do differently",
+}
+
+
+def _sections(raw_memory: str) -> dict[str, list[str]]:
+    """Sort a raw memory's bullets into the MEMORY.md block sections (reference §8.5).
+
+    Front matter, task headers and the metadata lines Phase 1 repeats per task are dropped: they
+    already live in the task's heading, keywords and rollout_summary_files pointer.
+    """
+    out: dict[str, list[str]] = {key: [] for key in SECTION_TITLES}
+    lines = raw_memory.strip().splitlines()
+    start = 0
+    if lines and lines[0].strip() == "---":
+        start = next((i + 1 for i in range(1, len(lines)) if lines[i].strip() == "---"), len(lines))
+    current = "knowledge"
+    for line in lines[start:]:
+        text = line.strip()
+        if not text or text == "---" or text.startswith(("#", "_")) or text.lower().startswith(_META_KEYS):
             continue
-        out.append("- " + line.lstrip("#*-> ").strip())
+        heading = text.rstrip(":").lower()
+        if text.endswith(":") and heading in _SECTIONS:
+            current = _SECTIONS[heading]
+            continue
+        out[current].append(text.lstrip("*-> ").strip())
     return out
 
 
@@ -142,6 +178,7 @@ def render_memory_block(memories: list[Stage1Output]) -> str:
     for cwd, items in _groups(memories):
         lines += ["", f"# Task Group: {cwd}", f"scope: sessions run in {cwd}"]
         lines.append(f"applies_to: cwd={cwd}; reuse_rule=apply when working in this project")
+        sections: dict[str, list[str]] = {key: [] for key in SECTION_TITLES}
         for m in items:
             n += 1
             stem = summary_stem(m)
@@ -151,9 +188,11 @@ def render_memory_block(memories: list[Stage1Output]) -> str:
                 f"updated_at={clock.iso(m.source_updated_at)}, thread_id={m.thread_id})"
             )
             lines += ["", "### keywords", "- " + (", ".join(_keywords(m)) or "none")]
-            learned = _bullets(m.raw_memory)
-            if learned:
-                lines += ["", "### learnings", *learned]
+            for key, bullets in _sections(m.raw_memory).items():
+                sections[key] += [f"- {b} [Task {n}]" for b in bullets]
+        for key, title in SECTION_TITLES.items():
+            if sections[key]:
+                lines += ["", f"## {title}", *dict.fromkeys(sections[key])]
     if not memories:
         lines += ["", "No memories selected yet."]
     lines.append(END)
@@ -177,7 +216,7 @@ def render_summary(memories: list[Stage1Output]) -> str:
         "no model was used, so no profile was inferred."
     )
     lines += ["", "## User preferences"]
-    prefs = [b for m in memories for b in _bullets(m.raw_memory) if _PREF.search(b)]
+    prefs = [f"- {b}" for m in memories for b in _sections(m.raw_memory)["preferences"]]
     lines += list(dict.fromkeys(prefs))[:20] or ["- none recorded yet"]
     lines += [
         "",

@@ -1,0 +1,65 @@
+"""The offline consolidator's MEMORY.md block follows the reference's task-group schema (§8.5)."""
+
+from memtui.phase2.offline import _sections, render_memory_block
+from memtui.state.selection import Stage1Output
+
+RAW = """---
+description: explicit user statements from: Fix the flaky test
+task: Fix the flaky test
+task_group: shop-api
+task_outcome: success
+cwd: /src/shop
+keywords: test, tz
+---
+_Extracted offline by memtui (no model): a deterministic digest of the rollout._
+
+### Task 1: Fix the flaky test
+task: Fix the flaky test
+Preference signals:
+- the user said: "always run tests with TZ=UTC" -> follow this
+Reusable knowledge:
+- `TZ=UTC pnpm test` reproduces CI
+Failures and how to do differently:
+- `pnpm test` failed locally
+"""
+
+
+def _memory(**kw) -> Stage1Output:
+    base = dict(
+        thread_id="019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b",
+        source_updated_at=1_783_684_800,
+        raw_memory=RAW,
+        rollout_summary="# Fix the flaky test\n",
+        rollout_slug="fix_flaky_test",
+        cwd="/src/shop",
+        rollout_path="/r.jsonl",
+        git_branch=None,
+        generated_at=1_783_684_800,
+        usage_count=None,
+        last_usage=None,
+    )
+    base.update(kw)
+    return Stage1Output(**base)
+
+
+def test_sections_drop_metadata_and_sort_bullets():
+    sections = _sections(RAW)
+    assert sections["preferences"] == ['the user said: "always run tests with TZ=UTC" -> follow this']
+    assert sections["knowledge"] == ["`TZ=UTC pnpm test` reproduces CI"]
+    assert sections["failures"] == ["`pnpm test` failed locally"]
+
+
+def test_free_text_without_headings_is_kept_as_knowledge():
+    assert _sections("Use uv, not pip.\n\nRun make lint first.")["knowledge"] == [
+        "Use uv, not pip.",
+        "Run make lint first.",
+    ]
+
+
+def test_block_has_task_group_sections_with_task_references():
+    block = render_memory_block([_memory()])
+    assert "# Task Group: /src/shop" in block
+    assert "## Task 1: Fix the flaky test" in block
+    assert '## User preferences\n- the user said: "always run tests with TZ=UTC" -> follow this [Task 1]' in block
+    assert "## Failures and how to do differently\n- `pnpm test` failed locally [Task 1]" in block
+    assert "task_group:" not in block and "description:" not in block
