@@ -432,3 +432,35 @@ def test_updated_at_is_the_file_mtime_not_the_clock(ctx, isolated_env, frozen_cl
     run_ingest(ctx)
     t = get_thread(ctx.conn, TID)
     assert t.updated_at == 1_700_000_000 and t.ingested_at == frozen_clock == clock.now_s()
+
+
+@pytest.mark.parametrize("where", ["start", "end", "both"])
+def test_citation_line_numbers_are_exact(isolated_env, where):
+    from memtui.ingest import read_file
+    from memtui.rollouts.discover import discover
+
+    cited = (
+        "ok\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-2|note=[n]\n</citation_entries>\n</oai-mem-citation>"
+    )
+    answers = ["plain"] * 30
+    if where in ("start", "both"):
+        answers[0] = cited
+    if where in ("end", "both"):
+        answers[-1] = cited
+    path = write_codex_rollout(
+        isolated_env["CODEX_HOME"],
+        thread_id=TID,
+        user_messages=[f"q{i}" for i in range(30)],
+        assistant_messages=answers,
+        extra_lines=["", "not json"],  # bad lines do not shift the numbering
+    )
+    expected = [
+        i
+        for i, raw in enumerate(path.read_bytes().split(b"\n"), 1)
+        if b"oai-mem-citation" in raw and b'"type":"response_item"' in raw  # the event copy has no memory_citation
+    ]
+    (found,) = [f for f in discover(open_context().paths) if f.path == str(path)]
+    result, citations = read_file(found, 0)
+    assert len(expected) == (2 if where == "both" else 1)
+    assert result.citation_lines == expected
+    assert [c.key for c in citations] == [f"{TID}:{n}" for n in expected]

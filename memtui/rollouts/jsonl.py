@@ -183,19 +183,39 @@ def count_lines(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
-def marker_lines(data: bytes, marker: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(lineno, object)`` for each line containing ``marker``: one ``bytes.find`` pass, parsing only the hits."""
+def marker_lines(data: bytes, marker: bytes, lines: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(lineno, object)`` for each line containing ``marker``: one ``bytes.find`` pass, parsing only the hits.
+
+    Line numbers are counted from the start or, when the file's line count is given and the hits sit near the
+    end (the usual place of a citation), backwards from the end: either way only one stretch is counted."""
+    spans: list[tuple[int, int]] = []
     pos = data.find(marker)
-    lineno, counted_to = 1, 0
     while pos >= 0:
         start, end = line_bounds(data, pos)
-        lineno += data.count(b"\n", counted_to, start)
-        counted_to = start
+        spans.append((start, end))
+        pos = data.find(marker, end + 1)
+    if not spans:
+        return
+    numbers: list[int] = []
+    if lines is not None and len(data) - spans[0][0] < spans[-1][0]:
+        newlines = lines - (0 if data.endswith(b"\n") else 1)
+        after, counted_from = 0, len(data)
+        for start, _ in reversed(spans):
+            after += data.count(b"\n", start, counted_from)
+            counted_from = start
+            numbers.append(newlines - after + 1)
+        numbers.reverse()
+    else:
+        lineno, counted_to = 1, 0
+        for start, _ in spans:
+            lineno += data.count(b"\n", counted_to, start)
+            counted_to = start
+            numbers.append(lineno)
+    for lineno, (start, end) in zip(numbers, spans, strict=True):
         line = strip_line(data[start:end], first=start == 0)
         obj = None if is_blank(line) else loads_line(line)
         if obj is not None:
             yield lineno, obj
-        pos = data.find(marker, end + 1)
 
 
 def iter_head_objects(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
