@@ -304,7 +304,7 @@ class MemtuiApp(App[int]):
         rows = []
         for active in self.screen.active_bindings.values():
             binding = active.binding
-            if binding.action in ("help_quit",) or binding.system:
+            if binding.action in ("help_quit",) or binding.system or not (binding.id or binding.show):
                 continue
             rows.append((self.get_key_display(binding), binding.description or binding.action, binding.id or ""))
         self.push_screen(HelpScreen(rows, str(self.ctx.paths.home)))

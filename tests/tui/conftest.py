@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,34 +11,55 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
 
 from memtui import clock
+from memtui.context import Context
 from memtui.tui.app import MemtuiApp, make_app
-from tests.tui.homes import FROZEN_NOW, GIT_DATE, build_ui_home
+from tests.tui.homes import FROZEN_NOW, GIT_DATE, build_snapshot_home, build_ui_home
 
 SIZE = (120, 36)
 
 
-@pytest.fixture(scope="session")
-def template_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    home = tmp_path_factory.mktemp("template") / "home"
+def _template(factory: pytest.TempPathFactory, build: Callable[[Path], Context]) -> Path:
+    home = factory.mktemp("template") / "home"
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GIT_AUTHOR_DATE", GIT_DATE)
         mp.setenv("GIT_COMMITTER_DATE", GIT_DATE)
         clock.freeze(FROZEN_NOW)
         try:
-            build_ui_home(home).close()
+            build(home).close()
         finally:
             clock.reset()
-    yield home
+    return home
+
+
+@pytest.fixture(scope="session")
+def template_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Rows plus a real offline Phase 2 run awaiting review (approve and reject act on it)."""
+    return _template(tmp_path_factory, build_ui_home)
+
+
+@pytest.fixture(scope="session")
+def snapshot_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Rows plus fixed memory files and a fixed run awaiting review: snapshots track the UI only."""
+    return _template(tmp_path_factory, build_snapshot_home)
+
+
+def _copy(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("GIT_AUTHOR_DATE", GIT_DATE)
+    monkeypatch.setenv("GIT_COMMITTER_DATE", GIT_DATE)
+    home = tmp_path / "ui-home"
+    shutil.copytree(template, home, symlinks=True)
+    monkeypatch.setenv("MEMTUI_HOME", str(home))
+    return home
 
 
 @pytest.fixture
 def ui_home(template_home: Path, tmp_path: Path, frozen_clock: int, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("GIT_AUTHOR_DATE", GIT_DATE)
-    monkeypatch.setenv("GIT_COMMITTER_DATE", GIT_DATE)
-    home = tmp_path / "ui-home"
-    shutil.copytree(template_home, home, symlinks=True)
-    monkeypatch.setenv("MEMTUI_HOME", str(home))
-    return home
+    return _copy(template_home, tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def snapshot_home(snapshot_template: Path, tmp_path: Path, frozen_clock: int, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return _copy(snapshot_template, tmp_path, monkeypatch)
 
 
 def app_for(home: Path) -> MemtuiApp:

@@ -1,3 +1,4 @@
+# ruff: noqa: W293  (REVIEW_DIFF holds git context lines that are a single space)
 """Deterministic memtui homes for the TUI tests, the screenshot script and the benchmark.
 
 Rows go in with SQL (every stage-1 status the Rollouts screen can show), the conversation is a real Codex
@@ -325,6 +326,81 @@ def pin_git_dates() -> None:
     """Commit ids depend on dates: pin them (the caller restores the environment if it cares)."""
     os.environ["GIT_AUTHOR_DATE"] = GIT_DATE
     os.environ["GIT_COMMITTER_DATE"] = GIT_DATE
+
+
+REVIEW_DIFF = """diff --git a/MEMORY.md b/MEMORY.md
+index 1111111..2222222 100644
+--- a/MEMORY.md
++++ b/MEMORY.md
+@@ -4,7 +4,8 @@ applies_to: cwd=/home/ana/src/shop-api
+ 
+ ## Task 1: timezone-dependent checkout test
+ - CI runs in UTC; reproduce locally with `TZ=UTC pnpm test checkout`.
+-- `startOfWeek` depends on the machine timezone |note=[keep literal]
++- `startOfWeek` depends on the machine timezone; pin `TZ=UTC` in the test script.
++- The failing run printed OPENAI_API_KEY=[REDACTED_SECRET]; rotate it.
+ 
+ # Task Group: infra terraform
+ - Never run `terraform apply` without showing the plan first.
+@@ -12,3 +13,6 @@ applies_to: cwd=/home/ana/src/shop-api
+ - Use `AWS_PROFILE=infra` for the state bucket.
++
++# Task Group: docs-site
++- Serve mkdocs on 127.0.0.1:8001 (8000 is the API).
+diff --git a/memory_summary.md b/memory_summary.md
+index 3333333..4444444 100644
+--- a/memory_summary.md
++++ b/memory_summary.md
+@@ -1,3 +1,4 @@
+ v1
+ - shop-api: CI runs in UTC.
+ - infra: plan before apply.
++- docs-site: mkdocs on port 8001.
+diff --git a/rollout_summaries/2026-07-09T12-00-00-tqt7-docs_preview.md b/rollout_summaries/2026-07-09T12-00-00-tqt7-docs_preview.md
+new file mode 100644
+index 0000000..5555555
+--- /dev/null
++++ b/rollout_summaries/2026-07-09T12-00-00-tqt7-docs_preview.md
+@@ -0,0 +1,2 @@
++# Docs preview
++mkdocs serve failed because port 8000 was taken.
+diff --git a/rollout_summaries/old_note.md b/rollout_summaries/old_note.md
+deleted file mode 100644
+index 6666666..0000000
+--- a/rollout_summaries/old_note.md
++++ /dev/null
+@@ -1 +0,0 @@
+-# An old note nobody cited in 30 days
+"""
+
+SUMMARY_MD = "v1\n- shop-api: CI runs in UTC.\n- infra: plan before apply.\n"
+
+
+def build_snapshot_home(home: Path) -> Context:
+    """Like ``build_ui_home`` but the memory files and the run awaiting review are fixed text, so snapshots
+    change only when the UI does (not when the offline consolidator's wording changes)."""
+    ctx = build_ui_home(home, phase2=False)
+    root = ctx.paths.memory_root
+    (root / "MEMORY.md").write_text(MEMORY_MD, encoding="utf-8")
+    (root / "memory_summary.md").write_text(SUMMARY_MD, encoding="utf-8")
+    from memtui.phase2.review import baseline_commit
+
+    commit = baseline_commit(ctx)
+    # A person's pending edit, shown by the memory editor as the diff against the baseline.
+    (root / "MEMORY.md").write_text(MEMORY_MD.replace("plan first.", "plan first (ask Ana)."), encoding="utf-8")
+    stat = [
+        ["M", "MEMORY.md"],
+        ["M", "memory_summary.md"],
+        ["A", "rollout_summaries/2026-07-09T12-00-00-tqt7-docs_preview.md"],
+        ["D", "rollout_summaries/old_note.md"],
+    ]
+    ctx.conn.execute(
+        """INSERT INTO phase2_runs (status, started_at, finished_at, offline, baseline_commit, diff, stat, selected,
+                                    claimed_watermark, new_watermark)
+           VALUES ('awaiting_review', ?, ?, 1, ?, ?, ?, '[]', 0, ?)""",
+        (FROZEN_NOW - 600, FROZEN_NOW - 590, commit, REVIEW_DIFF, json.dumps(stat), FROZEN_NOW - DAY),
+    )
+    return ctx
 
 
 def build_ui_home(home: Path, *, phase2: bool = True) -> Context:

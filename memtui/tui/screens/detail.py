@@ -105,11 +105,11 @@ class RolloutDetailScreen(MemtuiScreen):
     def on_mount(self) -> None:
         table = self.query_one("#job-history", DataTable)
         for key, label, width in [
-            ("started", "Started", 16),
-            ("outcome", "Outcome", 10),
-            ("tokens", "Tokens", 11),
-            ("latency", "Latency", 7),
-            ("redactions", "Redacted", 8),
+            ("started", "Started", 11),
+            ("outcome", "Outcome", 9),
+            ("tokens", "Tokens", 9),
+            ("latency", "Time", 6),
+            ("redactions", "Red.", 4),
             ("error", "Error", 40),
         ]:
             table.add_column(label, key=key, width=width)
@@ -185,7 +185,7 @@ class RolloutDetailScreen(MemtuiScreen):
                     reds = "?"
             tokens = "-" if run.get("prompt_tokens") is None else f"{run['prompt_tokens']}/{run['completion_tokens']}"
             table.add_row(
-                Text(ops.fmt_time(run["started_at"])),
+                Text(ops.fmt_time(run["started_at"])[5:]),
                 Text(("no-op" if run.get("noop") else run.get("outcome")) or "running"),
                 Text(tokens),
                 Text("-" if run.get("latency_ms") is None else f"{run['latency_ms'] / 1000:.1f}s"),

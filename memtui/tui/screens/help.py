@@ -31,7 +31,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
             yield Static(Content("memtui help"), classes="dialog-title")
-            yield Static(Content(INTRO + f"\nHome: {self.home}"), id="help-intro")
+            yield Static(Content(INTRO), id="help-intro")
             yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:

@@ -21,23 +21,33 @@ from memtui.tui.widgets.windowed_table import WindowedTable
 
 COLUMNS: list[tuple[str, str, int]] = [
     ("kind", "Kind", 7),
-    ("job", "Job", 34),
-    ("status", "Status", 8),
+    ("job", "Job", 28),
+    ("status", "Status", 7),
     ("left", "Left", 4),
-    ("owner", "Lease owner", 14),
-    ("lease", "Lease until", 16),
-    ("retry", "Retry at", 16),
-    ("tokens", "Tokens in/out", 13),
-    ("latency", "Latency", 8),
+    ("owner", "Lease owner", 11),
+    ("lease", "Lease until", 11),
+    ("retry", "Retry at", 11),
+    ("tokens", "Tokens i/o", 11),
+    ("latency", "Latency", 7),
     ("error", "Last error", 60),
 ]
+
+
+def short_time(ts: int | None) -> str:
+    return ops.fmt_time(ts)[5:] if ts else "-"
+
+
+def short_project(cwd: str) -> str:
+    parts = [p for p in cwd.split("/") if p]
+    return "/".join(parts[-2:]) if len(parts) > 2 else cwd
+
 
 STATUS_STYLE = {"done": "green", "error": "bold red", "running": "yellow", "stale": "bold magenta", "pending": "cyan"}
 
 
 def job_cells(j: views.JobRow) -> list[Any]:
     kind = "Phase 2" if j.kind == views.GLOBAL else "Stage 1"
-    label = j.job_key if j.kind == views.GLOBAL else f"{j.job_key[:12]}  {j.label}"
+    label = j.job_key if j.kind == views.GLOBAL else f"{j.job_key[:8]}  {short_project(j.label)}"
     tokens = "-" if j.prompt_tokens is None else f"{j.prompt_tokens:,}/{j.completion_tokens or 0:,}"
     latency = "-" if j.latency_ms is None else f"{j.latency_ms / 1000:.1f}s"
     return [
@@ -46,8 +56,8 @@ def job_cells(j: views.JobRow) -> list[Any]:
         Text(j.status, style=STATUS_STYLE.get(j.status, "")),
         Text(str(j.retry_remaining), justify="right"),
         Text(j.worker_id or "-", no_wrap=True, overflow="ellipsis"),
-        Text(ops.fmt_time(j.lease_until) if j.status in ("running", "stale") else "-"),
-        Text(ops.fmt_time(j.retry_at)),
+        Text(short_time(j.lease_until) if j.status in ("running", "stale") else "-"),
+        Text(short_time(j.retry_at)),
         Text(tokens, justify="right"),
         Text(latency, justify="right"),
         Text(j.last_error.replace("\n", " ") or "-", style="red" if j.last_error else "dim", no_wrap=True),

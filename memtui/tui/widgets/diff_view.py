@@ -12,6 +12,9 @@ from textual.highlight import HighlightTheme, highlight
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from memtui.redact import PLACEHOLDER
+from memtui.tui.widgets.text import REDACTION_STYLE
+
 
 class DiffTheme(HighlightTheme):
     """Textual's default theme has no style for inserted/deleted lines; add them."""
@@ -23,6 +26,16 @@ class DiffTheme(HighlightTheme):
         Token.Generic.Heading: "bold $text-primary",
         Token.Generic.Subheading: "$text-accent",
     }
+
+
+def mark_placeholders(content: Content) -> Content:
+    """Redactions stay visible in a diff too."""
+    text = content.plain
+    start = text.find(PLACEHOLDER)
+    while start != -1:
+        content = content.stylize(REDACTION_STYLE, start, start + len(PLACEHOLDER))
+        start = text.find(PLACEHOLDER, start + 1)
+    return content
 
 
 @dataclass
@@ -88,7 +101,7 @@ class HunkView(Static):
     """
 
     def __init__(self, hunk: Hunk, index: int, of_file: tuple[int, int]) -> None:
-        super().__init__(highlight(hunk.text, language="diff", theme=DiffTheme), markup=False)
+        super().__init__(mark_placeholders(highlight(hunk.text, language="diff", theme=DiffTheme)), markup=False)
         self.hunk = hunk
         self.index = index
         self.border_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}")

@@ -1,0 +1,71 @@
+"""One snapshot per screen at 120x36 from the fixture home (frozen clock, pinned git dates, no cursor blink).
+
+Create or refresh the baselines with ``pytest tests/tui --snapshot-update`` and look at the SVGs before committing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input
+
+from tests.tui.conftest import SIZE, app_for, settle
+from tests.tui.homes import ANSWER, T_DOCS
+
+
+def steps(*keys: str, then: Callable[[Pilot], Awaitable[None]] | None = None) -> Callable[[Pilot], Awaitable[None]]:
+    async def run_before(pilot: Pilot) -> None:
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        if then is not None:
+            await then(pilot)
+            await settle(pilot)
+
+    return run_before
+
+
+async def _filter(pilot: Pilot) -> None:
+    pilot.app.screen.query_one("#filter", Input).value = "shop-api"
+    pilot.app.screen.query_one("#rollouts", DataTable).focus()
+
+
+async def _detail(pilot: Pilot) -> None:
+    pilot.app.open_rollout(T_DOCS)  # type: ignore[attr-defined]
+    await settle(pilot)
+    await pilot.press("o")
+
+
+async def _answer(pilot: Pilot) -> None:
+    pilot.app.screen.set_answer(ANSWER)  # type: ignore[attr-defined]
+
+
+async def _jump(pilot: Pilot) -> None:
+    await _answer(pilot)
+    await settle(pilot)
+    pilot.app.screen.query_one("#entries", DataTable).focus()
+    await pilot.press("enter")
+
+
+CASES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
+    "rollouts": steps(),
+    "rollouts_filtered": steps(then=_filter),
+    "rollout_detail": steps(then=_detail),
+    "jobs": steps("2"),
+    "review": steps("3", "right_square_bracket"),
+    "review_reject_dialog": steps("3", "x"),
+    "memory": steps("4"),
+    "citations": steps("5", then=_answer),
+    "citation_jump": steps("5", then=_jump),
+    "help": steps("f1"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_screen(case: str, snapshot_home: Path, snap_compare: Any) -> None:
+    assert snap_compare(app_for(snapshot_home), terminal_size=SIZE, run_before=CASES[case])
