@@ -98,11 +98,15 @@ def _find_key(value: Any, key: str) -> str | None:
     return None
 
 
-def _first_envelope(data: bytes, type_name: str) -> tuple[int, dict[str, Any]] | None:
-    """The first line whose envelope ``type`` is ``type_name``, and its line number."""
-    for lineno, obj in jsonl.marker_lines(data, b'"type":"' + type_name.encode() + b'"'):
-        if obj.get("type") == type_name and isinstance(obj.get("payload"), dict):
-            return lineno, obj
+def _first_envelope(data: bytes, type_name: str) -> dict[str, Any] | None:
+    """The first line whose envelope ``type`` is ``type_name`` (searched lazily: usually within the head)."""
+    needle = b'"type":"' + type_name.encode() + b'"'
+    pos = data.find(needle)
+    while pos >= 0:
+        nxt, obj = jsonl.object_at(data, pos)
+        if obj is not None and obj.get("type") == type_name and isinstance(obj.get("payload"), dict):
+            return obj
+        pos = data.find(needle, nxt)
     return None
 
 
@@ -178,7 +182,7 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
     warnings = [w for w in (stats.describe(),) if w]
 
     found = _first_envelope(data, "session_meta")
-    meta = SessionMeta.model_validate(found[1]["payload"]) if found else None
+    meta = SessionMeta.model_validate(found["payload"]) if found else None
     thread_id = meta.thread_id if meta else None
     if not thread_id:
         thread_id = thread_id_from_name(path.name)
@@ -186,12 +190,12 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
             result.reason = SKIP_NO_META
             return result
         warnings.insert(0, "no session_meta; id taken from the file name")
-    payload = found[1]["payload"] if found else {}
+    payload = found["payload"] if found else {}
     source, detail, parent = session_source(meta.source if meta else None, payload)
     turn = _first_envelope(data, "turn_context")
-    turn_payload = turn[1]["payload"] if turn else {}
+    turn_payload = turn["payload"] if turn else {}
     git = meta.git if meta else None
-    created = iso_to_epoch((meta.timestamp if meta else None) or (found[1].get("timestamp") if found else None))
+    created = iso_to_epoch((meta.timestamp if meta else None) or (found.get("timestamp") if found else None))
     result.thread = Thread(
         id=thread_id,
         source_kind="codex",
