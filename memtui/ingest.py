@@ -10,6 +10,7 @@ it finished and the next run carries on from there. Only the state database (und
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -115,11 +116,13 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
 
     batch: list[tuple[FileResult, list[Any]]] = []
     claimed: dict[str, FileResult] = {}  # thread id -> the file holding it in this run
-    # Sequential on purpose: a read-ahead thread measured no better on 2 cores (the CPU work dominates).
+    # No reader thread (measured no better on 2 cores); the kernel reads ahead while this thread parses.
+    readahead = _ReadAhead(todo)
     for i, f in enumerate(todo, 1):
         if cancel is not None and cancel.is_set():
             summary.cancelled = True
             break
+        readahead.advance(i)
         batch.append(read_file(f, now))
         if len(batch) >= BATCH:
             _flush(ctx, batch, known, found_paths, claimed, summary, now)
@@ -132,6 +135,40 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.missing = store.mark_missing(conn, vanished)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+class _ReadAhead:
+    """Ask the kernel (``POSIX_FADV_WILLNEED``) to start reading the next files into the page cache, so a cold
+    first ingest overlaps disk reads with parsing (measured: 2.5x -> 2.2x the raw read). No-op where unsupported."""
+
+    WINDOW_BYTES = 64 * 1024 * 1024
+
+    def __init__(self, todo: list[Found]) -> None:
+        self.todo = todo
+        self.next = 0  # first file not hinted yet
+        self.ahead = 0  # bytes hinted but not yet read
+        self.enabled = hasattr(os, "posix_fadvise")
+
+    def advance(self, current: int) -> None:
+        """``current``: 1-based index of the file about to be read."""
+        if not self.enabled:
+            return
+        if current >= 2 and current - 2 < self.next:
+            self.ahead -= self.todo[current - 2].size  # the previous file has been read
+        while self.next < len(self.todo) and self.ahead < self.WINDOW_BYTES:
+            f = self.todo[self.next]
+            self.next += 1
+            self.ahead += f.size
+            try:
+                fd = os.open(f.path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
 
 
 def _flush(
