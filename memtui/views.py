@@ -48,10 +48,11 @@ ROLLOUT_SORTS: dict[str, str] = {
     "preview": "t.preview",
 }
 
+# Each term must match one of these (OR short-circuits, which beats one concatenated haystack per row).
 _FILTER_COLUMNS = (
-    "t.id",
-    "COALESCE(t.cwd,'')",
     "t.preview",
+    "COALESCE(t.cwd,'')",
+    "t.id",
     "t.source_kind",
     "t.session_source",
     "COALESCE(t.title,'')",

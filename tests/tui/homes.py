@@ -49,7 +49,7 @@ ANSWER = """The failure is timezone-dependent: CI runs in UTC. Run `TZ=UTC pnpm 
 <oai-mem-citation>
 <citation_entries>
 MEMORY.md:5-7|note=[CI runs in UTC [see checkout]]
-MEMORY.md:11-12|note=[terraform plan first]
+MEMORY.md:9-11|note=[terraform plan first]
 MEMORY.md:40-44|note=[out of range]
 missing.md:1-2|note=[no such file]
 </citation_entries>

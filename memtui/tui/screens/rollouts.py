@@ -122,10 +122,22 @@ class RolloutsScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="rollouts-page", exit_on_error=False)
     def _fetch(self, index: int, total: int | None, filter_text: str, sort: str, descending: bool, window: int) -> None:
+        """Rows first, count after: a new filter paints its first window before the full count is known."""
         worker = get_current_worker()
         started = time.perf_counter()
         conn = self.mapp.ctx.new_conn()
         try:
+            if total is None and index == 0:
+                rows = views.rollout_rows(conn, filter_text, sort, descending, 0, window)
+                exact = len(rows) < window
+                if worker.is_cancelled:
+                    return
+                self.app.call_from_thread(self._show, 0, len(rows), rows, 0, started, exact)
+                if not exact:
+                    total = views.count_rollouts(conn, filter_text)
+                    if not worker.is_cancelled:
+                        self.app.call_from_thread(self._set_total, total)
+                return
             if total is None:
                 total = views.count_rollouts(conn, filter_text)
             index = min(max(index, 0), max(total - 1, 0))
@@ -136,8 +148,17 @@ class RolloutsScreen(MemtuiScreen):
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show, offset, total, rows, index, started)
 
-    def _show(self, offset: int, total: int, rows: list[views.RolloutRow], index: int, started: float) -> None:
+    def _set_total(self, total: int) -> None:
         table = self.query_one(WindowedTable)
+        table.row_total = total
+        self.counted = True
+        self._update_position()
+
+    def _show(
+        self, offset: int, total: int, rows: list[views.RolloutRow], index: int, started: float, exact: bool = True
+    ) -> None:
+        table = self.query_one(WindowedTable)
+        self.counted = exact
         self.rows = {r.id: r for r in rows}
         table.show_window(offset, total, [(r.id, row_cells(r)) for r in rows], index)
         self._update_position()
@@ -157,7 +178,8 @@ class RolloutsScreen(MemtuiScreen):
 
     def _update_position(self) -> None:
         table = self.query_one(WindowedTable)
-        text = f"{table.absolute_row + 1:,} of {table.row_total:,}" if table.row_total else "0 rollouts"
+        of = f"{table.row_total:,}" if getattr(self, "counted", True) else f"{table.row_total:,}+"
+        text = f"{table.absolute_row + 1:,} of {of}" if table.row_total else "0 rollouts"
         self.query_one("#position", Label).update(text)
         self._show_row_detail()
 

@@ -18,7 +18,7 @@ from textual.widgets import DataTable
 
 
 class WindowedTable(DataTable):
-    WINDOW = 200
+    WINDOW = 100  # rows held at once: a few screens' worth; building them is most of a filter's cost
 
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),

@@ -1,0 +1,141 @@
+"""TUI benchmark (headless): launch to first paint of the Rollouts screen, and applying a filter.
+
+Builds a home with N indexed threads (inserted with executemany; a tenth with stage-1 jobs and outputs), then
+runs the app headless at 120x36 and times, in one process:
+  - launch -> first paint: from constructing the app to the first window of rows painted;
+  - filter: from setting the filter text to the filtered window painted (substring, status:, no match).
+
+    .venv/bin/python benchmarks/tui.py                 # 10,000 and 100,000 threads
+    .venv/bin/python benchmarks/tui.py --sizes 20000
+
+Targets: first paint < 1 s at 10k and < 2 s at 100k; a filter < 200 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT.parent))
+
+from memtui.context import open_context  # noqa: E402
+
+PROJECTS = ["shop-api", "infra", "docs-site", "mobile", "dotfiles", "data-pipeline", "web", "ml-notebooks"]
+NOW = 1_783_684_800
+
+
+def build_home(home: Path, n: int) -> float:
+    started = time.perf_counter()
+    ctx = open_context(home=home)
+    conn = ctx.conn
+    rows = []
+    for i in range(n):
+        project = PROJECTS[i % len(PROJECTS)]
+        rows.append(
+            (
+                f"019e{i:08x}-0000-7000-8000-{i:012x}",
+                "codex" if i % 5 else "claude",
+                f"/home/ana/.codex/sessions/2026/07/rollout-{i}.jsonl",
+                f"/home/ana/src/{project}",
+                "cli" if i % 7 else "exec",
+                NOW - i * 37,
+                f"Session {i} about {project}: fix the flaky test number {i % 97}",
+                1000 + (i * 7919) % 500_000,
+                NOW,
+            )
+        )
+    conn.execute("BEGIN")
+    conn.executemany(
+        """INSERT INTO threads (id, source_kind, path, cwd, session_source, updated_at, preview, bytes, ingested_at)
+           VALUES (?,?,?,?,?,?,?,?,?)""",
+        rows,
+    )
+    tenth = rows[::10]
+    conn.executemany(
+        "INSERT INTO jobs (kind, job_key, status, retry_remaining, input_watermark) VALUES "
+        "('memory_stage1', ?, ?, 3, ?)",
+        [(r[0], "done" if j % 4 else "error", r[5]) for j, r in enumerate(tenth)],
+    )
+    conn.executemany(
+        "INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, generated_at,"
+        " usage_count) VALUES (?, ?, '- a memory', '# summary', ?, ?)",
+        [(r[0], r[5], NOW, j % 5) for j, r in enumerate(tenth) if j % 4],
+    )
+    conn.execute("COMMIT")
+    ctx.close()
+    return time.perf_counter() - started
+
+
+async def measure(home: Path, filters: list[str], repeats: int) -> tuple[float, dict[str, list[float]]]:
+    from memtui.tui.app import make_app
+    from memtui.tui.screens.rollouts import RolloutsScreen
+    from memtui.tui.widgets.windowed_table import WindowedTable
+
+    async def wait_loads(screen: RolloutsScreen, target: int, pilot) -> None:
+        while screen.loads < target:
+            await asyncio.sleep(0.001)
+        await pilot.pause()  # the refresh that paints the new rows
+
+    started = time.perf_counter()
+    app = make_app(home=home, ingest_on_start=False, status_refresh=False, cursor_blink=False)
+    timings: dict[str, list[float]] = {f: [] for f in filters}
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, RolloutsScreen)
+        await wait_loads(screen, 1, pilot)
+        first_paint = time.perf_counter() - started
+        assert screen.query_one(WindowedTable).row_count > 0
+        for _ in range(repeats):
+            for text in filters:
+                for value in (text, ""):
+                    loads = screen.loads
+                    t0 = time.perf_counter()
+                    screen.query_one("#filter").value = value
+                    await wait_loads(screen, loads + 1, pilot)
+                    if value:
+                        timings[text].append(time.perf_counter() - t0)
+    return first_paint, timings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="memtui TUI benchmark")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+    t0 = time.perf_counter()
+    import memtui.tui.app  # noqa: F401  (import cost reported separately from launch)
+
+    print(f"import memtui.tui.app: {time.perf_counter() - t0:.2f} s")
+    filters = ["shop-api", "flaky test number 42", "status:failed", "no-such-text"]
+    targets = {10_000: 1.0, 100_000: 2.0}
+    for n in args.sizes:
+        with tempfile.TemporaryDirectory(prefix="memtui-bench-tui-") as tmp:
+            home = Path(tmp) / "home"
+            build = build_home(home, n)
+            first, timings = asyncio.run(measure(home, filters, args.repeats))
+            target = targets.get(n, 2.0)
+            print(f"\n{n:,} threads (built in {build:.1f} s)")
+            verdict = "ok" if first < target else "OVER TARGET"
+            print(
+                f"  launch -> first paint of Rollouts: {first * 1000:7.0f} ms   target < {target * 1000:.0f} ms  {verdict}"
+            )
+            for text, values in timings.items():
+                median = statistics.median(values)
+                verdict = "ok" if median < 0.2 else "OVER TARGET"
+                print(
+                    f"  filter {text!r:26} median {median * 1000:5.0f} ms  max {max(values) * 1000:5.0f} ms"
+                    f"   target < 200 ms  {verdict}"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

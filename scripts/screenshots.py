@@ -1,0 +1,66 @@
+"""Write screenshots/*.svg of every screen, from the same fixture home and steps as the snapshot tests.
+
+.venv/bin/python scripts/screenshots.py            # into screenshots/
+.venv/bin/python scripts/screenshots.py --out DIR  # elsewhere
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from memtui import clock  # noqa: E402
+from tests.tui.conftest import SIZE, app_for  # noqa: E402
+from tests.tui.homes import FROZEN_NOW, build_snapshot_home, pin_git_dates  # noqa: E402
+from tests.tui.test_snapshots import CASES  # noqa: E402
+
+TITLES = {
+    "rollouts": "memtui: rollouts",
+    "rollouts_filtered": "memtui: rollouts filtered as you type",
+    "rollout_detail": "memtui: a rollout, its memory and job history",
+    "jobs": "memtui: jobs",
+    "review": "memtui: consolidation review, hunk by hunk",
+    "review_reject_dialog": "memtui: rejecting a consolidation",
+    "memory": "memtui: MEMORY.md editor",
+    "citations": "memtui: citations and their validation",
+    "citation_jump": "memtui: a citation jump to the cited lines",
+    "help": "memtui: help",
+}
+
+
+async def shoot(name: str, home: Path, out: Path) -> Path:
+    app = app_for(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await CASES[name](pilot)
+        await pilot.pause()
+        path = out / f"{name}.svg"
+        path.write_text(app.export_screenshot(title=TITLES.get(name, "memtui")), encoding="utf-8")
+    return path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "screenshots")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    os.environ["TEXTUAL_ANIMATIONS"] = "none"
+    pin_git_dates()
+    clock.freeze(FROZEN_NOW)
+    with tempfile.TemporaryDirectory(prefix="memtui-shots-") as tmp:
+        for name in CASES:
+            home = Path(tmp) / name  # a fresh home per screen, as in the tests
+            os.environ["MEMTUI_HOME"] = str(home)
+            build_snapshot_home(home).close()
+            print(asyncio.run(shoot(name, home, args.out)).relative_to(ROOT) if args.out.is_relative_to(ROOT) else name)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
