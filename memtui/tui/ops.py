@@ -108,6 +108,15 @@ def describe(result: Any) -> str:
         fn = getattr(result, attr, None)
         if callable(fn):
             return str(fn())
+    if hasattr(result, "run_id") and hasattr(result, "status"):  # a review decision
+        text = f"run #{result.run_id} {result.status}"
+        if getattr(result, "commit", None):
+            text += f", new baseline {str(result.commit)[:10]}"
+        if getattr(result, "restored", None):
+            text += f", {len(result.restored)} file(s) restored"
+        if getattr(result, "kept", None):
+            text += f", your edits to {', '.join(result.kept)} kept"
+        return text
     fields: dict[str, Any] | None = None
     if hasattr(result, "model_dump"):
         fields = result.model_dump()
@@ -119,6 +128,8 @@ def describe(result: Any) -> str:
         return str(result)[:200]
     parts = []
     for key, value in fields.items():
+        if key.endswith(("_id", "watermark")):
+            continue
         if key == "seconds" and isinstance(value, float):
             parts.append(f"{value:.1f}s")
         elif isinstance(value, bool):

@@ -384,3 +384,50 @@ def test_views_page_and_filter_in_sql(ui_home: Path) -> None:
     jobs = views.job_rows(conn)
     assert jobs[0].kind == views.GLOBAL and jobs[1].status == "stale"
     assert not views.release_stale_lease(conn, "memory_stage1", T_FAILED)  # not running: refused
+
+
+async def test_memory_over_loader_limits_is_flagged(ui_home: Path) -> None:
+    (ui_home / "memories" / "MEMORY.md").write_text("- a line\n" * 250)
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        warnings = str(app.screen.query_one("#memory-warnings").render())
+        assert "MEMORY.md has 250 lines" in warnings
+
+
+async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
+    ui_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import memtui.phase2.consolidate
+    from memtui.tui.widgets.task_bar import TaskBar, TaskLine
+
+    started = threading.Event()
+
+    def slow_phase2(ctx, *, offline=None, force=False, auto_approve=False, progress=None, cancel=None):  # type: ignore[no-untyped-def]
+        progress("syncing the workspace [3 files]")
+        started.set()
+        assert cancel.wait(5), "never cancelled"
+        return None
+
+    monkeypatch.setattr(memtui.phase2.consolidate, "run_phase2", slow_phase2)
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("P")
+        while not started.is_set():
+            await pilot.pause(0.01)
+        await pilot.pause(0.1)
+        bar = app.screen.query_one(TaskBar)
+        assert bar.has_class("-busy")
+        line = bar.query_one(TaskLine)
+        assert str(line.query_one(".detail").render()) == "syncing the workspace [3 files]"
+        await pilot.press("ctrl+g")
+        await settle(pilot)
+        assert not app.task_states and not bar.has_class("-busy")
+        assert any(n.message == "cancelled" for n in app._notifications)

@@ -170,7 +170,7 @@ class ReviewScreen(MemtuiScreen):
             if ok:
                 self.mapp.start_task("approve", f"Approve #{run_id}", ops.approve_task(run_id), requires="approve")
 
-        self.app.push_screen(ConfirmModal("Approve consolidation", body, "Approve"), decided)
+        self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
 
     def action_reject(self) -> None:
         if not self.awaiting or self.run is None:
@@ -183,7 +183,14 @@ class ReviewScreen(MemtuiScreen):
                 self.mapp.start_task("reject", f"Reject #{run_id}", ops.reject_task(reason, run_id), requires="reject")
 
         self.app.push_screen(
-            TextPromptModal("Reject consolidation", body, "reason (kept with the run)", "Reject", danger=True), decided
+            TextPromptModal(
+                "Reject consolidation",
+                body,
+                "reason (the next consolidation sees it)",
+                "Reject",
+                danger=True,
+            ),
+            decided,
         )
 
     def action_run_phase2(self) -> None:
