@@ -464,3 +464,15 @@ def test_citation_line_numbers_are_exact(isolated_env, where):
     assert len(expected) == (2 if where == "both" else 1)
     assert result.citation_lines == expected
     assert [c.key for c in citations] == [f"{TID}:{n}" for n in expected]
+
+
+def test_spaced_json_is_indexed_like_compact_json(ctx, isolated_env):
+    """A rollout written with `json.dumps` defaults (spaces after ':' and ',') loses nothing."""
+    spaced = [json.dumps(json.loads(line)).encode() for line in _good_lines()]
+    _write_raw(isolated_env["CODEX_HOME"], b"\n".join([spaced[0], b"not json", *spaced[1:]]) + b"\n")
+    s = run_ingest(ctx)
+    t = get_thread(ctx.conn, TID)
+    assert s.new == 1 and t.session_source == "cli" and t.cwd
+    assert t.preview.startswith("The checkout tests fail")
+    assert t.skipped_lines == 1 and t.items == len(spaced)
+    assert "no session_meta" not in (t.ingest_reason or "")

@@ -177,6 +177,8 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
     if jsonl.is_blank(data):
         result.reason = SKIP_EMPTY
         return result
+    if not jsonl.looks_compact(data):
+        data = jsonl.compact_lines(data)
     stats = line_accounting(data)
     result.lines, result.skipped_lines = stats.lines, stats.skipped
     warnings = [w for w in (stats.describe(),) if w]

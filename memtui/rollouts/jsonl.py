@@ -12,6 +12,7 @@ line numbers agree with a plain ``bytes.count(b"\\n")``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,27 @@ def decompress_zst(raw: bytes) -> tuple[bytes, str | None]:
 def is_blank(data: bytes) -> bool:
     """Empty or whitespace only, without copying (``bytes.strip`` would copy a 50 MB line)."""
     return not data or data.isspace()
+
+
+# A structural `": ` or `", "` (not an escaped quote inside a string) means spaced JSON.
+_SPACED = re.compile(rb'(?<!\\)(?:": |", ")')
+
+
+def looks_compact(data: bytes) -> bool:
+    """Codex and Claude Code write compact JSON, which the byte-search fast paths rely on; judge by line one."""
+    end = data.find(b"\n", 0, 1 << 20)
+    return _SPACED.search(data, 0, end if end >= 0 else 1 << 20) is None
+
+
+def compact_lines(data: bytes) -> bytes:
+    """Each parseable line re-serialized compactly, the line count unchanged, so spaced JSON takes the fast path."""
+    out = []
+    for index, raw in enumerate(data.split(b"\n")):
+        try:
+            out.append(orjson.dumps(orjson.loads(strip_line(raw, first=index == 0))))
+        except orjson.JSONDecodeError:
+            out.append(raw)  # blank, broken or not UTF-8: left for the tolerant line reader to count
+    return b"\n".join(out)
 
 
 def strip_line(raw: bytes, first: bool = False) -> bytes:
