@@ -431,3 +431,67 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
         await settle(pilot)
         assert not app.task_states and not bar.has_class("-busy")
         assert any(n.message == "cancelled" for n in app._notifications)
+
+
+async def test_enter_in_review_opens_the_file(ui_home: Path) -> None:
+    from textual.widgets import OptionList
+
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        files = app.screen.query_one("#files", OptionList)
+        files.focus()
+        files.highlighted = files.get_option_index("memory_summary.md")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, MemoryScreen)
+        assert app.screen.query_one(TabbedContent).active == "pane-summary-md"
+        await pilot.press("3")
+        await settle(pilot)
+        files = app.screen.query_one("#files", OptionList)
+        files.focus()
+        files.highlighted = files.get_option_index("raw_memories.md")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, FileViewScreen) and app.screen.label == "raw_memories.md"
+
+
+async def test_extract_now_runs_phase1_for_that_rollout(ui_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import memtui.phase1.run
+
+    calls: list[dict] = []
+
+    def fake_phase1(ctx, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(kwargs)
+        kwargs["progress"](1, 1, "done")
+        return memtui.phase1.run.Phase1Summary(candidates=1, claimed=1, succeeded=1)
+
+    monkeypatch.setattr(memtui.phase1.run, "run_phase1", fake_phase1)
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        app.open_rollout(T_DOCS)
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+    assert [c["thread_id"] for c in calls] == [T_DOCS]
+    assert any("1 succeeded" in n.message for n in app._notifications)
+
+
+def test_launch_opens_the_configured_home_and_ingests(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memtui.tui import launch
+    from memtui.tui.app import MemtuiApp
+
+    seen: dict = {}
+
+    def fake_run(self: MemtuiApp, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.update(home=self.ctx.paths.home, ingest=self.ingest_on_start)
+
+    monkeypatch.setattr(MemtuiApp, "run", fake_run)
+    home = tmp_path / "configured"
+    monkeypatch.setenv("MEMTUI_HOME", str(home))
+    assert launch.launch() == 0
+    assert seen == {"home": home, "ingest": True}
+    assert (home / "state.sqlite").exists()

@@ -106,7 +106,7 @@ class MemoryScreen(MemtuiScreen):
         for pane_id, fname in FILES.items():
             if fname == name:
                 self.query_one(TabbedContent).active = f"pane-{pane_id}"
-                self.query_one(f"#{pane_id}", TextArea).focus()
+                self.action_leave_editor()  # the tab bar: enter edits, digits still switch screens
 
     @property
     def current_pane(self) -> str:

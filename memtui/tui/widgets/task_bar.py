@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual.app import ComposeResult
@@ -19,7 +20,7 @@ class TaskLine(Horizontal):
     """
 
     def __init__(self, name: str, title: str) -> None:
-        super().__init__(id=f"task-{name}")
+        super().__init__(id="task-" + re.sub(r"[^A-Za-z0-9_-]", "-", name))
         self.task_name = name
         self.task_title = title
 
