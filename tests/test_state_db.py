@@ -86,3 +86,18 @@ def test_collect_status_counts(tmp_path):
     assert st["skipped_files"] == 1 and st["skipped_lines"] == 3
     assert st["skipped_files_by_reason"] == {"empty file": 1}
     assert isinstance(conn, sqlite3.Connection)
+
+
+def test_status_sums_redactions_and_groups_failures(tmp_path):
+    conn = connect(tmp_path / "s.sqlite")
+    for blob in ('{"openai_key": 2}', '{"openai_key": 1, "jwt": 1}', None):
+        conn.execute(
+            "INSERT INTO job_runs(kind, job_key, started_at, redactions) VALUES ('memory_stage1', 't', 0, ?)", (blob,)
+        )
+    conn.execute(
+        "INSERT INTO jobs(kind, job_key, status, retry_remaining, last_error)"
+        " VALUES ('memory_stage1', 'a', 'error', 2, 'timed out')"
+    )
+    st = collect_status(conn)
+    assert st["redactions"] == {"openai_key": 3, "jwt": 1}
+    assert st["stage1_failures"] == {"timed out": 1}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from typing import Any
 
@@ -41,6 +42,19 @@ def collect_status(conn: sqlite3.Connection) -> dict[str, Any]:
         "SELECT COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0) FROM job_runs WHERE kind=?",
         (STAGE1,),
     ).fetchone()
+    redactions: dict[str, int] = {}
+    for (blob,) in conn.execute(
+        "SELECT redactions FROM job_runs WHERE kind=? AND redactions IS NOT NULL AND redactions <> '{}'", (STAGE1,)
+    ):
+        for kind, n in json.loads(blob).items():
+            redactions[kind] = redactions.get(kind, 0) + int(n)
+    failures = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT COALESCE(last_error, 'unknown'), COUNT(*) FROM jobs WHERE kind=? AND status='error' GROUP BY 1",
+            (STAGE1,),
+        )
+    }
     job = conn.execute("SELECT * FROM jobs WHERE kind=? AND job_key='global'", (GLOBAL,)).fetchone()
     awaiting = conn.execute(
         "SELECT id FROM phase2_runs WHERE status='awaiting_review' ORDER BY id DESC LIMIT 1"
@@ -56,7 +70,9 @@ def collect_status(conn: sqlite3.Connection) -> dict[str, Any]:
         "skipped_lines": one("SELECT COALESCE(SUM(skipped_lines),0) FROM ingest_files"),
         "stage1": stage1,
         "stage1_outcomes": outcomes,
+        "stage1_failures": failures,
         "tokens": {"prompt": tokens[0], "completion": tokens[1]},
+        "redactions": redactions,
         "outputs": one("SELECT COUNT(*) FROM stage1_outputs"),
         "phase2": {
             "status": job["status"] if job else "never_run",
