@@ -52,3 +52,14 @@ def test_bad_config_exits_2_with_message(isolated_env, capsys):
     (isolated_env["MEMTUI_HOME"] / "config.toml").write_text("concurrency = 0\n")
     assert main(["config"]) == 2
     assert "concurrency" in capsys.readouterr().err
+
+
+def test_set_flag_is_the_top_layer(isolated_env, monkeypatch, capsys):
+    monkeypatch.setenv("MEMTUI_MAX_UNUSED_DAYS", "7")
+    assert main(["--set", "max_unused_days=14", "config", "--json"]) == 0
+    import json
+
+    row = json.loads(capsys.readouterr().out)["settings"]["max_unused_days"]
+    assert row == {"value": 14, "origin": "flag"}
+    assert main(["--set", "nonsense", "config"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from memtui import __version__
+from memtui.cli import common
 from memtui.settings import SettingsError
 from memtui.state.db import StateError
 
@@ -26,6 +27,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"memtui {__version__}")
     parser.add_argument("--home", type=Path, help="memtui home (default: $MEMTUI_HOME or ~/.memtui)")
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one setting for this run (repeatable), e.g. --set max_unused_days=14",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"memtui.cli.{name}_cmd").register(sub)
@@ -38,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.home:
         os.environ["MEMTUI_HOME"] = str(args.home.expanduser().resolve())
     try:
+        common.set_flag_overrides(args.settings)
         if not args.command:
             from memtui.tui.launch import launch
 

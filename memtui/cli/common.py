@@ -9,11 +9,24 @@ from typing import Any
 import orjson
 
 from memtui.context import Context, open_context
+from memtui.settings import SettingsError
+
+_FLAG_OVERRIDES: dict[str, Any] = {}
+
+
+def set_flag_overrides(pairs: list[str]) -> None:
+    """Global ``--set KEY=VALUE`` flags; validated with the other layers when the context is built."""
+    _FLAG_OVERRIDES.clear()
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise SettingsError(f"--set expects KEY=VALUE, got {pair!r}")
+        _FLAG_OVERRIDES[key.strip()] = value.strip()
 
 
 def make_context(**overrides: Any) -> Context:
     """The effective context with command-line flags as the top layer (None = flag not given)."""
-    return open_context(overrides)
+    return open_context({**_FLAG_OVERRIDES, **{k: v for k, v in overrides.items() if v is not None}})
 
 
 def print_json(obj: Any) -> None:
