@@ -19,10 +19,17 @@ def run(args: argparse.Namespace) -> int:
 
     demo = build_demo_home(args.dir)
     os.environ["MEMTUI_HOME"] = str(demo.home)
-    print(f"demo home: {demo.home}")
-    print(f"  ingest:  {demo.ingest}")
-    print(f"  phase 1: {demo.phase1}")
-    print(f"  phase 2: {demo.phase2}")
+    i, p1, p2 = demo.ingest, demo.phase1, demo.phase2
+    skipped = ", ".join(f"{n} {reason}" for reason, n in i.skipped_by_reason.items()) or "none"
+    print(f"demo home   {demo.home}")
+    print(f"ingest      {i.new} rollouts indexed; skipped: {skipped}; {i.citations_found} citations found")
+    print(
+        f"phase 1     offline: {p1.succeeded} memories, {p1.noop} no-op, {p1.failed} failed; "
+        f"{sum(p1.redactions.values())} secrets redacted; not eligible: "
+        + (", ".join(f"{n} {reason}" for reason, n in p1.skipped.items()) or "none")
+    )
+    changed = ", ".join(f"{status} {path}" for status, path in p2.stat) if p2.stat else "nothing"
+    print(f"phase 2     offline: {p2.outcome.replace('_', ' ')} (run {p2.run_id}): {changed}")
     print(f"Open it again later with: MEMTUI_HOME={demo.home} memtui")
     if args.no_tui:
         return 0

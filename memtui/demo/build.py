@@ -53,18 +53,19 @@ def _age_files(files: list[Path], now: float) -> None:
 
 
 def build_demo_home(target: Path | None = None) -> DemoHome:
-    """Create a demo home, run ingest, offline Phase 1 and offline Phase 2 up to awaiting review."""
+    """Create ``<target>/home`` (MEMTUI_HOME) and ``<target>/rollouts`` (the agents' folders), then run
+    ingest, offline Phase 1 and offline Phase 2 up to a consolidation awaiting review."""
     from memtui.ingest import run_ingest
     from memtui.phase1.run import run_phase1
     from memtui.phase2.consolidate import run_phase2
 
-    home = (target or Path(tempfile.mkdtemp(prefix="memtui-demo-"))).resolve()
+    folder = (target or Path(tempfile.mkdtemp(prefix="memtui-demo-"))).resolve()
+    home, sources = folder / "home", folder / "rollouts"
     home.mkdir(parents=True, exist_ok=True)
-    sources = home / "sources"
     files = _copy_samples(sources)
     _age_files(files, clock.now())
     (home / "config.toml").write_text(
-        "# memtui demo home: offline extractor and consolidator, sample rollouts under sources/\n"
+        "# memtui demo home: offline extractor and consolidator over the sample rollouts beside it\n"
         'provider = "offline"\n'
         f'codex_home = "{sources / "codex"}"\n'
         f'claude_dir = "{sources / "claude"}"\n',
