@@ -17,7 +17,8 @@ PLANTED = [
 
 def test_demo_home_reaches_awaiting_review_offline(tmp_path):
     demo = build_demo_home(tmp_path / "demo")
-    assert demo.ingest.skipped_by_reason == {"corrupt zstd stream": 1}
+    assert demo.status["skipped_files_by_reason"] == {"corrupt zstd stream": 1}
+    assert demo.status["threads"] == 8 and demo.status["citations"] == 1
     assert (demo.phase1.succeeded, demo.phase1.noop, demo.phase1.failed) == (3, 1, 1)
     assert demo.phase1.offline and sum(demo.phase1.redactions.values()) >= 3
     assert demo.phase2.outcome == "awaiting_review"
@@ -25,7 +26,9 @@ def test_demo_home_reaches_awaiting_review_offline(tmp_path):
     assert "# Task Group: /home/ana/src/shop-api" in memory and "TZ=UTC" in memory
     assert (demo.home / "memories" / "memory_summary.md").read_text().startswith("v1\n")
     conn = sqlite3.connect(demo.home / "state.sqlite")
-    assert conn.execute("SELECT COUNT(*) FROM citation_events").fetchone()[0] == 1
+    # the later session cites the checkout memory: counted as usage of that stage-1 row
+    uses = conn.execute("SELECT usage_count FROM stage1_outputs WHERE thread_id LIKE '019e0a1b%'").fetchone()[0]
+    assert uses == 1
     assert conn.execute("SELECT last_error FROM jobs WHERE status='error'").fetchone()[0].startswith("cannot read")
 
 

@@ -19,10 +19,10 @@ def run(args: argparse.Namespace) -> int:
 
     demo = build_demo_home(args.dir)
     os.environ["MEMTUI_HOME"] = str(demo.home)
-    i, p1, p2 = demo.ingest, demo.phase1, demo.phase2
-    skipped = ", ".join(f"{n} {reason}" for reason, n in i.skipped_by_reason.items()) or "none"
+    st, p1, p2 = demo.status, demo.phase1, demo.phase2
+    skipped = ", ".join(f"{n} {reason}" for reason, n in st["skipped_files_by_reason"].items()) or "none"
     print(f"demo home   {demo.home}")
-    print(f"ingest      {i.new} rollouts indexed; skipped: {skipped}; {i.citations_found} citations found")
+    print(f"ingest      {st['threads']} rollouts indexed; files skipped: {skipped}; {st['citations']} citation counted")
     print(
         f"phase 1     offline: {p1.succeeded} memories, {p1.noop} no-op, {p1.failed} failed; "
         f"{sum(p1.redactions.values())} secrets redacted; not eligible: "

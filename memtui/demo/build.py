@@ -15,21 +15,26 @@ import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from memtui import clock
 from memtui.context import Context, open_context
+from memtui.redact import merge_counts
+from memtui.state.status import collect_status
 
 # The sample that is deleted after ingest, so its Phase 1 job fails ("rollout file missing").
 VANISHING = "rollout-2026-07-02T07-00-00-019e4b77-4f50-7162-9d74-8e9fa0b1c2d3.jsonl"
+# The newest session, which cites the memory extracted from an earlier one: it arrives after that extraction.
+LATER = "rollout-2026-07-03T14-00-02-019e1c22-7a10-7b3e-9c41-5d6e7f809a1b.jsonl"
 HOURS = 3600
 
 
 @dataclass
 class DemoHome:
     home: Path
-    ingest: object
-    phase1: object
-    phase2: object
+    status: dict[str, Any]
+    phase1: Any
+    phase2: Any
 
 
 def _copy_samples(dest: Path) -> list[Path]:
@@ -47,7 +52,8 @@ def _copy_samples(dest: Path) -> list[Path]:
 
 def _age_files(files: list[Path], now: float) -> None:
     """Spread modification times over the last days, oldest sample first, all idle long enough."""
-    for index, path in enumerate(sorted(files, key=lambda p: p.name)):
+    ordered = sorted(files, key=lambda p: (p.name == LATER, p.name))
+    for index, path in enumerate(ordered):
         ts = now - (5 * 24 - index * 9) * HOURS
         os.utime(path, (ts, ts))
 
@@ -71,14 +77,28 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
         f'claude_dir = "{sources / "claude"}"\n',
         encoding="utf-8",
     )
+    later = next(p for p in files if p.name == LATER)
+    held_back = later.with_name(later.name + ".later")
+    later.rename(held_back)
     ctx: Context = open_context(home=home)
     try:
-        ingest = run_ingest(ctx)
-        for path in files:
-            if path.name == VANISHING:
-                path.unlink()
+        run_ingest(ctx)
+        next(p for p in files if p.name == VANISHING).unlink()
+        first = run_phase1(ctx, offline=True)
+        held_back.rename(later)  # a new session, citing what the first pass remembered
+        run_ingest(ctx)
         phase1 = run_phase1(ctx, offline=True)
+        phase1 = phase1.model_copy(
+            update={
+                "succeeded": first.succeeded + phase1.succeeded,
+                "noop": first.noop + phase1.noop,
+                "failed": first.failed + phase1.failed,
+                "redactions": merge_counts(first.redactions, phase1.redactions),
+                "skipped": first.skipped,
+            }
+        )
         phase2 = run_phase2(ctx, offline=True)
+        status = collect_status(ctx.conn)
     finally:
         ctx.close()
-    return DemoHome(home=home, ingest=ingest, phase1=phase1, phase2=phase2)
+    return DemoHome(home=home, status=status, phase1=phase1, phase2=phase2)
