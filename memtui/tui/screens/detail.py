@@ -160,14 +160,16 @@ class RolloutDetailScreen(MemtuiScreen):
         path = ops.short_path(detail["path"], paths.codex_home, paths.claude_dir)
         status = detail["status"]
         redactions = sum(count_redactions(b.get("text", "") + b.get("args", "") + b.get("output", "")) for b in blocks)
+        reason = detail.get("last_error") if status == "failed" else None
         meta.update(
             Content.assemble(
                 (detail["id"], "bold"),
                 f"  {detail.get('cwd') or '-'}  {detail['source_kind']}:{detail['session_source']}  ",
-                f"{ops.fmt_size(detail['bytes'])}  updated {ops.fmt_time(detail['updated_at'])}  ",
+                f"{ops.fmt_size(detail['bytes'])}  {ops.fmt_time(detail['updated_at'])}\n",
                 ("stage 1: " + status, "bold $text-success" if status == "done" else "bold"),
+                (f" ({reason})", "$text-error") if reason else "",
                 (f"  {redactions} redacted", "bold $text-error") if redactions else "",
-                f"\n{path}",
+                f"  {path}",
             )
         )
         self.query_one("#raw-memory", Static).update(

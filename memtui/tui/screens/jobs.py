@@ -84,8 +84,8 @@ class JobsScreen(MemtuiScreen):
         with Horizontal(id="filter-bar"):
             yield Input(placeholder="Filter jobs (key, status, error)", id="filter", compact=True)
             yield Label("", id="position", markup=False)
-        yield WindowedTable(id="jobs")
         yield Label("", id="empty-hint", markup=False)
+        yield WindowedTable(id="jobs")
 
     def on_mount(self) -> None:
         table = self.query_one(WindowedTable)

@@ -91,8 +91,8 @@ class RolloutsScreen(MemtuiScreen):
         with Horizontal(id="filter-bar"):
             yield Input(placeholder="Filter (text, status:failed, source:claude)", id="filter", compact=True)
             yield Label("", id="position", markup=False)
-        yield WindowedTable(id="rollouts")
         yield Label("", id="empty-hint", markup=False)
+        yield WindowedTable(id="rollouts")
         yield Static("", id="row-detail", markup=False)
 
     def on_mount(self) -> None:
