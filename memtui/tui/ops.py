@@ -95,7 +95,8 @@ def reject_task(reason: str, run_id: int | None) -> TaskFn:
 
 def commit_task(message: str) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
-        return resolve("commit_manual_edit")(ctx, message)
+        commit = resolve("commit_manual_edit")(ctx, message)
+        return f"new baseline {str(commit)[:10]}"
 
     return run
 
@@ -104,6 +105,8 @@ def describe(result: Any) -> str:
     """A one-line summary of a domain result for a notification."""
     if result is None:
         return "done"
+    if isinstance(result, str):
+        return result
     for attr in ("message", "summary_line", "describe"):
         fn = getattr(result, attr, None)
         if callable(fn):
