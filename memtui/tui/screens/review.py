@@ -101,7 +101,6 @@ class ReviewScreen(MemtuiScreen):
                 (f"Run #{run['id']} awaiting review", "bold $text-warning"),
                 f"  {len(stat)} files  started {ops.fmt_time(run['started_at'])}  ",
                 ("offline" if run.get("offline") else (run.get("model") or "")),
-                f"  baseline {str(run.get('baseline_commit') or '-')[:10]}",
             )
         )
         for status, path in stat:
