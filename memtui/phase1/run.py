@@ -28,6 +28,7 @@ from memtui.settings import Settings
 from memtui.state.jobs import (
     STAGE1,
     ClaimStatus,
+    close_abandoned_runs,
     finish_job_run,
     mark_stage1_job_failed,
     mark_stage1_job_succeeded,
@@ -123,6 +124,7 @@ async def run_phase1_async(
     extractor: Extractor | None = None,
 ) -> Phase1Summary:
     started = time.perf_counter()
+    close_abandoned_runs(conn)  # attempts of a killed worker would otherwise stay open forever
     extractor = extractor or make_extractor(settings, offline=offline, model=model)
     candidates, skipped = select_candidates(conn, settings, thread_id=thread_id, all_threads=all_threads)
     summary = Phase1Summary(

@@ -223,6 +223,30 @@ def enqueue_global_consolidation(conn: sqlite3.Connection, watermark: int) -> No
 
 # --- per-attempt records (job_runs) ---------------------------------------------------------------------------
 
+ABANDONED = "the worker stopped (killed or crashed) before recording this attempt"
+
+
+def close_abandoned_runs(conn: sqlite3.Connection, kind: str = STAGE1) -> int:
+    """Close attempt rows left open by a dead worker: its token no longer holds a live running lease.
+
+    The outcome follows the job row the token left behind (done -> succeeded, error -> failed), else ``lost_lease``.
+    A live worker's row is never touched: its token still owns a running job whose lease has not expired.
+    """
+    now = clock.now_s()
+    cur = conn.execute(
+        """
+        UPDATE job_runs SET finished_at = ?1, error = COALESCE(error, ?2),
+          outcome = COALESCE((SELECT CASE j.status WHEN 'done' THEN 'succeeded' WHEN 'error' THEN 'failed' END
+                              FROM jobs j WHERE j.kind = job_runs.kind AND j.job_key = job_runs.job_key
+                                AND j.ownership_token = job_runs.ownership_token), 'lost_lease')
+        WHERE kind = ?3 AND outcome IS NULL AND NOT EXISTS (
+          SELECT 1 FROM jobs j WHERE j.kind = job_runs.kind AND j.job_key = job_runs.job_key
+            AND j.ownership_token = job_runs.ownership_token AND j.status = 'running' AND j.lease_until > ?1)
+        """,
+        (now, ABANDONED, kind),
+    )
+    return cur.rowcount
+
 
 def start_job_run(
     conn: sqlite3.Connection, kind: str, job_key: str, token: str | None, worker_id: str, **fields: Any
