@@ -94,12 +94,23 @@ def is_usable(root: Path) -> bool:
 
 
 def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
-    """Replace ``.git`` with a fresh repo whose only commit (no parents) is the current tree.
+    """Make the current tree the only commit (no parents); objects only the old baseline held are pruned.
 
-    Destructive on purpose: content deleted from the workspace leaves no object behind. The caller removes the
-    diff file first; it is also excluded, so it can never be committed.
+    Destructive on purpose: content deleted from the workspace leaves no object behind. A usable repository is
+    re-committed in place and HEAD moves with one atomic ``update-ref``, so a process killed at any point leaves
+    either the old or the new baseline, never a repository without one. A missing or broken ``.git`` is replaced.
+    The caller removes the diff file first; it is also excluded, so it can never be committed.
     """
     root.mkdir(parents=True, exist_ok=True)
+    if is_usable(root):
+        _write_exclude(root)
+        run_git(root, "add", "-A")
+        tree = run_git(root, "write-tree").strip()
+        commit = run_git(root, "commit-tree", tree, "-m", message).strip()
+        run_git(root, "update-ref", "HEAD", commit)
+        run_git(root, "reflog", "expire", "--expire=now", "--all")
+        run_git(root, "prune", "--expire=now")
+        return commit
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         shutil.rmtree(dot_git)

@@ -124,6 +124,7 @@ def approve(ctx: Context, run_id: int | None = None) -> ReviewResult:
         raise ReviewError("a Phase 2 run holds the lock; try again when it has finished")
     try:
         remove_diff_file(root)  # BEFORE the commit: the diff holds deleted content
+        baseline.ensure_baseline(root, clear_stale_lock=True)  # we hold the lock: a leftover index.lock is stale
         commit = baseline.reset_baseline(root, f"memtui baseline: approved Phase 2 run #{run.id}")
         watermark = int(run.new_watermark or 0)
         if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
