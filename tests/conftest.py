@@ -60,3 +60,7 @@ def model_env(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> ChatS
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback-000000000000")
     monkeypatch.setenv("MEMTUI_PROVIDER", "openai")
     return chat_server
+
+
+# The reliability suite's one-line-per-area figures (this conftest is the one an xdist controller loads).
+from tests.reliability.figures import pytest_terminal_summary  # noqa: E402, F401

@@ -1,0 +1,35 @@
+"""Kill -9 at random points of Phase 1 and Phase 2 (sync, agent, approve), then a rerun: nothing lost or doubled."""
+
+from __future__ import annotations
+
+import pytest
+
+from memtui.testing.chat_server import ChatServer
+from tests.reliability import figures
+from tests.reliability.scale import CHUNKS, PHASE1_KILL_TRIALS, PHASE2_KILL_TRIALS, SEED, chunk_sizes
+from tests.reliability.trials import phase1_kill_trial, phase2_kill_trial
+
+
+def _run(kind, area, total, chunk, tmp_path):
+    n = chunk_sizes(total)[chunk]
+    failures, faulted, survived = [], 0, 0
+    with ChatServer() as server:
+        for i in range(n):
+            seed = SEED * 100_000 + chunk * 10_000 + i
+            result = kind(tmp_path / f"trial-{i}", server, seed)
+            faulted += result.faulted
+            survived += result.faulted and not result.problems
+            if result.problems:
+                failures.append(f"{result.detail}: {result.problems}")
+    figures.record(area, trials=n, faults=faulted, survived=survived)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_kill_9_during_phase1_then_rerun_loses_and_doubles_nothing(chunk, tmp_path):
+    _run(phase1_kill_trial, "phase1 kill -9", PHASE1_KILL_TRIALS, chunk, tmp_path)
+
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_kill_9_during_phase2_keeps_a_valid_baseline_and_the_rerun_recovers(chunk, tmp_path):
+    _run(phase2_kill_trial, "phase2 kill -9", PHASE2_KILL_TRIALS, chunk, tmp_path)

@@ -1,0 +1,287 @@
+"""Kill -9 trials: one tiny home, a real ``python -m memtui`` subprocess killed at a random point, a rerun, checks.
+
+Each trial returns the invariants it found broken (an empty list when it survived) and whether the kill landed
+while the process was still running (a fault injected, not a process that had already finished).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memtui.ingest import run_ingest
+from memtui.phase1.eligibility import select_candidates
+from memtui.phase1.run import run_phase1
+from memtui.phase2 import review
+from memtui.phase2.consolidate import run_phase2
+from memtui.redact import redact_text
+from memtui.state.db import connect
+from memtui.testing.chat_server import ChatServer, Reply, reply_error, reply_json, reply_text, reply_tool_calls
+from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
+from tests.reliability.harness import (
+    IDLE,
+    LEASE,
+    NOW,
+    VALID,
+    Home,
+    baseline_problems,
+    frozen,
+    integrity_ok,
+    kill_when,
+    spawn,
+)
+from tests.test_phase2_support import add_output
+
+_ID_IN_PATH = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl")
+
+
+@dataclass
+class TrialResult:
+    faulted: bool
+    problems: list[str] = field(default_factory=list)
+    detail: str = ""
+
+
+def thread_of(body: dict) -> str:
+    text = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
+    m = _ID_IN_PATH.search(text)
+    return m.group(1) if m else "?"
+
+
+class Phase1Model:
+    """The loopback model for Phase 1 trials: small random delays, a few 500s, requests counted per thread."""
+
+    def __init__(self, server: ChatServer, seed: int, error_rate: float = 0.1) -> None:
+        self.server = server
+        self.rng = random.Random(seed)
+        self.lock = threading.Lock()
+        self.per_thread: Counter[str] = Counter()
+        self.error_rate = error_rate
+        server.handler = self
+
+    def __call__(self, body: dict) -> Reply:
+        with self.lock:
+            self.per_thread[thread_of(body)] += 1
+            delay = self.rng.uniform(0.0, 0.12)
+            fail = self.rng.random() < self.error_rate
+        return reply_error(500, "scripted outage", delay=delay) if fail else reply_json(VALID, delay=delay)
+
+
+def seed_rollouts(home: Home, rng: random.Random) -> None:
+    for i in range(rng.randint(2, 5)):
+        write_codex_rollout(home.codex, user_messages=[f"Fix flaky test number {i} in checkout"], mtime=IDLE - i)
+    if rng.random() < 0.5:
+        write_claude_session(home.claude, user_messages=["Add a --dry-run flag to deploy"], mtime=IDLE - 10)
+
+
+def phase1_invariants(home: Home, now: int) -> list[str]:
+    """After a complete rerun: one output or a recorded failure per eligible thread, nothing half-written or stuck."""
+    problems = []
+    if not integrity_ok(home.memtui / "state.sqlite"):
+        problems.append("state.sqlite fails integrity_check")
+    with frozen(now):
+        ctx = home.context()
+        conn = ctx.conn
+        try:
+            eligible = {t["id"]: t for t in conn.execute("SELECT * FROM threads WHERE preview != ''")}
+            expected_raw = redact_text(VALID["raw_memory"])
+            for tid, thread in eligible.items():
+                out = conn.execute("SELECT * FROM stage1_outputs WHERE thread_id=?", (tid,)).fetchone()
+                job = conn.execute("SELECT * FROM jobs WHERE kind='memory_stage1' AND job_key=?", (tid,)).fetchone()
+                ok_runs = conn.execute(
+                    "SELECT COUNT(*) FROM job_runs WHERE job_key=? AND outcome='succeeded'", (tid,)
+                ).fetchone()[0]
+                if out is not None:
+                    if out["raw_memory"] != expected_raw or out["source_updated_at"] != thread["updated_at"]:
+                        problems.append(f"{tid}: half-written or stale output row")
+                    if job is None or job["status"] != "done" or job["last_success_watermark"] != thread["updated_at"]:
+                        problems.append(f"{tid}: output without a done job")
+                    if ok_runs != 1:
+                        problems.append(f"{tid}: extracted successfully {ok_runs} times")
+                elif job is None or job["status"] != "error" or not job["last_error"]:
+                    problems.append(f"{tid}: neither an output nor a recorded failure (job {job and dict(job)})")
+            stuck = conn.execute(
+                "SELECT COUNT(*) FROM jobs WHERE status='running' AND (lease_until IS NULL OR lease_until <= ?)",
+                (now,),
+            ).fetchone()[0]
+            if stuck:
+                problems.append(f"{stuck} job(s) running past their lease")
+            if conn.execute("SELECT COUNT(*) FROM jobs WHERE kind='memory_stage1' AND status='running'").fetchone()[0]:
+                problems.append("a stage-1 job is still running after the rerun finished")
+            open_runs = conn.execute("SELECT COUNT(*) FROM job_runs WHERE outcome IS NULL").fetchone()[0]
+            if open_runs:
+                problems.append(f"{open_runs} attempt row(s) left half-written (no outcome)")
+            if conn.execute("SELECT COUNT(*) FROM stage1_outputs WHERE raw_memory='' OR rollout_summary=''").fetchone()[
+                0
+            ]:
+                problems.append("empty output row")
+        finally:
+            ctx.close()
+    return problems
+
+
+def phase1_kill_trial(base: Path, server: ChatServer, seed: int) -> TrialResult:
+    rng = random.Random(seed)
+    home = Home(base).make()
+    model = Phase1Model(server, seed)
+    seed_rollouts(home, rng)
+    with frozen(NOW):
+        ctx = home.context()
+        run_ingest(ctx)
+        ctx.close()
+    env = home.env(server.base_url)
+    args = ["phase1", "--json", "--concurrency", str(rng.randint(1, 3))]
+    proc = spawn(home, args, env)
+    if rng.random() < 0.5:
+        when = f"after {rng.uniform(0.3, 1.6):.2f}s"
+        deadline = float(when.split()[1][:-1])
+        import time
+
+        start = time.monotonic()
+        faulted = kill_when(proc, lambda: time.monotonic() - start >= deadline)
+    else:
+        k = rng.randint(1, 4)
+        when = f"at request {k}"
+        faulted = kill_when(proc, lambda: sum(model.per_thread.values()) >= k)
+    # The rerun, once every lease of the killed process has expired.
+    rerun_at = NOW + LEASE + 1
+    with frozen(rerun_at):
+        ctx = home.context(server.base_url)
+        summary = run_phase1(ctx)
+        ctx.close()
+    problems = phase1_invariants(home, rerun_at)
+    extra = [t for t, n in model.per_thread.items() if n > 1]
+    detail = f"seed {seed}, killed {when}; rerun {summary.succeeded} ok {summary.failed} failed; re-sent {len(extra)}"
+    return TrialResult(faulted, problems, detail)
+
+
+# --- Phase 2 -----------------------------------------------------------------------------------------------------
+
+AGENT_MEMORY = "# Task Group: /work/proj\n\n- consolidated by the scripted agent\n- CI runs in UTC\n"
+AGENT_SUMMARY = "v1\n## User Profile\n- prefers uv\n"
+THREADS = ["0194f5a6-89ab-7cde-8123-00000000000" + str(i) for i in range(1, 4)]
+
+
+def agent_handler(rng: random.Random):
+    """A stateless scripted agent: the reply depends only on how many turns the conversation already has."""
+    lock = threading.Lock()
+
+    def handler(body: dict) -> Reply:
+        turn = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        with lock:
+            delay = rng.uniform(0.0, 0.1)
+        if turn == 0:
+            return reply_tool_calls(("read_file", {"path": "phase2_workspace_diff.md"}), delay=delay)
+        if turn == 1:
+            return reply_tool_calls(("write_file", {"path": "MEMORY.md", "content": AGENT_MEMORY}), delay=delay)
+        if turn == 2:
+            return reply_tool_calls(
+                ("write_file", {"path": "memory_summary.md", "content": AGENT_SUMMARY}), delay=delay
+            )
+        return reply_text("done", delay=delay)
+
+    return handler
+
+
+def seed_phase2(home: Home, server: ChatServer) -> bytes:
+    """Two outputs consolidated and approved (the old baseline), then a third output waiting: returns old MEMORY.md."""
+    with frozen(NOW):
+        ctx = home.context(server.base_url)
+        for i, tid in enumerate(THREADS[:2]):
+            add_output(ctx.conn, tid, NOW - 7200 + i)
+        result = run_phase2(ctx, offline=True, force=True)
+        assert result.outcome == "awaiting_review", result
+        review.approve(ctx)
+        add_output(ctx.conn, THREADS[2], NOW - 3600)
+        ctx.close()
+    return (home.root / "MEMORY.md").read_bytes()
+
+
+def phase2_kill_trial(base: Path, server: ChatServer, seed: int) -> TrialResult:
+    import time
+
+    rng = random.Random(seed)
+    home = Home(base).make()
+    server.handler = agent_handler(rng)
+    old = seed_phase2(home, server)
+    mode = rng.choice(["agent", "agent", "offline", "auto-approve", "approve"])
+    offline = mode != "agent"
+    if mode == "approve":
+        with frozen(NOW):
+            ctx = home.context(server.base_url)
+            assert run_phase2(ctx, offline=True, force=True).outcome == "awaiting_review"
+            ctx.close()
+        args = ["review", "approve"]
+    elif mode == "agent":
+        args = ["phase2", "--force"]
+    else:
+        args = ["phase2", "--force", "--offline"] + (["--auto-approve"] if mode == "auto-approve" else [])
+    base_requests = len(server.requests)
+    proc = spawn(home, args, home.env(server.base_url))
+    start = time.monotonic()
+    if mode == "agent" and rng.random() < 0.5:
+        k = rng.randint(1, 4)
+        when = f"at request {k}"
+        faulted = kill_when(proc, lambda: len(server.requests) - base_requests >= k)
+    else:
+        delay = rng.uniform(0.25, 1.4)
+        when = f"after {delay:.2f}s"
+        faulted = kill_when(proc, lambda: time.monotonic() - start >= delay)
+
+    problems = []
+    after_kill = (home.root / "MEMORY.md").read_bytes() if (home.root / "MEMORY.md").is_file() else None
+    committed_after_kill = baseline_problems(home.root)
+    problems += [f"right after the kill: {p}" for p in committed_after_kill]
+    if not integrity_ok(home.memtui / "state.sqlite"):
+        problems.append("state.sqlite fails integrity_check")
+
+    # Rerun (after the dead lease) until the selection is consolidated and approved.
+    with frozen(NOW + LEASE + 1):
+        ctx = home.context(server.base_url)
+        try:
+            if review.pending_run(ctx.conn) is None:
+                result = run_phase2(ctx, offline=offline, force=True)
+                if result.outcome not in ("awaiting_review", "no_changes"):
+                    problems.append(f"rerun: {result.outcome} {result.reason}")
+            if review.pending_run(ctx.conn) is not None:
+                review.approve(ctx)
+            new = (home.root / "MEMORY.md").read_bytes()
+            if after_kill not in (old, new):
+                problems.append(f"MEMORY.md after the kill is neither the old nor the new version: {after_kill!r:.80}")
+            if mode == "agent" and new != AGENT_MEMORY.encode():
+                problems.append("rerun did not produce the agent's MEMORY.md")
+            if THREADS[2] not in (home.root / "raw_memories.md").read_text():
+                problems.append("rerun did not consolidate the new memory")
+            running = ctx.conn.execute(
+                "SELECT COUNT(*) FROM phase2_runs WHERE status IN ('running', 'awaiting_review')"
+            )
+            if running.fetchone()[0]:
+                problems.append("a Phase 2 run is left running or awaiting review")
+            job = ctx.conn.execute("SELECT status FROM jobs WHERE kind='memory_consolidate_global'").fetchone()
+            if job["status"] == "running":
+                problems.append("the global job is still running")
+        finally:
+            ctx.close()
+    problems += [f"after the rerun: {p}" for p in baseline_problems(home.root)]
+    if (home.root / "phase2_workspace_diff.md").exists():
+        problems.append("the diff file was left in the memory root")
+    conn = connect(home.memtui / "state.sqlite")
+    try:
+        if conn.execute("PRAGMA integrity_check").fetchone()[0] != "ok":
+            problems.append("state.sqlite fails integrity_check after the rerun")
+    finally:
+        conn.close()
+    return TrialResult(faulted, problems, f"seed {seed}, {mode} killed {when}")
+
+
+def eligible_count(home: Home) -> int:
+    with frozen(NOW):
+        ctx = home.context()
+        try:
+            return len(select_candidates(ctx.conn, ctx.settings)[0])
+        finally:
+            ctx.close()
