@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memtui import clock
+from memtui.phase1.eligibility import NEVER_ELIGIBLE_SQL
 
 STAGE1 = "memory_stage1"
 GLOBAL = "memory_consolidate_global"
@@ -23,11 +24,10 @@ _LAST_RUN = (
 )
 STATUS_SQL = f"""
 CASE
-  WHEN t.ingest_status != 'indexed' THEN 'skipped'
-  WHEN t.memory_mode != 'enabled' THEN 'skipped'
   WHEN j.status = 'running' THEN 'running'
   WHEN j.status = 'error' THEN 'failed'
   WHEN o.thread_id IS NOT NULL THEN 'done'
+  WHEN t.ingest_status != 'indexed' OR ({NEVER_ELIGIBLE_SQL}) IS NOT NULL THEN 'skipped'
   WHEN j.status = 'done' AND (COALESCE({_LAST_RUN.format(col="noop")}, 0) = 1
        OR {_LAST_RUN.format(col="outcome")} = 'no_output') THEN 'no-op'
   WHEN j.status = 'done' THEN 'done'
@@ -126,7 +126,8 @@ def rollout_rows(
     marks = ",".join("?" * len(ids))
     rows = conn.execute(
         f"""SELECT t.id, t.updated_at, COALESCE(t.cwd, '') AS cwd, t.source_kind, t.session_source, t.bytes,
-                   {STATUS_SQL} AS status, t.ingest_status, t.ingest_reason, t.memory_mode, j.last_error, j.lease_until,
+                   {STATUS_SQL} AS status, t.ingest_status, t.ingest_reason, {NEVER_ELIGIBLE_SQL} AS never,
+                   j.last_error, j.lease_until,
                    COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path
             FROM threads t {_JOINS} WHERE t.id IN ({marks})""",
         ids,
@@ -135,11 +136,23 @@ def rollout_rows(
     return [_rollout_row(by_id[i]) for i in ids if i in by_id]
 
 
+def skip_reason(ingest_status: str, ingest_reason: str | None, never: str | None, session_source: str) -> str:
+    """Why a thread is skipped, in words: the ingest problem first, else the eligibility rule it fails."""
+    if ingest_status != "indexed":
+        return ingest_reason or ingest_status
+    return {
+        "archived": "archived",
+        "not_interactive": f"not interactive ({session_source})",
+        "memory_disabled": "memory disabled",
+        "no_preview": "no user message",
+    }.get(never or "", never or "")
+
+
 def _rollout_row(r: sqlite3.Row) -> RolloutRow:
     status = r["status"]
     reason = ""
     if status == "skipped":
-        reason = r["ingest_reason"] or (f"memory_mode={r['memory_mode']}" if r["memory_mode"] != "enabled" else "")
+        reason = skip_reason(r["ingest_status"], r["ingest_reason"], r["never"], r["session_source"])
     elif status == "failed":
         reason = r["last_error"] or ""
     elif status == "running" and (r["lease_until"] or 0) <= clock.now_s():
@@ -163,7 +176,7 @@ def _rollout_row(r: sqlite3.Row) -> RolloutRow:
 def thread_detail(conn: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
     """The thread row plus its stage-1 output and status, for the rollout detail screen."""
     row = conn.execute(
-        f"""SELECT t.*, {STATUS_SQL} AS status, o.raw_memory, o.rollout_summary, o.rollout_slug,
+        f"""SELECT t.*, {STATUS_SQL} AS status, {NEVER_ELIGIBLE_SQL} AS never, o.raw_memory, o.rollout_summary, o.rollout_slug,
                    o.usage_count, o.last_usage, o.generated_at, j.last_error
             FROM threads t {_JOINS} WHERE t.id = ?""",
         (thread_id,),

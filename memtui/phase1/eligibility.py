@@ -28,14 +28,25 @@ class Candidate:
     updated_at: int
 
 
-_QUERY = """
-SELECT t.id, t.source_kind, t.path, t.cwd, t.updated_at,
-  CASE
+# Why a thread (alias t) can never be extracted, whatever the time: the user's opt-outs and the reference's
+# source rules. NULL when none applies. The UI shows the same reasons.
+NEVER_ELIGIBLE_SQL = """CASE
     WHEN t.archived != 0 THEN 'archived'
     WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ('cli', 'vscode'))
               OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
     WHEN t.memory_mode != 'enabled' OR t.history_mode != 'legacy' THEN 'memory_disabled'
     WHEN t.preview = '' THEN 'no_preview'
+  END"""
+
+_QUERY = (
+    """
+SELECT t.id, t.source_kind, t.path, t.cwd, t.updated_at,
+  CASE
+    WHEN ("""
+    + NEVER_ELIGIBLE_SQL
+    + """) IS NOT NULL THEN """
+    + NEVER_ELIGIBLE_SQL
+    + """
     WHEN :windows AND t.updated_at < :oldest THEN 'too_old'
     WHEN :windows AND t.updated_at > :newest THEN 'not_idle'
     WHEN :check_done AND (o.source_updated_at >= t.updated_at OR j.last_success_watermark >= t.updated_at)
@@ -48,6 +59,7 @@ LEFT JOIN jobs j ON j.kind = :kind AND j.job_key = t.id
 ORDER BY t.updated_at DESC, t.id DESC
 LIMIT :limit
 """
+)
 
 
 def select_candidates(

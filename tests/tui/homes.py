@@ -181,7 +181,7 @@ def _threads(home: Path, docs_path: Path) -> list[tuple]:
             "codex",
             p("pending.jsonl"),
             "/home/ana/src/shop-api",
-            "exec",
+            "cli",
             now - 7 * HOUR,
             "Bump the lockfile",
             5_120,

@@ -161,6 +161,10 @@ class RolloutDetailScreen(MemtuiScreen):
         status = detail["status"]
         redactions = sum(count_redactions(b.get("text", "") + b.get("args", "") + b.get("output", "")) for b in blocks)
         reason = detail.get("last_error") if status == "failed" else None
+        if status == "skipped":
+            reason = views.skip_reason(
+                detail["ingest_status"], detail["ingest_reason"], detail["never"], detail["session_source"]
+            )
         meta.update(
             Content.assemble(
                 (detail["id"], "bold"),
