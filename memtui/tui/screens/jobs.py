@@ -11,7 +11,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import DataTable, Input, Label
+from textual.content import Content
+from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
 from memtui import views
@@ -21,7 +22,7 @@ from memtui.tui.widgets.windowed_table import WindowedTable
 
 COLUMNS: list[tuple[str, str, int]] = [
     ("kind", "Kind", 7),
-    ("job", "Job", 28),
+    ("job", "Job", 24),
     ("status", "Status", 7),
     ("left", "Left", 4),
     ("owner", "Lease owner", 11),
@@ -86,6 +87,7 @@ class JobsScreen(MemtuiScreen):
             yield Label("", id="position", markup=False)
         yield Label("", id="empty-hint", markup=False)
         yield WindowedTable(id="jobs")
+        yield Static("", id="row-detail", markup=False)
 
     def on_mount(self) -> None:
         table = self.query_one(WindowedTable)
@@ -125,6 +127,21 @@ class JobsScreen(MemtuiScreen):
         table = self.query_one(WindowedTable)
         text = f"{table.absolute_row + 1:,} of {table.row_total:,}" if table.row_total else "0 jobs"
         self.query_one("#position", Label).update(text)
+        self._show_row_detail()
+
+    def _show_row_detail(self) -> None:
+        """The highlighted job in full: its key, lease owner and the whole last error (the column cuts it)."""
+        job = self.selected_job()
+        detail = self.query_one("#row-detail", Static)
+        if job is None:
+            detail.update("")
+            return
+        owner = f"  lease owner {job.worker_id}" if job.worker_id else ""
+        label = f"  {job.label}" if job.label != job.job_key else ""
+        error = f"\nlast error: {job.last_error}" if job.last_error else ""
+        detail.update(
+            Content.assemble((f"{job.kind} {job.job_key}", "bold"), f"{label}{owner}", (error, "$text-error"))
+        )
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
