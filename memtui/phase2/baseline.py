@@ -72,7 +72,7 @@ def run_git(root: Path, *args: str, check: bool = True) -> str:
 def _write_exclude(root: Path) -> None:
     info = root / ".git" / "info"
     info.mkdir(parents=True, exist_ok=True)
-    want = f"/{DIFF_FILENAME}\n"
+    want = f"/{DIFF_FILENAME}\n.*.tmp-*\n"  # and the temp file of an atomic write cut short by a kill
     exclude = info / "exclude"
     if not exclude.is_file() or exclude.read_text(errors="replace") != want:
         exclude.write_text(want)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.phase2.workspace import DIFF_FILENAME, write_if_changed
 
 MAX_LIST_ENTRIES = 2000
 MAX_SEARCH_RESULTS = 200
@@ -74,9 +74,7 @@ class Journal:
 
     def write(self, rel: str, data: bytes) -> None:
         self._record(rel, data)
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        write_if_changed(self.root / rel, data)  # atomic: a killed run leaves the old file or the new one
 
     def delete(self, rel: str) -> None:
         self._record(rel, None)
@@ -103,8 +101,7 @@ def restore(root: Path, pre: dict[str, Any], post: dict[str, str | None] | None 
                 parent.rmdir()
                 parent = parent.parent
         elif current != want:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(want)
+            write_if_changed(path, want)
         restored.append(rel)
     return restored
 

@@ -28,7 +28,10 @@ _TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})")
 
 
 def write_if_changed(path: Path, data: str | bytes) -> bool:
-    """Write ``data`` unless the file already holds exactly these bytes; True when written."""
+    """Write ``data`` unless the file already holds exactly these bytes; True when written.
+
+    Atomic (temp file + rename): a reader, or a process killed mid-write, sees the old bytes or the new ones.
+    """
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         st = os.lstat(path)
@@ -40,8 +43,12 @@ def write_if_changed(path: Path, data: str | bytes) -> bool:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_bytes(raw)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(raw)
+        os.replace(tmp, path)
+    except BaseException:  # disk full, read-only...: no half-written temp file stays behind in the memory root
+        tmp.unlink(missing_ok=True)
+        raise
     return True
 
 
