@@ -122,7 +122,8 @@ def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
         pre, post = review.load_journal(conn, run_id)
         restore(root, pre, post if post is not None else {})
         conn.execute(
-            "UPDATE phase2_runs SET status='failed', finished_at=?, reason=? WHERE id=?",
+            "UPDATE phase2_runs SET status='failed', finished_at=?,"
+            " reason=COALESCE(reason || '; undone by the next run', ?) WHERE id=?",
             (clock.now_s(), "interrupted: the process stopped during the run; its writes were undone", run_id),
         )
         review.drop_journal(conn, run_id)
@@ -324,18 +325,23 @@ def run_phase2(
         reason = str(exc) if isinstance(exc, Phase2Failure) else f"{tag}: {exc.__class__.__name__}: {exc}"
         if isinstance(exc, Phase2Failure):
             tag = exc.tag
+        undone = True
         if journal is not None and journal.pre:
             try:
                 restore(root, journal.pre)
             except OSError as restore_exc:  # keep the original failure; say the undo was partial
-                reason += f" (undo incomplete: {restore_exc})"
+                undone = False
+                reason += f" (undo incomplete: {restore_exc}; the next Phase 2 run finishes it)"
         global_job.fail_global_phase2_job(conn, token, tag, s.job_retry_delay_seconds)
         if run_id is not None:
+            # An incomplete undo (disk full...) keeps the run 'running' with its journal: the next run's recovery
+            # finishes the undo, so the run's writes never pose as a person's edits in the next diff.
             conn.execute(
-                "UPDATE phase2_runs SET status='failed', finished_at=?, reason=?, turns=? WHERE id=?",
-                (clock.now_s(), reason, turns, run_id),
+                "UPDATE phase2_runs SET status=?, finished_at=?, reason=?, turns=? WHERE id=?",
+                ("failed" if undone else "running", clock.now_s(), reason, turns, run_id),
             )
-            review.drop_journal(conn, run_id)
+            if undone:
+                review.drop_journal(conn, run_id)
         if not isinstance(exc, Exception):
             raise
         say(f"failed: {reason}")
