@@ -59,6 +59,10 @@ async def run_tool_agent(
             response = await client.chat.completions.create(model=model, messages=history, tools=tools.schemas())
         except openai.OpenAIError as exc:
             raise AgentError(f"model call failed: {exc.__class__.__name__}: {exc}") from exc
+        except ValueError as exc:  # the client's own JSON parse of a garbage body (an HTML error page...)
+            raise AgentError(
+                f"model call failed: the server's reply is not JSON ({exc.__class__.__name__}: {exc})"
+            ) from exc
         result.turns += 1
         if response.usage:
             result.prompt_tokens += response.usage.prompt_tokens or 0

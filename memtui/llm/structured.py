@@ -124,6 +124,8 @@ async def call_structured(
         raise StructuredCallError(f"cannot reach the model server: {exc}") from exc
     except openai.OpenAIError as exc:  # e.g. an unparsable response body
         raise StructuredCallError(f"model call failed: {type(exc).__name__}: {exc}") from exc
+    except ValueError as exc:  # the client parses the body as JSON itself: an HTML error page raises this
+        raise StructuredCallError(f"model server sent a reply that is not JSON ({type(exc).__name__}: {exc})") from exc
     latency_ms = int((time.perf_counter() - started) * 1000)
     usage = getattr(response, "usage", None)
     prompt_tokens = getattr(usage, "prompt_tokens", None)
