@@ -7,8 +7,10 @@ With no sub-command the terminal UI opens on the configured MEMTUI_HOME.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -56,6 +58,23 @@ def main(argv: list[str] | None = None) -> int:
     except (SettingsError, StateError) as exc:
         print(f"memtui: {exc}", file=sys.stderr)
         return 2
+    except sqlite3.DatabaseError as exc:  # a full disk or a database damaged while in use: say so, no traceback
+        print(f"memtui: state database error: {exc}. {_db_hint(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        print(f"memtui: disk full: {exc}. Free some space and run the command again.", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("memtui: interrupted", file=sys.stderr)
         return 130
+
+
+def _db_hint(exc: sqlite3.DatabaseError) -> str:
+    text = str(exc).lower()
+    if "full" in text:
+        return "Free some disk space and run the command again; the failed transaction was rolled back."
+    if "malformed" in text or "not a database" in text:
+        return "Run `memtui doctor --reset-state` to move it aside and rebuild the index from the rollouts."
+    return "Run the command again; if it persists, `memtui doctor` checks the database."
