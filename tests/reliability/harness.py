@@ -160,6 +160,8 @@ def baseline_problems(root: Path) -> list[str]:
         tracked = run_git(root, "ls-tree", "-r", "--name-only", head).splitlines()
         if "phase2_workspace_diff.md" in tracked:
             problems.append("the diff file is committed")
+        if any(".tmp-" in t for t in tracked):
+            problems.append("a temp file is committed")
     except Exception as exc:
         problems.append(f"git: {exc}")
     return problems
