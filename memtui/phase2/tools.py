@@ -165,6 +165,8 @@ class MemoryTools:
         """(relative posix path, absolute path) or PathRefused with a message the model can act on."""
         if not isinstance(raw, str) or not raw.strip():
             raise PathRefused("path must be a non-empty string relative to the memory root")
+        if "\x00" in raw:
+            raise PathRefused(f"{raw!r}: a path cannot contain a NUL byte")
         text = raw.strip().replace("\\", "/")
         if text.startswith(("/", "~")) or os.path.isabs(text) or (len(text) > 1 and text[1] == ":"):
             raise PathRefused(f"{raw!r}: absolute paths are not allowed; use a path relative to the memory root")
@@ -205,7 +207,7 @@ class MemoryTools:
             return fn(**args)
         except PathRefused as exc:
             return f"error: {exc}"
-        except TypeError as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # e.g. start_line="abc": the model may try again
             return f"error: bad arguments for {name}: {exc}"
         except (OSError, UnicodeError) as exc:
             return f"error: {exc.__class__.__name__}: {exc}"
