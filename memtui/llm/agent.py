@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 import openai
 
+from memtui.redact import redact_text
+
 
 class Toolbox(Protocol):
     def schemas(self) -> list[dict[str, Any]]: ...
@@ -76,15 +78,17 @@ async def run_tool_agent(
         if not calls:
             result.final_text = message.content or ""
             return result
+        # Everything the loop sends back goes through redaction, the model's own words included: a secret it echoed
+        # or a tool read from a file must not travel in the next request.
         history.append(
             {
                 "role": "assistant",
-                "content": message.content,
+                "content": redact_text(message.content) if message.content else message.content,
                 "tool_calls": [
                     {
                         "id": c.id,
                         "type": "function",
-                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                        "function": {"name": c.function.name, "arguments": redact_text(c.function.arguments or "")},
                     }
                     for c in calls
                 ],
@@ -95,5 +99,5 @@ async def run_tool_agent(
                 raise AgentError(why)
             output = tools.call(c.function.name, c.function.arguments)
             result.tool_calls += 1
-            history.append({"role": "tool", "tool_call_id": c.id, "content": output})
+            history.append({"role": "tool", "tool_call_id": c.id, "content": redact_text(output)})
             await asyncio.sleep(0)  # let the heartbeat task run between tool calls

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memtui.phase2.workspace import DIFF_FILENAME, write_if_changed
+from memtui.redact import redact
 
 MAX_LIST_ENTRIES = 2000
 MAX_SEARCH_RESULTS = 200
@@ -274,10 +275,10 @@ class MemoryTools:
         rel, p = self.resolve(path, write=True)
         if p.is_dir():
             return f"error: {path!r} is a folder"
-        data = str(content).encode("utf-8")
+        data, note = _redacted(str(content))
         self._charge(len(data))
         self.journal.write(rel, data)
-        return f"wrote {rel} ({len(data)} bytes)"
+        return f"wrote {rel} ({len(data)} bytes{note})"
 
     def tool_replace_in_file(self, path: str, old: str, new: str, count: int | None = None) -> str:
         rel, p = self.resolve(path, write=True)
@@ -294,10 +295,10 @@ class MemoryTools:
         n = found if count is None else int(count)
         if n < 1 or n > found:
             return f"error: count must be between 1 and {found}"
-        data = text.replace(old, new, n).encode("utf-8")
+        data, note = _redacted(text.replace(old, new, n))
         self._charge(len(data))
         self.journal.write(rel, data)
-        return f"replaced {n} occurrence(s) in {rel}"
+        return f"replaced {n} occurrence(s) in {rel}{note}"
 
     def tool_delete_file(self, path: str) -> str:
         rel, p = self.resolve(path, write=True)
@@ -305,3 +306,10 @@ class MemoryTools:
             return f"error: {path!r} is not a file"
         self.journal.delete(rel)
         return f"deleted {rel}"
+
+
+def _redacted(text: str) -> tuple[bytes, str]:
+    """What the agent may store: its text with every secret replaced (a model can echo or invent one)."""
+    r = redact(text)
+    n = sum(r.counts.values())
+    return r.text.encode("utf-8"), (f"; {n} secret(s) redacted" if n else "")
