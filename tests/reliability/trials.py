@@ -137,7 +137,7 @@ def phase1_kill_trial(base: Path, server: ChatServer, seed: int) -> TrialResult:
     args = ["phase1", "--json", "--concurrency", str(rng.randint(1, 3))]
     proc = spawn(home, args, env)
     if rng.random() < 0.5:
-        when = f"after {rng.uniform(0.3, 1.6):.2f}s"
+        when = f"after {rng.uniform(0.3, 1.1):.2f}s"
         deadline = float(when.split()[1][:-1])
         import time
 
@@ -228,7 +228,7 @@ def phase2_kill_trial(base: Path, server: ChatServer, seed: int) -> TrialResult:
         when = f"at request {k}"
         faulted = kill_when(proc, lambda: len(server.requests) - base_requests >= k)
     else:
-        delay = rng.uniform(0.25, 1.4)
+        delay = rng.uniform(0.25, 1.0)
         when = f"after {delay:.2f}s"
         faulted = kill_when(proc, lambda: time.monotonic() - start >= delay)
 
