@@ -46,7 +46,6 @@ def test_main_session_maps_to_a_cli_thread(isolated_env):
     assert t.title == "Dry-run flag for deploy"
     assert t.preview == "Add a --dry-run flag to the deploy script"
     assert t.created_at == 1782897164 and t.updated_at == 1_782_900_000
-    assert t.user_messages == 2  # tool results are not user messages
     assert t.items == result.lines and t.skipped_lines == 0
     assert (t.memory_mode, t.history_mode, t.archived) == ("enabled", "legacy", False)
 

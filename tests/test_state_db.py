@@ -101,3 +101,25 @@ def test_status_sums_redactions_and_groups_failures(tmp_path):
     st = collect_status(conn)
     assert st["redactions"] == {"openai_key": 3, "jwt": 1}
     assert st["stage1_failures"] == {"timed out": 1}
+
+
+def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path):
+    import sqlite3 as sq
+
+    from memtui.state.schema import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    old = sq.connect(path)
+    old.executescript(MIGRATIONS[0])
+    old.execute("PRAGMA user_version = 1")
+    old.execute(
+        "INSERT INTO threads(id, source_kind, path, session_source, updated_at, user_messages, ingested_at)"
+        " VALUES ('t1', 'codex', '/r.jsonl', 'cli', 5, 2, 5)"
+    )
+    old.commit()
+    old.close()
+    conn = connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert [tuple(r) for r in conn.execute("SELECT id, updated_at FROM threads")] == [("t1", 5)]
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(threads)")}
+    assert "user_messages" not in columns

@@ -106,7 +106,6 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
         preview=preview,
         title=title,
         items=stats.lines - stats.skipped,
-        user_messages=max(0, data.count(b'"type":"user"') - data.count(b'"type":"tool_result"')),
         bytes=size,
         skipped_lines=stats.skipped,
         ingest_reason=stats.describe(),

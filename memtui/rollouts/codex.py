@@ -218,7 +218,6 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         updated_at=mtime_ns // 1_000_000_000,
         preview=find_preview(data),
         items=stats.lines - stats.skipped,
-        user_messages=data.count(b'"type":"user_message"'),
         bytes=size,
         archived=archived,
         skipped_lines=stats.skipped,

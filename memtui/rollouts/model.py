@@ -189,7 +189,6 @@ class Thread(BaseModel):
     preview: str = ""  # redacted
     title: str | None = None  # redacted
     items: int = 0
-    user_messages: int = 0
     bytes: int = 0
     archived: bool = False
     skipped_lines: int = 0

@@ -156,6 +156,11 @@ MIGRATIONS: list[str] = [
 
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
     """,
+    # 2: counting user messages cost one more whole-file scan per rollout (0.2 s/GB of a cold ingest) for a
+    # number nothing used; `items` and `skipped_lines` remain the per-thread counts.
+    """
+    ALTER TABLE threads DROP COLUMN user_messages;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
