@@ -105,12 +105,7 @@ def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
     if is_usable(root):
         _write_exclude(root)
         run_git(root, "add", "-A")
-        tree = run_git(root, "write-tree").strip()
-        commit = run_git(root, "commit-tree", tree, "-m", message).strip()
-        run_git(root, "update-ref", "HEAD", commit)
-        run_git(root, "reflog", "expire", "--expire=now", "--all")
-        run_git(root, "prune", "--expire=now")
-        return commit
+        return _commit_index_as_only_commit(root, message)
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
         shutil.rmtree(dot_git)
@@ -178,6 +173,12 @@ def commit_keeping(root: Path, keep_paths: list[str], message: str) -> str:
     run_git(root, "read-tree", "HEAD")
     excludes = [f":(exclude){p}" for p in keep_paths]
     run_git(root, "add", "-A", "--", ".", *excludes)
+    return _commit_index_as_only_commit(root, message)
+
+
+def _commit_index_as_only_commit(root: Path, message: str) -> str:
+    """Commit the index with no parent, move HEAD in one atomic ``update-ref``, and prune what only the old
+    baseline reached, so content a person or a consolidation deleted is not kept in the git objects."""
     tree = run_git(root, "write-tree").strip()
     commit = run_git(root, "commit-tree", tree, "-m", message).strip()
     run_git(root, "update-ref", "HEAD", commit)
