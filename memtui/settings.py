@@ -54,6 +54,9 @@ class Settings(BaseModel):
     agent_max_turns: int = Field(60, ge=1)
     agent_max_write_bytes: int = Field(4 * 1024 * 1024, ge=1024)
 
+    # The terminal UI: binding id -> keys, e.g. [keymap] "review.approve" = "A" (ids are on the help screen, f1).
+    keymap: dict[str, str] = Field(default_factory=dict)
+
     # Sources (None = the conventional locations).
     codex_home: Path | None = None
     claude_dir: Path | None = None
@@ -96,8 +99,8 @@ def _read_config(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SettingsError(f"{path}: not valid TOML: {exc}") from exc
-    # Accept both top-level keys and a Codex-style [memories] table.
-    flat = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    # Accept both top-level keys and a Codex-style [memories] table; [keymap] is a table of its own.
+    flat = {k: v for k, v in data.items() if not isinstance(v, dict) or k == "keymap"}
     for table in ("memories", "memtui"):
         if isinstance(data.get(table), dict):
             flat.update(data[table])
@@ -107,6 +110,8 @@ def _read_config(path: Path) -> dict[str, Any]:
 def _read_env() -> dict[str, str]:
     out: dict[str, str] = {}
     for name in Settings.model_fields:
+        if name == "keymap":  # a table: config.toml only
+            continue
         for var in _ALIASES.get(name, ()) or (f"MEMTUI_{name.upper()}",):
             if os.environ.get(var):
                 out[name] = os.environ[var]

@@ -63,3 +63,10 @@ def test_set_flag_is_the_top_layer(isolated_env, monkeypatch, capsys):
     assert row == {"value": 14, "origin": "flag"}
     assert main(["--set", "nonsense", "config"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_keymap_table_in_config(isolated_env):
+    (isolated_env["MEMTUI_HOME"] / "config.toml").write_text('[keymap]\n"review.approve" = "A"\n')
+    loaded = load_settings()
+    assert loaded.settings.keymap == {"review.approve": "A"}
+    assert loaded.origins["keymap"].startswith("config")

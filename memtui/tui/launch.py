@@ -13,7 +13,7 @@ def launch(home: Path | None = None) -> int:
     ctx = open_context(home=home)
     ctx.paths.ensure()
     ctx.conn  # noqa: B018  (open and migrate now: an unusable database is reported before the screen opens)
-    app = MemtuiApp(ctx, ingest_on_start=True)
+    app = MemtuiApp(ctx, ingest_on_start=True, keymap=ctx.settings.keymap)
     try:
         app.run()
     finally:
