@@ -476,3 +476,9 @@ def test_spaced_json_is_indexed_like_compact_json(ctx, isolated_env):
     assert t.preview.startswith("The checkout tests fail")
     assert t.skipped_lines == 1 and t.items == len(spaced)
     assert "no session_meta" not in (t.ingest_reason or "")
+
+
+def test_cli_says_where_it_looked_when_it_finds_nothing(isolated_env, capsys):
+    assert main(["ingest"]) == 0
+    err = capsys.readouterr().err
+    assert "no rollout files" in err and str(isolated_env["CODEX_HOME"]) in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from memtui.cli.common import Progress, make_context, print_json
 from memtui.ingest import IngestSummary, run_ingest
@@ -27,6 +28,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.done()
         ctx.close()
+    if not summary.files:
+        print(
+            f"memtui ingest: no rollout files under {ctx.paths.codex_sessions}, {ctx.paths.codex_archived} or "
+            f"{ctx.paths.claude_projects} (set CODEX_HOME / CLAUDE_CONFIG_DIR, or codex_home / claude_dir)",
+            file=sys.stderr,
+        )
     if args.json:
         print_json(summary.model_dump())
     else:
