@@ -31,6 +31,12 @@ def run(args: argparse.Namespace) -> int:
         f"phase 1     {s1['done']} done, {s1['running']} running, {s1['error']} failed "
         f"({s1['retry_exhausted']} out of retries), {s1['pending']} pending; outputs {st['outputs']}"
     )
+    redactions = ", ".join(f"{kind} {n}" for kind, n in sorted(st["redactions"].items())) or "none"
+    print(
+        f"            tokens {st['tokens']['prompt']:,} in / {st['tokens']['completion']:,} out; redactions: {redactions}"
+    )
+    for reason, n in st["stage1_failures"].items():
+        print(f"              {n:>5}  failed: {reason[:100]}")
     p2 = st["phase2"]
     review = f"; awaiting review (run {p2['awaiting_run_id']})" if p2["awaiting_review"] else ""
     print(f"phase 2     {p2['status']}{review}; watermark {st['watermark']}")
