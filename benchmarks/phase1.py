@@ -93,10 +93,7 @@ def serve(latency: float, conn: Connection, stop: EventType) -> None:
     """The loopback Chat Completions server with a fixed latency, in a child process."""
     from memtui.testing.chat_server import ChatServer
 
-    server = ChatServer(latency=latency, handler=_reply)
-    # The stdlib handler writes headers and body in two sends; with Nagle on, the body can wait for the client's
-    # delayed ACK (~40 ms on Linux), which would be measured as memtui overhead. A real server sets TCP_NODELAY.
-    server._server.RequestHandlerClass.disable_nagle_algorithm = True
+    server = ChatServer(latency=latency, handler=_reply)  # it sets TCP_NODELAY, as a real server does
     with server:
         conn.send(server.base_url)
         stop.wait()
