@@ -27,20 +27,24 @@ def test_immediate_rolls_back_on_error(tmp_path):
     assert conn.execute("SELECT COUNT(*) FROM meta").fetchone()[0] == 0
 
 
-def test_concurrent_migrations_are_safe(tmp_path):
+def test_concurrent_first_opens_are_safe(tmp_path):
+    """Four connections creating one new database at once: all wait their turn, none reports it locked."""
     errors: list[BaseException] = []
 
-    def open_one() -> None:
+    def open_one(path) -> None:
         try:
-            connect(tmp_path / "race.sqlite").close()
+            connect(path).close()
         except BaseException as exc:  # pragma: no cover - asserted below
             errors.append(exc)
 
-    threads = [threading.Thread(target=open_one) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    for trial in range(25):
+        path = tmp_path / f"race-{trial}.sqlite"
+        threads = [threading.Thread(target=open_one, args=(path,)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert errors == []
 
 
@@ -123,3 +127,20 @@ def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path):
     assert [tuple(r) for r in conn.execute("SELECT id, updated_at FROM threads")] == [("t1", 5)]
     columns = {r[1] for r in conn.execute("PRAGMA table_info(threads)")}
     assert "user_messages" not in columns
+
+
+def test_a_database_locked_too_long_is_reported_as_busy_not_corrupt(tmp_path, monkeypatch):
+    import sqlite3 as sq
+
+    from memtui.state import db
+
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 200)
+    path = tmp_path / "held.sqlite"
+    holder = sq.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t(x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(StateError, match="locked by another process") as caught:
+        connect(path)
+    assert "doctor" not in str(caught.value)
+    holder.execute("ROLLBACK")
+    assert connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

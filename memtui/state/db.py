@@ -8,6 +8,7 @@ autocommit mode so sqlite-utils' own ``with conn:`` blocks never commit somebody
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,18 +30,45 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         migrate(conn)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if _is_busy(exc):
+            raise StateError(
+                f"{path} stayed locked by another process for {BUSY_TIMEOUT_MS // 1000} s ({exc}). "
+                "Nothing was changed; try again when the other memtui command has finished."
+            ) from exc
         raise StateError(
             f"{path} is not a usable memtui database ({exc}). Nothing was changed. "
             f"Run `memtui doctor --reset-state` to move it aside and rebuild the index from the rollouts, "
             f"or restore it from a backup."
         ) from exc
     return conn
+
+
+def _is_busy(exc: sqlite3.DatabaseError) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in str(exc) or "busy" in str(exc))
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new database to WAL (the mode persists in the file, so later opens only read it).
+
+    Two processes creating the database at once can both try the switch; SQLite may then answer "database is
+    locked" at once instead of waiting for the busy timeout, so retry for up to that timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def migrate(conn: sqlite3.Connection) -> int:
