@@ -100,7 +100,7 @@ class MemtuiApp(App[int]):
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
-        if self.ingest_on_start and ops.available("ingest"):
+        if self.ingest_on_start:
             self.run_ingest(quiet=True)
 
     def task_context(self) -> Context:
@@ -130,16 +130,8 @@ class MemtuiApp(App[int]):
 
     # ---- long work --------------------------------------------------------------------------------
 
-    def start_task(
-        self, name: str, title: str, fn: ops.TaskFn, *, requires: str | None = None, quiet: bool = False
-    ) -> bool:
+    def start_task(self, name: str, title: str, fn: ops.TaskFn, *, quiet: bool = False) -> bool:
         """Run ``fn(ctx, progress, cancel)`` in a thread worker with a progress line and a cancel event."""
-        if requires is not None:
-            try:
-                ops.resolve(requires)
-            except ops.Unavailable as exc:
-                self.notify(str(exc), title=title, severity="warning", markup=False)
-                return False
         if name in self.task_states:
             self.notify(f"{title} is already running.", severity="warning", markup=False)
             return False
@@ -234,15 +226,15 @@ class MemtuiApp(App[int]):
         self.run_ingest()
 
     def run_ingest(self, quiet: bool = False) -> None:
-        self.start_task("ingest", "Ingest", ops.ingest_task, requires="ingest", quiet=quiet)
+        self.start_task("ingest", "Ingest", ops.ingest_task, quiet=quiet)
 
     def run_phase1(self, thread_id: str | None = None) -> None:
         title = f"Extract {thread_id[:12]}" if thread_id else "Phase 1"
         name = f"phase1:{thread_id}" if thread_id else "phase1"
-        self.start_task(name, title, ops.phase1_task(thread_id=thread_id), requires="phase1")
+        self.start_task(name, title, ops.phase1_task(thread_id=thread_id))
 
     def run_phase2(self) -> None:
-        self.start_task("phase2", "Phase 2", ops.phase2_task(), requires="phase2")
+        self.start_task("phase2", "Phase 2", ops.phase2_task())
 
     def approve_pending(self) -> None:
         self.switch_mode("review")

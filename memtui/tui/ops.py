@@ -1,7 +1,7 @@
-"""The UI's narrow door to the domain: look up the functions the CLI calls, and format values for display.
+"""The UI's narrow door to the domain: the functions the CLI calls, and value formatting for display.
 
-Domain modules land independently, so every entry point is resolved lazily by name. A missing one makes
-its action unavailable with a clear message instead of faked data. No pipeline logic lives here.
+Entry points are imported on first use (``resolve``), so the app paints before openai, GitPython and the
+pipeline modules are loaded. No pipeline logic lives here.
 """
 
 from __future__ import annotations
@@ -34,27 +34,10 @@ DOMAIN: dict[str, tuple[str, str]] = {
 }
 
 
-class Unavailable(RuntimeError):
-    """The domain function behind an action has not landed (or failed to import)."""
-
-
 def resolve(name: str) -> Callable[..., Any]:
+    """The domain function behind a UI action, imported on first use."""
     module, attr = DOMAIN[name]
-    try:
-        fn = getattr(importlib.import_module(module), attr, None)
-    except ImportError as exc:
-        raise Unavailable(f"{name} is not available yet ({module} cannot be imported: {exc})") from exc
-    if fn is None:
-        raise Unavailable(f"{name} is not available yet ({module}.{attr} is missing)")
-    return fn
-
-
-def available(name: str) -> bool:
-    try:
-        resolve(name)
-    except Unavailable:
-        return False
-    return True
+    return getattr(importlib.import_module(module), attr)
 
 
 Progress = Callable[..., None]

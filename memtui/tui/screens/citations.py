@@ -100,27 +100,20 @@ class CitationsScreen(MemtuiScreen):
         problems: list[str] = []
         entries: list[dict[str, Any]] = []
         ids: list[tuple[str, bool]] = []
-        try:
-            result = ops.resolve("parse_citations")(text)
-        except ops.Unavailable as exc:
-            problems.append(str(exc))
-            result = None
-        citation = getattr(result, "citation", None) if result is not None else None
+        result = ops.resolve("parse_citations")(text)
+        citation = result.citation
         if citation is not None:
             conn = self.mapp.ctx.new_conn()
             try:
                 entries, ids = self._check(citation, conn, problems)
             finally:
                 conn.close()
-        if result is not None:
-            dropped = getattr(result, "dropped_lines", 0) or 0
-            invalid = getattr(result, "invalid_ids", None) or []
-            if dropped:
-                problems.append(f"{dropped} line(s) in the block are not citation entries")
-            if invalid:
-                problems.append("invalid rollout ids: " + ", ".join(map(str, invalid)))
-            if citation is None and text.strip():
-                problems.append("No <oai-mem-citation> block found in this answer.")
+        if result.dropped_lines:
+            problems.append(f"{result.dropped_lines} line(s) in the block are not citation entries")
+        if result.invalid_ids:
+            problems.append("invalid rollout ids: " + ", ".join(map(str, result.invalid_ids)))
+        if citation is None and text.strip():
+            problems.append("No <oai-mem-citation> block found in this answer.")
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show, entries, ids, problems)
 
@@ -129,11 +122,7 @@ class CitationsScreen(MemtuiScreen):
     ) -> tuple[list[dict[str, Any]], list[tuple[str, bool]]]:
         """Entries with their validation status (memtui.citations.check) and the cited rollout ids."""
         entries = [{f: _field(e, f) for f in ("path", "line_start", "line_end", "note")} for e in citation.entries]
-        try:
-            report = ops.resolve("check_citation")(self.mapp.ctx.paths.memory_root, citation, conn)
-        except ops.Unavailable as exc:
-            problems.append(str(exc))
-            return [{**e, "status": "unchecked"} for e in entries], [(str(i), False) for i in citation.rollout_ids]
+        report = ops.resolve("check_citation")(self.mapp.ctx.paths.memory_root, citation, conn)
         for entry, check in zip(entries, report.entries, strict=False):
             entry["status"] = str(check.status)
             if check.status == "missing_file":

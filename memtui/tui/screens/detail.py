@@ -134,20 +134,11 @@ class RolloutDetailScreen(MemtuiScreen):
         else:
             try:
                 items = ops.resolve("memory_items")(detail["path"], detail["source_kind"])
-                blocks = conversation(items, self._redactor())
-            except ops.Unavailable as exc:
-                problem = str(exc)
+                blocks = conversation(items, ops.resolve("redact_text"))
             except (OSError, ValueError) as exc:
                 problem = f"Cannot read {detail['path']}: {exc}"
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show, detail, history, blocks, problem)
-
-    @staticmethod
-    def _redactor() -> Any:
-        try:
-            return ops.resolve("redact_text")
-        except ops.Unavailable:
-            return lambda text: text
 
     def _show(
         self, detail: dict[str, Any] | None, history: list[dict[str, Any]], blocks: list[dict[str, Any]], problem: str

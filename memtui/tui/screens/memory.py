@@ -134,15 +134,9 @@ class MemoryScreen(MemtuiScreen):
     def _compute_checks(self) -> None:
         worker = get_current_worker()
         warnings: list[str] = []
-        try:
-            warnings = list(ops.resolve("loader_warnings")(self.root))
-        except ops.Unavailable:
-            warnings = []
+        warnings = list(ops.resolve("loader_warnings")(self.root))
         try:
             _stat, diff = ops.resolve("workspace_diff")(self.mapp.task_context())
-        except ops.Unavailable as exc:
-            diff = None
-            empty = str(exc)
         except Exception as exc:  # (no baseline yet, git missing: show it, don't crash)
             diff = None
             empty = f"No diff: {exc}"
@@ -185,9 +179,7 @@ class MemoryScreen(MemtuiScreen):
 
         def decided(message: str | None) -> None:
             if message:
-                self.mapp.start_task(
-                    "commit", "Commit manual edit", ops.commit_task(message), requires="commit_manual_edit"
-                )
+                self.mapp.start_task("commit", "Commit manual edit", ops.commit_task(message))
 
         self.app.push_screen(
             TextPromptModal(

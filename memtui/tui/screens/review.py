@@ -167,7 +167,7 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(ok: bool | None) -> None:
             if ok:
-                self.mapp.start_task("approve", f"Approve #{run_id}", ops.approve_task(run_id), requires="approve")
+                self.mapp.start_task("approve", f"Approve #{run_id}", ops.approve_task(run_id))
 
         self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
 
@@ -179,7 +179,7 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(reason: str | None) -> None:
             if reason:
-                self.mapp.start_task("reject", f"Reject #{run_id}", ops.reject_task(reason, run_id), requires="reject")
+                self.mapp.start_task("reject", f"Reject #{run_id}", ops.reject_task(reason, run_id))
 
         self.app.push_screen(
             TextPromptModal(
