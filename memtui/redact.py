@@ -105,7 +105,9 @@ _PEM_MAX = 20_000
 
 _SEP = re.compile(_SEPARATOR)
 _QUOTE = re.compile(rb"[ \t]*(\\*[\"'])?")
-_QUOTED_VALUE = {ord('"'): re.compile(rb'[^"\\\r\n]{1,1024}'), ord("'"): re.compile(rb"[^'\\\r\n]{1,1024}")}
+# A single-quoted value stops at a double quote too: in JSON-encoded text a raw `"` ends the JSON string, so a
+# quote left open (`pass='...`) must not swallow it (the span never contains a quote).
+_QUOTED_VALUE = {ord('"'): re.compile(rb'[^"\\\r\n]{1,1024}'), ord("'"): re.compile(rb"[^'\"\\\r\n]{1,1024}")}
 _UNQUOTED_VALUE = re.compile(rb"[^\s\"'\\&;]{1,1024}")
 _AUTH_SCHEME = re.compile(rb"(?i)(bearer|basic|token|digest)[ \t]+")
 _CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[]|[{(\[]")  # a call, a subscript, a literal

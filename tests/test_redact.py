@@ -171,3 +171,10 @@ def test_anchor_soup_is_idempotent_and_keeps_json_valid(text):
     assert redact(once).counts == {}
     json.loads(redact_text(json.dumps(text)))  # redacting inside a JSON string never breaks it
     json.loads(redact_text(json.dumps(json.dumps(text))))
+
+
+@pytest.mark.parametrize("text", ["pass='-----begin", "password='abcdefghij12", "token='sk-abcdefghijklmnopqrstuvwx"])
+def test_an_unclosed_single_quote_never_swallows_the_json_closing_quote(text):
+    """Found by hypothesis: inside a JSON string, a `'` left open ran the value over the string's closing `"`."""
+    encoded = json.dumps([text])
+    assert json.loads(redact(encoded).text)[0].count("'") == 1
