@@ -109,6 +109,7 @@ _QUOTE = re.compile(rb"[ \t]*(\\*[\"'])?")
 # quote left open (`pass='...`) must not swallow it (the span never contains a quote).
 _QUOTED_VALUE = {ord('"'): re.compile(rb'[^"\\\r\n]{1,1024}'), ord("'"): re.compile(rb"[^'\"\\\r\n]{1,1024}")}
 _UNQUOTED_VALUE = re.compile(rb"[^\s\"'\\&;]{1,1024}")
+_SCHEME_WORDS = frozenset((b"bearer", b"basic", b"token", b"digest"))
 _AUTH_SCHEME = re.compile(rb"(?i)(bearer|basic|token|digest)[ \t]+")
 _CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[]|[{(\[]")  # a call, a subscript, a literal
 _DOTTED_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
@@ -213,6 +214,12 @@ def _scan(data: bytes) -> list[Span]:
             spans.append(span)
         pos = max(resume, start + 1)
     return spans
+
+
+def _after_blanks(data: bytes, pos: int) -> int:
+    while pos < len(data) and data[pos] in b" \t":
+        pos += 1
+    return pos
 
 
 def _boundary(data: bytes, end: int) -> int:
@@ -321,6 +328,12 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int) -> tuple[Span |
         return None, pos
     if opening is None and _looks_like_code_or_prose(data, key, secret, pos):
         return None, pos
+    if (
+        opening is None
+        and secret.lower() in _SCHEME_WORDS
+        and data.startswith(_PLACEHOLDER_B, _after_blanks(data, pos + len(secret)))
+    ):
+        return None, pos  # the scheme word of a token already redacted (`pass=Bearer [REDACTED_SECRET]`)
     found = _classify(secret, kind)
     if found is None:
         return None, pos

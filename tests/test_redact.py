@@ -178,3 +178,11 @@ def test_an_unclosed_single_quote_never_swallows_the_json_closing_quote(text):
     """Found by hypothesis: inside a JSON string, a `'` left open ran the value over the string's closing `"`."""
     encoded = json.dumps([text])
     assert json.loads(redact(encoded).text)[0].count("'") == 1
+
+
+def test_a_scheme_word_before_a_redacted_token_stays_on_a_second_pass():
+    """Found by a 30,000-example run: `pass=Bearer <token>` redacted the token, then a second pass took
+    `Bearer` for the password. Redaction is idempotent; a real value before a placeholder is still taken."""
+    once = redact("pass=Bearer akia-----beginabcdefgh12").text
+    assert once == "pass=Bearer [REDACTED_SECRET]" and redact(once).text == once
+    assert redact("password=hunter2hunter2 [REDACTED_SECRET]").text == "password=[REDACTED_SECRET] [REDACTED_SECRET]"
