@@ -10,9 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from memtui import clock
 from memtui.testing.chat_server import ChatServer
+
+# CI replays the same hypothesis examples every run, so a landing never hinges on a lucky draw; local runs
+# (and benchmarks/soak.py) keep drawing new ones to find what CI would not.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 # A fixed "now" for tests that want one: 2026-07-10T12:00:00Z.
 FROZEN_NOW = 1_783_684_800
