@@ -63,3 +63,20 @@ def test_block_has_task_group_sections_with_task_references():
     assert '## User preferences\n- the user said: "always run tests with TZ=UTC" -> follow this [Task 1]' in block
     assert "## Failures and how to do differently\n- `pnpm test` failed locally [Task 1]" in block
     assert "task_group:" not in block and "description:" not in block
+
+
+def test_summary_keeps_a_persons_text_after_the_generated_part():
+    from memtui.phase2.offline import merge_summary, render_summary
+
+    first = merge_summary(None, render_summary([_memory()]))
+    assert first.startswith("v1\n<!-- memtui:offline:begin")
+    edited = first + "\n## My own notes\n- prefer short answers\n"
+    again = merge_summary(
+        edited, render_summary([_memory(), _memory(thread_id="019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5c")])
+    )
+    assert again.startswith("v1\n") and again.count("memtui:offline:begin") == 1
+    assert again.endswith("## My own notes\n- prefer short answers\n")
+    assert "2 session(s)" in again
+    assert merge_summary("v2\nold format\n", render_summary([])).startswith("v1\n<!-- memtui:offline:begin")
+    hand = merge_summary("v1\n## Hand written\n- keep me\n", render_summary([]))
+    assert hand.startswith("v1\n<!-- memtui:offline:begin") and hand.endswith("## Hand written\n- keep me\n")

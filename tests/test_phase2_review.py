@@ -169,7 +169,7 @@ def test_offline_keeps_hand_written_memory_outside_generated_block(ctx):
     assert "written before memtui" in text and "added below the block" in text and "# Task Group: /work/b" in text
     assert text.count("memtui:offline:begin") == 1
     summary = (root / "memory_summary.md").read_text()
-    assert summary.startswith("v1\n## User Profile\n")
+    assert summary.startswith("v1\n<!-- memtui:offline:begin") and "\n## User Profile\n" in summary
     for heading in ("## User preferences", "## General Tips", "## What's in Memory", "### /work/b", "### /work/proj"):
         assert heading in summary
 

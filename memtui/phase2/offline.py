@@ -2,7 +2,7 @@
 
 MEMORY.md gets one ``# Task Group: <cwd>`` block per project with a ``## Task n`` per selected session, between two
 marker comments. Anything outside the markers (a person's own notes, or a whole hand-written file from before the
-first offline run) is kept as it is. memory_summary.md is regenerated in full each time.
+first offline run) is kept as it is. memory_summary.md works the same way below its ``v1`` line.
 """
 
 from __future__ import annotations
@@ -208,6 +208,21 @@ def merge_memory_md(existing: str | None, block: str) -> str:
     return existing.rstrip("\n") + "\n\n" + block
 
 
+def merge_summary(existing: str | None, summary: str) -> str:
+    """memory_summary.md: ``v1``, the generated part between markers, then whatever a person added after it.
+
+    A file whose first line is not ``v1`` is regenerated from scratch, as the reference asks."""
+    body = summary.removeprefix("v1\n")
+    block = f"{BEGIN}\n{body}{END}\n"
+    lines = (existing or "").split("\n", 1)
+    if lines[0].strip() != "v1":
+        return "v1\n" + block
+    rest = lines[1] if len(lines) > 1 else ""
+    if _BLOCK.search(rest):
+        return "v1\n" + _BLOCK.sub(lambda _: block, rest, count=1)
+    return "v1\n" + block + ("\n" + rest.lstrip("\n") if rest.strip() else "")
+
+
 def render_summary(memories: list[Stage1Output]) -> str:
     groups = _groups(memories)
     lines = ["v1", "## User Profile"]
@@ -244,13 +259,15 @@ def render_summary(memories: list[Stage1Output]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+
 def consolidate_offline(root: Path, memories: list[Stage1Output], journal: Journal) -> list[str]:
     """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written."""
-    memory_path = root / MEMORY_MD
-    existing = memory_path.read_text(encoding="utf-8", errors="replace") if memory_path.is_file() else None
     targets = {
-        MEMORY_MD: merge_memory_md(existing, render_memory_block(memories)),
-        MEMORY_SUMMARY: render_summary(memories),
+        MEMORY_MD: merge_memory_md(_read(root / MEMORY_MD), render_memory_block(memories)),
+        MEMORY_SUMMARY: merge_summary(_read(root / MEMORY_SUMMARY), render_summary(memories)),
     }
     written = []
     for rel, text in targets.items():
