@@ -212,12 +212,14 @@ def _flush(
             else:
                 summary.updated += 1
             summary.lines_skipped += result.skipped_lines
-    for result, citations in batch:
-        if result.thread is not None and citations:
-            summary.citations_found += len(citations)
-            error = _record_citations(conn, result.thread.id, citations)
-            if error:
-                summary.citation_errors.append(f"{result.path}: {error}")
+        # In the same transaction as the file rows: a file recorded as read has its citations counted, or
+        # neither happened (a kill in between would leave the file "unchanged" and its citations never counted).
+        for result, citations in batch:
+            if result.thread is not None and citations:
+                summary.citations_found += len(citations)
+                error = _record_citations(conn, result.thread.id, citations)
+                if error:
+                    summary.citation_errors.append(f"{result.path}: {error}")
 
 
 def _resolve_duplicate(

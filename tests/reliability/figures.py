@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 AREAS = (
+    "ingest kill -9",
     "phase1 kill -9",
     "phase2 kill -9",
     "races",

@@ -9,6 +9,7 @@ def _int(name: str, default: int) -> int:
     return int(os.environ.get(name) or default)
 
 
+INGEST_KILL_TRIALS = _int("RELIABILITY_INGEST_TRIALS", 10)
 PHASE1_KILL_TRIALS = _int("RELIABILITY_PHASE1_TRIALS", 30)
 PHASE2_KILL_TRIALS = _int("RELIABILITY_PHASE2_TRIALS", 21)
 FUZZ_EXAMPLES = _int("RELIABILITY_FUZZ_EXAMPLES", 300)
