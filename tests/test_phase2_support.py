@@ -64,38 +64,23 @@ def context() -> Context:
     return open_context()
 
 
+def _git(root: Path, *args: str, stdin: str | None = None) -> str:
+    """A git command on the memory root's repository, with no user or system config."""
+    env = {"GIT_DIR": str(root / ".git"), "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    env["PATH"] = "/usr/bin:/bin"
+    return subprocess.run(["git", *args], input=stdin, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def _object_ids(root: Path, kind: str) -> list[str]:
+    listing = _git(root, "cat-file", "--batch-all-objects", "--batch-check")
+    return [line.split()[0] for line in listing.splitlines() if line.split()[1] == kind]
+
+
 def git_objects(root: Path) -> str:
-    env = {
-        "GIT_DIR": str(root / ".git"),
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "PATH": "/usr/bin:/bin",
-    }
-    out = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch-check"], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    blobs = [line.split()[0] for line in out.splitlines() if line.split()[1] == "blob"]
-    if not blobs:
-        return ""
-    contents = subprocess.run(
-        ["git", "cat-file", "--batch"],
-        input="\n".join(blobs) + "\n",
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return contents
+    """The contents of every blob in the repository, reachable or not."""
+    blobs = _object_ids(root, "blob")
+    return _git(root, "cat-file", "--batch", stdin="\n".join(blobs) + "\n") if blobs else ""
 
 
 def git_commits(root: Path) -> list[str]:
-    env = {
-        "GIT_DIR": str(root / ".git"),
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "PATH": "/usr/bin:/bin",
-    }
-    out = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch-check"], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    return [line.split()[0] for line in out.splitlines() if line.split()[1] == "commit"]
+    return _object_ids(root, "commit")
