@@ -1,18 +1,24 @@
 """Secret redaction, run before a rollout leaves the machine and before any model output is stored.
 
 Why this shape: 22 patterns applied one after another with `re` ran at 1.7 MB/s (perf-baselines §8). Here every rule
-is one alternative of a single RE2 program run over the UTF-8 bytes once: RE2 is a linear-time DFA, so the scan costs
-the same whatever the number of rules. The rare candidates it reports are validated in Python on a small window
-(value heuristics, placeholders, key names), and the text is rebuilt once (as bytes, then decoded).
+is one alternative of a single RE2 program with no capture group, run once over the UTF-8 bytes: RE2 answers it with
+its DFA alone (no submatch pass), whatever the number of rules. The rare candidates it reports are identified and
+validated in Python on a small window (which rule, key name, value shape, placeholders, code), and the text is
+rebuilt once. `redact_bytes` keeps the whole path in bytes for callers that hold bytes (serialized rollouts);
+`redact` wraps it for str.
 
 Replacements keep the readable prefix of Codex's rules (`Bearer `, `password=`, `"password": "`, `https://user:`), and a
 span never contains a quote or a lone backslash, so redacting inside a JSON-encoded string keeps it valid JSON.
+
+The rules were tuned on `tests/fixtures/secrets.py` only; `tests/fixtures/redaction_eval.py` is a held-out corpus
+written after the rules were frozen, and the figures in the README come from it.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import re2
@@ -20,87 +26,157 @@ import re2
 PLACEHOLDER = "[REDACTED_SECRET]"
 _PLACEHOLDER_B = PLACEHOLDER.encode()
 
-# Keywords that make `key = value` / `"key": "value"` / `--key value` a candidate (matched case-insensitively).
-_KEYWORDS = rb"pass|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|auth|credential|accountkey"
-
 
 def _ci(pattern: bytes) -> bytes:
     """ASCII-only case-insensitivity: RE2's (?i) also folds U+017F (ſ) and U+212A (K) into s and k."""
     return b"".join(b"[%c%c]" % (c, c ^ 0x20) if chr(c).isascii() and chr(c).isalpha() else bytes([c]) for c in pattern)
 
 
-# How the key of an assignment ends (case-insensitively); the rest of the key name is read backwards in Python.
-_KEY_END = (
-    rb"pass(?:word|wd|phrase)?|secret|token|auth(?:orization)?|credentials?"
-    rb"|(?:api|access|private|secret|account|auth|signing|encryption|master|client)[_\-]?key"
+# Words a key name can end on (before an allowed suffix such as `_base` or `2`); `key` only with a qualifier.
+_KEY_QUALIFIERS = (
+    rb"api|access|private|secret|account|signing|encryption|master|client|app|license|service|storage|subscription"
+    rb"|webhook|session|consumer|admin|deploy|auth|hmac|jwt|sign|crypt|shared|sas|ingest|license|write|read|sdk"
+)
+_KEY_WORDS = (
+    rb"pass(?:word|wd|phrase|code)?|pwd|secret|token|auth(?:orization)?|credentials?|(?:" + _KEY_QUALIFIERS + rb")[_\-]?key"
+)
+_KEY_SUFFIX_WORDS = b"base value val str string plain plaintext raw b64 base64 hex confirm confirmation repeat again"
+# What may follow the key word in the DFA: only the suffixes that keep a key a secret, so `token_count: int`,
+# `password_hash: str` and `max_tokens=...` never become candidates.
+_KEY_TAIL = rb"(?:[_\-.]?(?:" + _ci(_KEY_SUFFIX_WORDS.replace(b" ", b"|")) + rb"))?[0-9]*"
+_SEPARATOR = rb"(?:\\*[\"'])?\]?[ \t]*(?::=|=>|[:=])"
+_B64 = rb"[A-Za-z0-9+/]"
+
+# Commands whose short flags carry a password (`mysql -pPASS`, `sshpass -p PASS`, `docker login -p PASS`, ...).
+_COMMANDS = (
+    rb"mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump|mariadb-admin"
+    rb"|sshpass|docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|redis-cli|curl|zip|unzip|7z|7za|7zz|sqlcmd|bcp"
+    rb"|mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport|ldapsearch|ldapadd|ldapmodify|ldapdelete"
+    rb"|ldapwhoami|smbclient|htpasswd|keytool|openssl|lftp|az|rabbitmqctl|ssh-keygen|influx|psql|jarsigner|rclone"
 )
 
-_SEPARATOR = rb"(?:\\*[\"'])?\]?[ \t]*(?::=|=>|[:=])"
-
 # Ordered RE2 alternatives: (kind, pattern). Order matters only between alternatives starting at the same byte.
+# Every pattern is valid for both RE2 and `re`: RE2 finds where a candidate starts, `re` tells which rule it is.
 RULES: tuple[tuple[str, bytes], ...] = (
     ("private_key", rb"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"),
-    ("aws_access_key_id", rb"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    ("private_key", rb"PuTTY-User-Key-File-[0-9]: "),
+    ("age_secret_key", rb"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    ("aws_access_key_id", rb"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     ("github_token", rb"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+    ("gitlab_token", rb"\b(?:gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct|agent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,})"),
     ("anthropic_key", rb"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
     ("openai_key", rb"\bsk-[A-Za-z0-9_\-]{20,}"),
-    ("stripe_key", rb"\b[sr]k_live_[A-Za-z0-9]{16,}"),
+    ("stripe_key", rb"\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})"),
     ("slack_token", rb"\b(?:xox[abposre]-[A-Za-z0-9\-]{10,}|xapp-[0-9]-[A-Za-z0-9\-]{10,})"),
-    ("slack_webhook", rb"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+    ("slack_webhook", rb"hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Za-z0-9_]+/[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+    ("discord_webhook", rb"discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_\-]{20,}"),
     ("google_api_key", rb"\bAIza[A-Za-z0-9_\-]{35}"),
-    ("gitlab_token", rb"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    ("huggingface_token", rb"\bhf_[A-Za-z0-9]{30,}"),
+    ("google_oauth", rb"\b(?:GOCSPX-[A-Za-z0-9_\-]{24,}|ya29\.[A-Za-z0-9_\-]{20,}|1//0[A-Za-z0-9_\-]{40,})"),
+    ("huggingface_token", rb"\b(?:hf_[A-Za-z0-9]{30,}|api_org_[A-Za-z0-9]{30,})"),
     ("npm_token", rb"\bnpm_[A-Za-z0-9]{36}"),
-    ("pypi_token", rb"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40,}"),
+    ("pypi_token", rb"\bpypi-AgE[A-Za-z0-9_\-]{50,}"),
     ("sendgrid_key", rb"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"),
+    ("twilio_key", rb"\bSK[0-9a-f]{32}\b"),
+    ("mailgun_key", rb"\bkey-[0-9a-f]{32}\b"),
+    ("mailchimp_key", rb"\b[0-9a-f]{32}-us[0-9]{1,2}\b"),
+    ("shopify_token", rb"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+    ("digitalocean_token", rb"\bdo[por]_v1_[a-f0-9]{64}"),
+    ("databricks_token", rb"\bdapi[a-f0-9]{32}"),
+    ("atlassian_token", rb"\bATATT3[A-Za-z0-9_\-=]{100,}"),
+    ("linear_key", rb"\blin_(?:api|oauth)_[A-Za-z0-9]{40}"),
+    ("notion_token", rb"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})"),
+    ("postman_key", rb"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("doppler_token", rb"\bdp\.(?:st|pt|ct|sa|scim|audit)\.[A-Za-z0-9_\-.]{40,}"),
+    ("vault_token", rb"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}"),
+    ("terraform_token", rb"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}"),
+    ("telegram_bot_token", rb"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}"),
+    ("llm_api_key", rb"\b(?:gsk_[A-Za-z0-9]{48,}|xai-[A-Za-z0-9]{60,}|r8_[A-Za-z0-9]{37}|pplx-[A-Za-z0-9]{40,})"),
+    ("sentry_token", rb"\bsntry[su]_[A-Za-z0-9+/=_\-]{40,}"),
+    ("grafana_token", rb"\b(?:glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/=]{32,})"),
+    ("newrelic_key", rb"\bNR(?:AK|II|JS)-[A-Za-z0-9]{19,}"),
+    ("square_token", rb"\b(?:sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,}|EAAA[A-Za-z0-9_\-+=]{60,})"),
+    ("planetscale_token", rb"\bpscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,}"),
+    ("supabase_key", rb"\b(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,})"),
+    ("flyio_token", rb"\b(?:fo1_[A-Za-z0-9_\-]{40,}|fm[12][ar]?_[A-Za-z0-9+/=_\-]{40,})"),
+    ("netlify_token", rb"\bnfp_[A-Za-z0-9]{36,}"),
+    ("heroku_key", rb"\bHRKU-[A-Za-z0-9_\-]{30,}"),
+    ("azure_ad_secret", rb"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"),
+    ("azure_sas", rb"[?&]sig=[A-Za-z0-9%+/=]{30,}"),
     ("jwt", rb"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
     ("bearer_token", rb"\b" + _ci(b"bearer") + rb"[ \t]+[A-Za-z0-9._~+/\-]{16,}=*"),
     ("url_password", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'\\]*:[^\s/@\"'\\]+@"),
-    ("cli_flag", rb"--[A-Za-z0-9_\-]*(?:" + _ci(_KEYWORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
-    # Starts at the key's last word (`DB_PASSWORD` matches at PASSWORD): a leading `[a-z_]*` would cost 3x in the DFA,
-    # and ending the key on a known word keeps max_tokens / token_count / password_hash from being candidates at all.
+    ("url_token", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9_\-]{20,}@"),
+    ("netrc", rb"\blogin[ \t]+[^\s\\]+(?:[ \t\r\n]|\\+[nrt])+[ \t]*" + _ci(b"password") + rb"[ \t]+[^\s\\]"),
+    ("fish_set", rb"\bset[ \t]+(?:-[A-Za-z]+[ \t]+)+[A-Za-z_][A-Za-z0-9_]*[ \t]+[^\s]"),
+    ("command", rb"\b(?:" + _COMMANDS + rb")\b[^\n\r|;&`]*?[ \t]-[A-Za-z][^\s]*"),
+    ("xml_element", rb"<[A-Za-z0-9_:.\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_.\-]*>[^<\s\"'\\]{4}"),
+    ("aws_secret_named", _ci(b"secret") + rb"(?:[_\- ]?[A-Za-z]+){0,3}[\s\"':=]{1,8}" + _B64 + rb"{40}"),
+    ("cli_flag", rb"-{1,2}[A-Za-z0-9_\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
+    # Starts at a key word (`DB_PASSWORD` matches at PASSWORD); the rest of the key is read backwards in Python.
     # The 4 value bytes keep `token: str`, `password=""` and `'Authorization': f'...'` out of the Python validation.
-    ("assignment", rb"(?:" + _ci(_KEY_END) + rb")" + _SEPARATOR + rb"[ \t]*(?:\\*[\"'])?[^\s\"'\\&;]{4}"),
+    ("assignment", rb"(?:" + _ci(_KEY_WORDS) + rb")" + _KEY_TAIL + _SEPARATOR + rb"[ \t]*(?:\\*[\"'])?[^\s\"'\\&;]{4}"),
 )
 
+_CONTEXT_RULES = frozenset(
+    (
+        "private_key", "slack_webhook", "discord_webhook", "azure_sas", "bearer_token", "url_password", "url_token",
+        "netrc", "fish_set", "command", "xml_element", "aws_secret_named", "cli_flag", "assignment",
+    )
+)  # fmt: skip
+
 # Kinds a redaction can be counted under (assignments are refined by key name, tokens in values by their format).
-KINDS: tuple[str, ...] = (
-    *(kind for kind, _ in RULES if kind not in ("cli_flag", "assignment")),
-    "aws_secret_access_key",
-    "password_assignment",
-    "secret_assignment",
-    "auth_header",
+KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        (
+            *(kind for kind, _ in RULES if kind not in ("url_token", "netrc", "fish_set", "command", "xml_element", "cli_flag")),
+            "aws_secret_access_key",
+            "password_assignment",
+            "secret_assignment",
+            "auth_header",
+        )
+    )
 )
+KINDS = tuple(k for k in KINDS if k not in ("aws_secret_named", "assignment"))
 
 # Literal substrings (lowercase) at least one of which every match contains: text without any is returned unchanged.
 ANCHORS: tuple[str, ...] = (
-    "-----begin", "akia", "asia", "gh", "sk-", "k_live_", "xox", "xapp-", "hooks.slack.com", "aiza", "glpat-", "hf_",
-    "npm_", "pypi-", "sg.", "eyj", "bearer", "://", "pass", "secret", "token", "auth", "credential", "key",
+    "-----begin", "putty-user-key", "age-secret-key", "akia", "asia", "abia", "acca", "gh", "gl", "gr1348941", "sk-",
+    "k_live_", "k_test_", "whsec_", "xox", "xapp-", "hooks.slack.com", "discord", "aiza", "gocspx-", "ya29.", "1//0",
+    "hf_", "api_org_", "npm_", "pypi-", "sg.", "sk", "key-", "-us", "shp", "_v1_", "dapi", "atatt3", "lin_", "secret_",
+    "ntn_", "pmak-", "dp.", "hv", ".atlasv1.", ":aa", "gsk_", "xai-", "r8_", "pplx-", "sntry", "glsa_", "glc_", "nr",
+    "sq0", "eaaa", "pscale_", "sbp_", "sb_secret_", "fo1_", "fm1", "fm2", "nfp_", "hrku-", "q~", "sig=", "eyj",
+    "bearer", "://", "login", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
+    *(c.decode() for c in _COMMANDS.split(b"|")),
 )  # fmt: skip
 
 
 def _compile() -> re2._Regexp:
     options = re2.Options()
     options.max_mem = 64 << 20  # room for the DFA cache: a bail-out to the NFA would cost an order of magnitude
-    return re2.compile(b"|".join(b"(" + pattern + b")" for _, pattern in RULES), options)
+    options.never_capture = True  # the DFA alone answers: no submatch pass over each candidate
+    return re2.compile(b"|".join(b"(?:" + pattern + b")" for _, pattern in RULES), options)
 
 
 _SCANNER = _compile()
-_GROUP_KIND = {index: kind for index, (kind, _) in enumerate(RULES, start=1)}
+# The same alternation for `re`, anchored at the start RE2 reported: leftmost-first picks the same alternative.
+_IDENTIFY = re.compile(b"|".join(b"(?P<r%d>%s)" % (i, pattern) for i, (_, pattern) in enumerate(RULES)))
+_RULE_KIND = {f"r{i}": kind for i, (kind, _) in enumerate(RULES)}
+_RULE_RE = {kind: re.compile(pattern) for kind, pattern in RULES if kind == "assignment"}
 
 # Token formats recognised inside a value (assignment, URL password, bearer) to count it under its real kind.
 _SPECIFIC = re.compile(
     b"|".join(
         b"(?P<" + kind.encode() + b">" + pattern.removeprefix(rb"\b") + b")"
         for kind, pattern in RULES
-        if kind not in ("private_key", "slack_webhook", "bearer_token", "url_password", "cli_flag", "assignment")
+        if kind not in _CONTEXT_RULES
     )
 )
-_NEEDS_DIGIT = frozenset({"openai_key", "anthropic_key", "bearer_token"})
+_NEEDS_DIGIT = frozenset({"openai_key", "anthropic_key", "bearer_token", "azure_ad_secret"})
 _DIGIT = re.compile(rb"[0-9]")
 
 _PEM_END = re.compile(rb"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _PEM_BODY = re.compile(rb"(?:[A-Za-z0-9+/=\s]|\\+[nrt])*")  # fallback for a block cut before its END line
+_PUTTY_END = re.compile(rb"Private-MAC: [0-9a-f]+")
 _PEM_MAX = 20_000
 
 _SEP = re.compile(_SEPARATOR)
@@ -111,32 +187,50 @@ _QUOTED_VALUE = {ord('"'): re.compile(rb'[^"\\\r\n]{1,1024}'), ord("'"): re.comp
 _UNQUOTED_VALUE = re.compile(rb"[^\s\"'\\&;]{1,1024}")
 _SCHEME_WORDS = frozenset((b"bearer", b"basic", b"token", b"digest"))
 _AUTH_SCHEME = re.compile(rb"(?i)(bearer|basic|token|digest)[ \t]+")
-_CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[]|[{(\[]")  # a call, a subscript, a literal
-_DOTTED_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_SNAKE_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
-_KEYWORD_IN = re.compile(rb"(?i)" + _KEYWORDS)
-_ALPHA_WORD = re.compile(rb"[A-Za-z]+")
-_PROSE_NEXT = re.compile(rb" +[A-Za-z]")
-_MASK = re.compile(rb"[*xX.\-_#]+|(?:\xe2\x80\xa2)+")  # ****, xxxx, ..., ••••
 _KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-_KEY_STOP = frozenset(b"\\\"']:= \t")
+_B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 _TRAILING = b".,;:)]}>"
+
+# A key name: the rightmost key word and what follows it; only a few suffixes keep it a secret (`SECRET_KEY_BASE`,
+# `password2`), so `password_hash`, `token_count`, `max_tokens`, `author`, `tokenizer` and `private_key_id` are not.
+_KEY_NAME = re.compile(
+    rb"(?i)^(.*)((?:" + _KEY_QUALIFIERS + rb")[_\-.]?key|password|passwd|passphrase|passcode|pass|pwd|secret|token"
+    rb"|authorization|auth|credentials?)([a-z0-9_.\-]*)$"
+)
+_KEY_SUFFIXES = frozenset(_KEY_SUFFIX_WORDS.split())
+_PASSWORD_WORDS = frozenset((b"password", b"passwd", b"passphrase", b"passcode", b"pass", b"pwd"))
+
+# Values that stand for a secret rather than being one.
 _TYPE_WORDS = frozenset(
-    b"str string bytes int integer bool boolean none null nil true false undefined optional any object "
-    b"required optional secret password token redacted hidden empty example placeholder".split()
+    b"str string bytes int integer number bool boolean none null nil true false undefined optional any object unknown "
+    b"void never required secret password passwd token redacted hidden empty example placeholder changeme change_me "
+    b"change-me replaceme replace_me replace-me todo tbd fixme dummy fake test testing sample default notset not_set "
+    b"unset missing invalid expired revoked include omit same-origin off on yes no disabled enabled ask prompt "
+    b"apikey api_key api-key secretkey secret_key masked xxx".split()
 )
-_PASSWORD_ENDINGS = (b"password", b"passwd", b"passphrase", b"pass")
-_MIN_LENGTH = {False: {False: 8, True: 8}, True: {False: 6, True: 4}}  # [is password][is quoted]
-_KEY_ENDINGS = (
-    *_PASSWORD_ENDINGS,
-    b"secret",
-    b"token",
-    b"key",
-    b"auth",
-    b"authorization",
-    b"credential",
-    b"credentials",
+_MASK = re.compile(rb"[*xX.\-_#]+|(?:\xe2\x80\xa2)+|(?:\xe2\x80\xa6)+")  # ****, xxxx, ..., ••••, …
+_PLACEHOLDER_PARTS = re.compile(
+    rb"(?i)xxx|\*\*\*|\.\.\.|\xe2\x80\xa6|\xe2\x80\xa2|^(?:your|my|insert|enter|replace|put|paste|add|some|the)[-_ ]"
+    rb"|^(?:your|my)[A-Z]|[-_ ](?:here|goes[-_ ]here)$|placeholder|redacted|example|^(?:test|fake|dummy|mock|sample)"
+    rb"|^\[|\]$|^(?:env|file|fd|stdin)(?::|$)"
 )
+_PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
+
+_CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b")
+_DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z0-9_$]*)+\)?")
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_WORDS_ONLY = re.compile(rb"[A-Za-z]+(?:[-_ .][A-Za-z]+)*")
+_CAMEL_WORDS = re.compile(rb"[a-z]+(?:[A-Z][a-z]+)+[0-9]?|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:_[a-z]+)+")
+_KEYWORD_IN = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred")
+_PROSE_NEXT = re.compile(rb" +[A-Za-z]")
+_PATHLIKE = re.compile(rb"(?:/|\./|\.\./|~/|[A-Za-z]:\\|https?:|file:)")
+_SENTENCE_WORDS = frozenset(
+    b"is are be the a an your must required invalid enter please not to of for at least characters too short match "
+    b"do does field password token key secret should cannot can't incorrect wrong here".split()
+)
+
+_MIN_SECRET = 8  # shortest value taken as a token, key or secret
+_MIN_PASSWORD = {True: 4, False: 6}  # [quoted]
 
 
 @dataclass
@@ -151,14 +245,23 @@ class Redaction:
         return sum(self.counts.values())
 
 
-def redact(text: str) -> Redaction:
-    """Replace every secret in `text` with PLACEHOLDER, in one RE2 pass and one rebuild of the string."""
-    if not text:
-        return Redaction(text, {})
-    data = text.encode("utf-8", "surrogatepass")
-    spans = _scan(data)
+@dataclass
+class BytesRedaction:
+    """`Redaction` for UTF-8 bytes: the redacted bytes and the per-kind counts."""
+
+    data: bytes
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def redact_bytes(data: bytes) -> BytesRedaction:
+    """Replace every secret in UTF-8 `data` with PLACEHOLDER: one RE2 pass, one rebuild, no decoding."""
+    spans = _scan(data) if data else []
     if not spans:
-        return Redaction(text, {})
+        return BytesRedaction(data, {})
     view = memoryview(data)
     pieces: list[bytes | memoryview] = []
     counts: dict[str, int] = {}
@@ -169,8 +272,20 @@ def redact(text: str) -> Redaction:
         counts[kind] = counts.get(kind, 0) + 1
         last = end
     pieces.append(view[last:])
+    return BytesRedaction(b"".join(pieces), counts)
+
+
+def redact(text: str) -> Redaction:
+    """Replace every secret in `text` with PLACEHOLDER (encode once, redact the bytes, decode once)."""
+    if not text:
+        return Redaction(text, {})
+    data = text.encode("utf-8", "surrogatepass")
+    spans = _scan(data)
+    if not spans:
+        return Redaction(text, {})
     # Rebuilding bytes and decoding once beats mapping offsets back to the str and slicing it (UCS-4 copies).
-    return Redaction(b"".join(pieces).decode("utf-8", "surrogatepass"), counts)
+    result = redact_bytes(data)
+    return Redaction(result.data.decode("utf-8", "surrogatepass"), result.counts)
 
 
 def redact_text(text: str) -> str:
@@ -195,6 +310,7 @@ def has_anchor(text: str) -> bool:
 # --- scanning ----------------------------------------------------------------------------------------------------
 
 Span = tuple[int, int, str]
+Found = tuple[list[Span], int]  # spans found at a candidate, and where the scan resumes
 
 
 def _scan(data: bytes) -> list[Span]:
@@ -203,17 +319,39 @@ def _scan(data: bytes) -> list[Span]:
     pos = 0
     end_of_data = len(data)
     search = _SCANNER.search
+    identify = _IDENTIFY.match
+    unordered = False
     while pos < end_of_data:
         match = search(data, pos)
         if match is None:
             break
-        start, end = match.span()
-        kind = _GROUP_KIND[match.lastindex]
-        span, resume = _HANDLERS.get(kind, _specific)(data, start, end, kind)
-        if span is not None:
+        start = match.start()
+        which = identify(data, start)
+        if which is None:  # cannot happen (same alternation); never loop on it
+            pos = start + 1
+            continue
+        kind = _RULE_KIND[which.lastgroup]
+        found, resume = _HANDLERS.get(kind, _specific)(data, start, which.end(), kind)
+        for span in found:
+            if spans and span[0] < spans[-1][1]:
+                unordered = True
             spans.append(span)
         pos = max(resume, start + 1)
+    if unordered:
+        spans = _disjoint(spans)
     return spans
+
+
+def _disjoint(spans: list[Span]) -> list[Span]:
+    """Sorted spans without overlaps (a command handler can report spans ahead of the scan)."""
+    out: list[Span] = []
+    for span in sorted(spans):
+        if out and span[0] < out[-1][1]:
+            if span[1] > out[-1][1]:
+                out[-1] = (out[-1][0], span[1], out[-1][2])
+            continue
+        out.append(span)
+    return out
 
 
 def _after_blanks(data: bytes, pos: int) -> int:
@@ -240,70 +378,179 @@ def _classify(value: bytes, default: str) -> str | None:
     return kind
 
 
+def _specific_kind(value: bytes) -> str | None:
+    """The vendor format `value` starts with, if any."""
+    match = _SPECIFIC.match(value)
+    if match is None or (match.lastgroup in _NEEDS_DIGIT and not _DIGIT.search(match.group())):
+        return None
+    return match.lastgroup
+
+
 def _is_placeholder(value: bytes) -> bool:
-    """Values that stand for a secret rather than being one: ${VAR}, <token>, {{x}}, ****, our own placeholder."""
+    """Values that stand for a secret rather than being one: ${VAR}, <token>, {{x}}, ****, xxx, your-key-here."""
     return (
-        value.startswith((_PLACEHOLDER_B, b"$", b"<", b"{{", b"%(", b"%s", b"[REDACTED"))
+        value.startswith(_PLACEHOLDER_STARTS)
         or _MASK.fullmatch(value) is not None
         or value.lower() in _TYPE_WORDS
+        or _PLACEHOLDER_PARTS.search(value) is not None
     )
 
 
-def _specific(data: bytes, start: int, end: int, kind: str) -> tuple[Span | None, int]:
+def _entropy(value: bytes) -> float:
+    counts: dict[int, int] = {}
+    for c in value:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(value)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def _looks_random(value: bytes) -> bool:
+    """A machine-made token (keys, tokens, secrets) rather than a word, a name or a number."""
+    if len(value) < _MIN_SECRET or any(c in b" \t" for c in value) or value.isdigit():
+        return False
+    if b"@" in value and b"." in value.rpartition(b"@")[2]:  # an e-mail address
+        return False
+    if _PATHLIKE.match(value):
+        return False
+    if _DIGIT.search(value) is None:  # letters only: a random token of 20+ letters, never words (proxy-handled)
+        return (
+            len(value) >= 20
+            and _WORDS_ONLY.fullmatch(value) is not None
+            and not any(c in b"-_. " for c in value)
+            and _CAMEL_WORDS.fullmatch(value) is None
+            and _entropy(value) >= 3.6
+        ) or (_WORDS_ONLY.fullmatch(value) is None and len(value) >= 16 and _entropy(value) >= 3.5)
+    return True
+
+
+def _looks_like_code(data: bytes, key: bytes, secret: bytes, value_start: int) -> bool:
+    """Unquoted values that are code or a type (self.token, api_key, get_token(), Record<string, string>, str)."""
+    if _CODE_START.match(secret) or _DOTTED_NAME.fullmatch(secret):
+        return True
+    norm_key = key.lower().lstrip(b"-$").translate(None, b"-_.")
+    norm = secret.lower().translate(None, b"-_.")
+    if norm == norm_key or (norm_key.endswith(norm) and len(norm) >= 3):
+        return True
+    if _IDENT.fullmatch(secret) and _DIGIT.search(secret) is None:
+        if _KEYWORD_IN.search(secret) or _CAMEL_WORDS.fullmatch(secret):
+            return True  # a variable named after a secret (apiKeyValue, access_token) or a type (SecretStr)
+    end = value_start + len(secret)
+    if end < len(data) and data[end] in b"(<[":  # `token: Record<string, string>`, `x = f(...)`
+        return True
+    return _WORDS_ONLY.fullmatch(secret) is not None and _PROSE_NEXT.match(data, end) is not None
+
+
+def _is_sentence(value: bytes) -> bool:
+    words = value.lower().split()
+    return len(words) >= 2 and any(w.strip(b".,!?:;") in _SENTENCE_WORDS for w in words)
+
+
+def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
+    """Is `value` (the text after a key named `family`) a real secret?"""
+    if not value or _is_placeholder(value):
+        return False
+    if family == "password":
+        if len(value) < _MIN_PASSWORD[quoted]:
+            return False
+        if quoted:
+            return not _is_sentence(value)
+        if value.isalpha() and not env_style:
+            return False  # `password: hunter` in prose or YAML with a lowercase key: too ambiguous
+        return not value.isdigit() or len(value) >= 6
+    return _looks_random(value)
+
+
+def _family(kind: str) -> str:
+    return "password" if kind == "password_assignment" else "secret"
+
+
+def _specific(data: bytes, start: int, end: int, kind: str) -> Found:
     if kind in _NEEDS_DIGIT and not _DIGIT.search(data, start, end):
-        return None, start + 1
-    return (start, end, kind), end
+        return [], start + 1
+    return [(start, end, kind)], end
 
 
-def _private_key(data: bytes, start: int, end: int, kind: str) -> tuple[Span | None, int]:
+def _private_key(data: bytes, start: int, end: int, kind: str) -> Found:
     """The whole block, BEGIN to END; a block cut short still loses its base64 body."""
     limit = min(len(data), end + _PEM_MAX)
-    close = _PEM_END.search(data, end, limit)
+    close = (_PUTTY_END if data.startswith(b"PuTTY", start) else _PEM_END).search(data, end, limit)
     if close is not None and data.find(b'"', end, close.start()) < 0 and data.find(b"'", end, close.start()) < 0:
-        return (start, close.end(), kind), close.end()
+        return [(start, close.end(), kind)], close.end()
     body_end = _PEM_BODY.match(data, end, limit).end()
-    return (start, body_end, kind), body_end
+    return [(start, body_end, kind)], body_end
 
 
-def _slack_webhook(data: bytes, start: int, end: int, kind: str) -> tuple[Span | None, int]:
-    secret_start = data.index(b"/services/", start, end) + len(b"/services/")
-    return (secret_start, end, kind), end
+def _after_path(data: bytes, start: int, end: int, kind: str) -> Found:
+    """Webhook URLs and SAS signatures: the secret is the last path segment / the query value."""
+    if kind == "azure_sas":
+        return [(start + len(b"?sig="), end, kind)], end
+    marker = b"/services/" if kind == "slack_webhook" else b"/webhooks/"
+    secret_start = data.find(marker, start, end)
+    if secret_start < 0:
+        secret_start = data.index(b"/", data.index(b".com/", start, end) + 5, end)
+    return [(secret_start + len(marker), end, kind)], end
 
 
-def _bearer(data: bytes, start: int, end: int, kind: str) -> tuple[Span | None, int]:
+def _bearer(data: bytes, start: int, end: int, kind: str) -> Found:
     token_start = start + len(b"bearer")
     while data[token_start] in b" \t":
         token_start += 1
-    found = _classify(data[token_start:end], kind)
-    if found is None:
-        return None, token_start
-    return (token_start, end, found), end
+    token = data[token_start:end]
+    found = _classify(token, kind)
+    if found is None or (found == kind and _is_placeholder(token)):
+        return [], token_start
+    return [(token_start, end, found)], end
 
 
-def _url_password(data: bytes, start: int, end: int, kind: str) -> tuple[Span | None, int]:
+def _url_password(data: bytes, start: int, end: int, kind: str) -> Found:
     secret_start = data.index(b":", data.index(b"://", start, end) + 3, end) + 1
     secret = data[secret_start : end - 1]
     if _is_placeholder(secret) or (secret.isdigit() and len(secret) <= 5):
-        return None, end
+        return [], end
     found = _classify(secret, kind)
     if found is None:
-        return None, end
-    return (secret_start, end - 1, found), end
+        return [], end
+    return [(secret_start, end - 1, found)], end
 
 
-def _key_kind(key: bytes) -> str | None:
-    """Kind for a key name, or None when the key only mentions a keyword (max_tokens, password_hash, author)."""
-    norm = key.lower().translate(None, b"-_.")
-    if not norm.endswith(_KEY_ENDINGS) or norm == b"bypass":
+def _url_token(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`https://<token>@host`: a user part that is a token (Sentry DSN keys, tokens in git remotes)."""
+    secret_start = data.index(b"://", start, end) + 3
+    secret = data[secret_start : end - 1]
+    found = _specific_kind(secret)
+    if found is None and (_is_placeholder(secret) or not _looks_random(secret) or _DIGIT.search(secret) is None):
+        return [], end
+    return [(secret_start, end - 1, found or "url_password")], end
+
+
+def _key_family(key: bytes) -> tuple[str, str] | None:
+    """(kind, key word) for a key name, or None when the key only mentions a key word (max_tokens, author)."""
+    match = _KEY_NAME.match(key.lstrip(b"-$"))
+    if match is None:
         return None
-    if b"secretaccesskey" in norm:
-        return "aws_secret_access_key"
-    if norm.endswith(_PASSWORD_ENDINGS):
-        return "password_assignment"
-    return "secret_assignment"
+    prefix, word, suffix = match.group(1), match.group(2), match.group(3)
+    rest = suffix.translate(None, b"-_.").lower().rstrip(b"0123456789")
+    if rest and rest not in _KEY_SUFFIXES:
+        return None
+    lower = word.lower()
+    if lower == b"pass" and prefix:
+        before = prefix[-1:]
+        # `bypass`, `compass`, `first_pass`: only `db_pass`, `smtpPass`, `DBPASS`-like keys hold a password.
+        if before.isalpha() and not (word[:1] == b"P" and (before.islower() or word.isupper())):
+            return None
+        if prefix.lower().rstrip(b"_-.").endswith((b"first", b"second", b"third", b"last", b"next", b"multi")):
+            return None
+    if lower == b"pwd" and prefix.lower().rstrip(b"_-.") in (b"", b"old"):
+        return None  # $PWD / $OLDPWD are directories
+    norm = key.lower().translate(None, b"-_.")
+    if b"secretaccesskey" in norm or (b"aws" in norm and b"secret" in norm):
+        return "aws_secret_access_key", lower
+    if lower in _PASSWORD_WORDS:
+        return "password_assignment", lower
+    return "secret_assignment", lower
 
 
-def _value(data: bytes, key: bytes, kind: str, value_start: int) -> tuple[Span | None, int]:
+def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool) -> Found:
     """Validate the value of `key` starting at `value_start` (after the separator, before spaces and any quote)."""
     quote = _QUOTE.match(data, value_start)
     pos = quote.end()
@@ -315,77 +562,264 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int) -> tuple[Span |
             kind = "bearer_token" if scheme.group(1).lower() == b"bearer" else "auth_header"
     if opening is not None:
         value = _QUOTED_VALUE[opening[-1]].match(data, pos)
+        if value is not None and not data.startswith(opening[-1:], value.end()):
+            if data.startswith(b"\\", value.end()) and opening[-1:] == b'"':
+                pass  # an escaped closing quote (JSON inside JSON)
+            elif value.end() - pos < 1024 and value.end() < len(data) and data[value.end()] not in b"\r\n":
+                return [], pos  # the quote does not close on this line: not a string literal we understand
     elif data.startswith(b"=", pos):  # `password == x` is a comparison
-        return None, pos
+        return [], pos
     else:
         value = _UNQUOTED_VALUE.match(data, pos)
     if value is None or data.startswith(b"-----BEGIN", pos):  # a PEM block is the private_key rule's to take
-        return None, pos
+        return [], pos
     secret = data[pos : _boundary(data, value.end())]
     if opening is None:
         secret = secret.rstrip(_TRAILING)
-    if not secret or _is_placeholder(secret) or (_SNAKE_NAME.fullmatch(secret) and _KEYWORD_IN.search(secret)):
-        return None, pos
-    if opening is None and _looks_like_code_or_prose(data, key, secret, pos):
-        return None, pos
+        if secret.startswith(b"pass:"):  # openssl -passin pass:xyz
+            pos += 5
+            secret = secret[5:]
+    if not secret:
+        return [], pos
     if (
         opening is None
         and secret.lower() in _SCHEME_WORDS
         and data.startswith(_PLACEHOLDER_B, _after_blanks(data, pos + len(secret)))
     ):
-        return None, pos  # the scheme word of a token already redacted (`pass=Bearer [REDACTED_SECRET]`)
-    found = _classify(secret, kind)
-    if found is None:
-        return None, pos
-    if found == kind and len(secret) < _MIN_LENGTH[kind == "password_assignment"][opening is not None]:
-        return None, pos
-    return (pos, pos + len(secret), found), pos + len(secret)
+        return [], pos  # the scheme word of a token already redacted (`pass=Bearer [REDACTED_SECRET]`)
+    specific = _specific_kind(secret)
+    if specific is not None:
+        return [(pos, pos + len(secret), specific)], pos + len(secret)
+    if opening is None and _looks_like_code(data, key, secret, pos):
+        return [], pos
+    if kind in ("bearer_token", "auth_header"):
+        if _is_placeholder(secret) or len(secret) < _MIN_SECRET or (kind == "bearer_token" and not _DIGIT.search(secret)):
+            return [], pos
+    elif not _judge(secret, _family(kind), opening is not None, env_style):
+        return [], pos
+    return [(pos, pos + len(secret), kind)], pos + len(secret)
 
 
-def _looks_like_code_or_prose(data: bytes, key: bytes, secret: bytes, value_start: int) -> bool:
-    """Unquoted values that are code (self.token, api_key, get_token()) or a sentence (Token: expired soon)."""
-    if _CODE_START.match(secret):
-        return True
-    if _DOTTED_NAME.fullmatch(secret) and not _DIGIT.search(secret):
-        return True
-    if secret.lower().translate(None, b"-_.") == key.lower().lstrip(b"-").translate(None, b"-_."):
-        return True
-    return _ALPHA_WORD.fullmatch(secret) is not None and _PROSE_NEXT.match(data, value_start + len(secret)) is not None
-
-
-def _assignment(data: bytes, start: int, end: int, kind: str) -> tuple[Span | None, int]:
+def _read_key(data: bytes, start: int) -> tuple[int, int]:
+    """Bounds of the key around a key word found at `start`."""
     key_end = start
-    while data[key_end] not in _KEY_STOP:
+    while key_end < len(data) and data[key_end] in _KEY_CHARS:
         key_end += 1
     key_start = start
     while key_start > 0 and data[key_start - 1] in _KEY_CHARS and start - key_start < 128:
         key_start -= 1
+    return key_start, key_end
+
+
+def _env_style(key: bytes) -> bool:
+    return key.upper() == key and any(c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" for c in key)
+
+
+def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
+    key_start, key_end = _read_key(data, start)
     key = data[key_start:key_end]
-    key_kind = _key_kind(key)
+    family = _key_family(key)
     value_start = _SEP.match(data, key_end).end()
-    if key_kind is None or data.startswith(_PLACEHOLDER_B, key_start - 1):  # `[REDACTED_SECRET]: x` is ours
-        return None, value_start
-    return _value(data, key, key_kind, value_start)
+    if family is None or data.startswith(_PLACEHOLDER_B, key_start - 1):  # `[REDACTED_SECRET]: x` is ours
+        return [], value_start
+    return _value(data, key, family[0], value_start, _env_style(key))
 
 
-def _cli_flag(data: bytes, start: int, end: int, kind: str) -> tuple[Span | None, int]:
-    key_end = start + 2
+def _cli_flag(data: bytes, start: int, end: int, kind: str) -> Found:
+    if start > 0 and data[start - 1] not in b" \t\n\r\"'(=[{":
+        return [], start + 1  # a dash inside a word (`my-secret-token value`)
+    key_end = start + 1
     while data[key_end] not in b" \t":
         key_end += 1
     value_start = key_end
     while data[value_start] in b" \t":
         value_start += 1
-    key_kind = _key_kind(data[start:key_end])
-    if key_kind is None:
-        return None, value_start
-    return _value(data, data[start:key_end], key_kind, value_start)
+    family = _key_family(data[start:key_end])
+    if family is None:
+        return [], value_start
+    return _value(data, data[start:key_end], family[0], value_start, env_style=True)
 
 
-_HANDLERS = {
+def _aws_secret_named(data: bytes, start: int, end: int, kind: str) -> Found:
+    """A 40-character AWS secret access key right after a name mentioning it (`aws configure set ... KEY`, tables)."""
+    secret_start = end - 40
+    name = data[start:secret_start].lower()
+    secret = data[secret_start:end]
+    if (
+        (end < len(data) and data[end] in _B64_CHARS)
+        or b"key" not in name
+        or _is_placeholder(secret)
+        or not (_DIGIT.search(secret) and secret.lower() != secret and secret.upper() != secret)
+    ):
+        # Not a bare AWS secret: the same text may still be an ordinary assignment (`secret_key: <value>`).
+        if _RULE_RE["assignment"].match(data, start):
+            return _assignment(data, start, end, "assignment")
+        return [], start + 1
+    return [(secret_start, end, "aws_secret_access_key")], end
+
+
+_XML_VALUE = re.compile(rb"[^<\"'\\\r\n]{1,1024}")
+
+
+def _xml_element(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`<password>value</password>` (Maven settings.xml, .NET configs)."""
+    key_end = data.index(b">", start, end)
+    key = data[start + 1 : key_end].rpartition(b":")[2]
+    family = _key_family(key)
+    value = _XML_VALUE.match(data, key_end + 1)
+    if family is None or value is None or not data.startswith(b"</", value.end()):
+        return [], key_end + 1
+    secret = data[key_end + 1 : value.end()]
+    specific = _specific_kind(secret)
+    if specific is None and not _judge(secret, _family(family[0]), True, False):
+        return [], key_end + 1
+    return [(key_end + 1, value.end(), specific or family[0])], value.end()
+
+
+def _netrc(data: bytes, start: int, end: int, kind: str) -> Found:
+    value_start = end - 1
+    value = _UNQUOTED_VALUE.match(data, value_start)
+    secret = data[value_start : value.end()] if value else b""
+    if not _judge(secret, "password", False, True):
+        return [], end
+    return [(value_start, value_start + len(secret), "password_assignment")], value_start + len(secret)
+
+
+def _fish_set(data: bytes, start: int, end: int, kind: str) -> Found:
+    """fish: `set -gx API_TOKEN value`."""
+    words = data[start : end - 1].split()
+    name = words[-1]
+    family = _key_family(name)
+    if family is None:
+        return [], end - 1
+    return _value(data, name, family[0], end - 1, _env_style(name))
+
+
+# --- command lines ------------------------------------------------------------------------------------------------
+
+_SEGMENT_END = re.compile(rb"\n|\r|\\n|\\r|\|\||&&|[|;`]")
+_ARG = re.compile(rb"(?:\\*\"(?:[^\"\\]|\\[^\"])*\\*\"|'[^'\n]*'|[^\s'\"]|\\\")+")
+# Per command: short flags followed by a password as the next argument, and flags that take it attached (-pPASS).
+_SEPARATE: dict[bytes, frozenset[bytes]] = {
+    b"sshpass": frozenset({b"-p"}),
+    b"docker": frozenset({b"-p"}),
+    b"redis-cli": frozenset({b"-a"}),
+    b"zip": frozenset({b"-P"}),
+    b"unzip": frozenset({b"-P"}),
+    b"sqlcmd": frozenset({b"-P"}),
+    b"bcp": frozenset({b"-P"}),
+    b"mongo": frozenset({b"-p"}),
+    b"ldap": frozenset({b"-w"}),
+    b"smbclient": frozenset(),
+    b"keytool": frozenset({b"-storepass", b"-keypass", b"-srcstorepass", b"-deststorepass", b"-srckeypass", b"-destkeypass"}),
+    b"jarsigner": frozenset({b"-storepass", b"-keypass"}),
+    b"openssl": frozenset({b"-passin", b"-passout", b"-pass", b"-k", b"-password"}),
+    b"az": frozenset({b"-p"}),
+    b"ssh-keygen": frozenset({b"-N", b"-P"}),
+    b"influx": frozenset({b"-password", b"-p"}),
+    b"htpasswd": frozenset(),
+    b"lftp": frozenset(),
+    b"rabbitmqctl": frozenset(),
+    b"curl": frozenset(),
+    b"mysql": frozenset(),
+    b"7z": frozenset(),
+    b"psql": frozenset(),
+    b"rclone": frozenset(),
+}
+_ALIASES = {
+    b"podman": b"docker", b"nerdctl": b"docker", b"buildah": b"docker", b"skopeo": b"docker", b"helm": b"docker",
+    b"oras": b"docker", b"crane": b"docker", b"7za": b"7z", b"7zz": b"7z", b"mongosh": b"mongo",
+    b"mongodump": b"mongo", b"mongorestore": b"mongo", b"mongoexport": b"mongo", b"mongoimport": b"mongo",
+    b"ldapsearch": b"ldap", b"ldapadd": b"ldap", b"ldapmodify": b"ldap", b"ldapdelete": b"ldap",
+    b"ldapwhoami": b"ldap",
+}  # fmt: skip
+_ATTACHED = {b"mysql": b"-p", b"7z": b"-p", b"sshpass": b"-p", b"docker": b"-p"}
+
+
+def _unquote(data: bytes, start: int, end: int) -> tuple[int, int]:
+    """Inner bounds of a shell word: after its opening quote (also JSON-escaped), up to the first quote or backslash.
+
+    A raw `"` can also be the end of a JSON string holding the command, so a value never runs past one."""
+    while start < end and data[start] in b"\\\"'":
+        start += 1
+    for quote in (b'"', b"'", b"\\"):
+        stop = data.find(quote, start, end)
+        if stop >= 0:
+            end = stop
+    return start, end
+
+
+def _command(data: bytes, start: int, end: int, kind: str) -> Found:
+    """Short flags that carry a password on a known command line (the long `--password x` forms are cli_flag's)."""
+    name_end = start
+    while name_end < len(data) and data[name_end] not in b" \t":
+        name_end += 1
+    name = data[start:name_end]
+    base = _ALIASES.get(name, b"mysql" if name.startswith((b"mysql", b"mariadb")) else name)
+    seg = _SEGMENT_END.search(data, name_end, min(len(data), name_end + 4000))
+    seg_end = seg.start() if seg else min(len(data), name_end + 4000)
+    args = [(m.start(), m.end()) for m in _ARG.finditer(data, name_end, seg_end)]
+    words = [data[a:b] for a, b in args]
+    if base == b"docker" and b"login" not in words:
+        return [], name_end
+    separate = _SEPARATE.get(base, frozenset())
+    attached = _ATTACHED.get(base)
+    spans: list[Span] = []
+
+    def take(a: int, b: int, *, after_colon: bool = False, sep: bytes = b":") -> None:
+        a, b = _unquote(data, a, b)
+        if after_colon:
+            cut = data.find(sep, a, b)
+            if cut < 0:
+                return
+            user = data[a:cut]
+            if cut + 1 == b:  # `curl -u sk_test_xyz:` - the key is the user part
+                if _specific_kind(user) or _looks_random(user):
+                    spans.append((a, cut, _specific_kind(user) or "secret_assignment"))
+                return
+            a = cut + 1
+        value = data[a:b]
+        if value.startswith(b"pass:"):
+            a += 5
+            value = value[5:]
+        specific = _specific_kind(value)
+        if specific is not None:
+            spans.append((a, b, specific))
+        elif _judge(value, "password", False, True) and not value.startswith(b"-"):
+            spans.append((a, b, "password_assignment"))
+
+    for i, (word, (a, b)) in enumerate(zip(words, args, strict=True)):
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if word in separate and nxt is not None:
+            take(*nxt)
+        elif attached and word.startswith(attached) and len(word) > len(attached) and word[len(attached)] not in b"-=":
+            take(a + len(attached), b)
+        elif base == b"curl" and word in (b"-u", b"--user", b"--proxy-user", b"-U") and nxt is not None:
+            take(*nxt, after_colon=True)
+        elif base == b"smbclient" and word in (b"-U", b"--user") and nxt is not None:
+            take(*nxt, after_colon=True, sep=b"%")
+        elif base == b"lftp" and word == b"-u" and nxt is not None:
+            take(*nxt, after_colon=True, sep=b",")
+        elif base == b"htpasswd" and word.startswith(b"-") and b"b" in word and len(args) >= i + 4:
+            take(*args[i + 3])
+        elif base == b"rabbitmqctl" and word in (b"add_user", b"change_password") and len(args) >= i + 3:
+            take(*args[i + 2])
+    return sorted(spans), name_end
+
+
+_HANDLERS: dict[str, Callable[[bytes, int, int, str], Found]] = {
     "private_key": _private_key,
-    "slack_webhook": _slack_webhook,
+    "slack_webhook": _after_path,
+    "discord_webhook": _after_path,
+    "azure_sas": _after_path,
     "bearer_token": _bearer,
     "url_password": _url_password,
+    "url_token": _url_token,
+    "netrc": _netrc,
+    "fish_set": _fish_set,
+    "command": _command,
+    "aws_secret_named": _aws_secret_named,
+    "xml_element": _xml_element,
     "assignment": _assignment,
     "cli_flag": _cli_flag,
 }
