@@ -121,7 +121,7 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("fish_set", rb"\bset[ \t]+(?:-[A-Za-z]+[ \t]+)+[A-Za-z_][A-Za-z0-9_]*[ \t]+[^\s]"),
     ("command", rb"\b(?:" + _COMMANDS + rb")[ \t]"),
     ("xml_element", rb"<[A-Za-z0-9_:.\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_.\-]*>[^<\s\"'\\]{4}"),
-    ("aws_secret_named", _ci(b"secret") + rb"[_\- ]?(?:" + _ci(b"access") + rb"[_\- ]?)?" + _ci(b"key") + rb"[ \t\"':=]{1,8}" + _B64 + b"{40}"),
+    ("aws_secret_named", _ci(b"secret") + rb"[_\- ]?(?:" + _ci(b"access") + rb"[_\- ]?)?" + _ci(b"key") + rb"[ \t\"':=|,]{1,8}" + _B64 + b"{40}"),
     ("cli_flag", rb"-{1,2}[A-Za-z0-9_\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
     # Starts at a key word (`DB_PASSWORD` matches at PASSWORD); the rest of the key is read backwards in Python.
     # The 4 value bytes keep `token: str`, `password=""` and `'Authorization': f'...'` out of the Python validation.
@@ -459,7 +459,7 @@ def _specific_kind(value: bytes) -> str | None:
     match = _SPECIFIC.match(value)
     if match is None or (match.lastgroup in _NEEDS_DIGIT and not _DIGIT.search(match.group())):
         return None
-    return match.lastgroup
+    return None if _FILLER.search(value) else match.lastgroup
 
 
 def _is_placeholder(value: bytes) -> bool:
@@ -499,8 +499,11 @@ def _looks_random(value: bytes) -> bool:
     return True
 
 
-def _looks_like_code(data: bytes, key: bytes, secret: bytes, value_start: int) -> bool:
-    """Unquoted values that are code or a type (self.token, api_key, get_token(), Record<string, string>, str)."""
+def _looks_like_code(data: bytes, key: bytes, secret: bytes, value_start: int, env_assign: bool) -> bool:
+    """Unquoted values that are code or a type (self.token, api_key, get_token(), Record<string, string>, str).
+
+    `env_assign`: `NAME=value` with an upper-case name (.env, shell, compose): a bare word there is a literal, and a
+    word after it is the command it prefixes (`PGPASSWORD=postgres psql ...`)."""
     if _CODE_START.match(secret) or _DOTTED_NAME.fullmatch(secret):
         return True
     norm_key = key.lower().lstrip(b"-$").translate(None, b"-_.")
@@ -508,11 +511,14 @@ def _looks_like_code(data: bytes, key: bytes, secret: bytes, value_start: int) -
     if norm == norm_key or (norm_key.endswith(norm) and len(norm) >= 3):
         return True
     if _IDENT.fullmatch(secret) and _DIGIT.search(secret) is None:
-        if _KEYWORD_IN.search(secret) or _CAMEL_WORDS.fullmatch(secret):
+        plain_word = secret.isalpha() and (secret.islower() or secret.isupper())
+        if not (env_assign and plain_word) and (_KEYWORD_IN.search(secret) or _CAMEL_WORDS.fullmatch(secret)):
             return True  # a variable named after a secret (apiKeyValue, access_token) or a type (SecretStr)
     end = value_start + len(secret)
     if end < len(data) and data[end] in b"(<[":  # `token: Record<string, string>`, `x = f(...)`
         return True
+    if env_assign:
+        return False
     return _WORDS_ONLY.fullmatch(secret) is not None and _PROSE_NEXT.match(data, end) is not None
 
 
@@ -540,8 +546,11 @@ def _family(kind: str) -> str:
     return "password" if kind == "password_assignment" else "secret"
 
 
+_FILLER = re.compile(rb"(?i)x{4}|\*{3}|\.{3}|0{12}")  # ghp_xxxxxxxx..., AKIA0000000000000000: documentation
+
+
 def _specific(data: bytes, start: int, end: int, kind: str) -> Found:
-    if kind in _NEEDS_DIGIT and not _DIGIT.search(data, start, end):
+    if (kind in _NEEDS_DIGIT and not _DIGIT.search(data, start, end)) or _FILLER.search(data, start, end):
         return [], start + 1
     return [(start, end, kind)], end
 
@@ -666,7 +675,7 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
     specific = _specific_kind(secret)
     if specific is not None:
         return [(pos, pos + len(secret), specific)], pos + len(secret)
-    if opening is None and _looks_like_code(data, key, secret, pos):
+    if opening is None and _looks_like_code(data, key, secret, pos, env_style):
         return [], pos
     if kind in ("bearer_token", "auth_header"):
         if _is_placeholder(secret) or len(secret) < _MIN_SECRET or (kind == "bearer_token" and not _DIGIT.search(secret)):
@@ -697,6 +706,8 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     family = _key_family(key)
     value_start = _SEP.match(data, key_end).end()
     if family is None or data.startswith(_PLACEHOLDER_B, key_start - 1):  # `[REDACTED_SECRET]: x` is ours
+        return [], value_start
+    if key_start >= 2 and data[key_start - 2 : key_start] == b"${":  # ${DB_PASSWORD:-default}: an expansion
         return [], value_start
     return _value(data, key, family[0], value_start, _env_style(key))
 
