@@ -40,7 +40,7 @@ _KEY_QUALIFIERS = (
 _KEY_WORDS = (
     rb"pass(?:word|wd|phrase|code)?|pwd|secret|token|auth(?:orization)?|credentials?|(?:" + _KEY_QUALIFIERS + rb")[_\-]?key"
 )
-_KEY_SUFFIX_WORDS = b"base value val str string plain plaintext raw b64 base64 hex confirm confirmation repeat again"
+_KEY_SUFFIX_WORDS = b"base value val str string plain plaintext raw b64 base64 hex confirm confirmation repeat again data"
 # What may follow the key word in the DFA: only the suffixes that keep a key a secret, so `token_count: int`,
 # `password_hash: str` and `max_tokens=...` never become candidates.
 _KEY_TAIL = rb"(?:[_\-.]?(?:" + _ci(_KEY_SUFFIX_WORDS.replace(b" ", b"|")) + rb"))?[0-9]*"
@@ -52,7 +52,14 @@ _EQ_VALUE = rb"(?:\\*[\"'])?\]?[ \t]*(?::=|=>|=)[ \t]*(?:\\*[\"'])?" + _VALUE4
 _COLON_VALUE = (
     rb"(?:\\*[\"'])?\]?[ \t]*:[ \t]*(?:\\*[\"']" + _VALUE4 + rb"|[^\s\"'\\&;A-Za-z][^\s\"'\\&;]{3}"
     rb"|[A-Za-z]+[^A-Za-z\s\"'\\&;]|[A-Za-z]{4,}(?:[\r\n\"'\\&;]|[ \t]+[^A-Za-z\s]|[ \t]*$)"
-    rb"|(?:" + _ci(b"basic|bearer|token|digest") + rb")[ \t]+[A-Za-z0-9])"
+    rb"|(?:" + _ci(b"basic|bearer|token|digest|bot|apikey") + rb")[ \t]+[A-Za-z0-9])"
+)
+# `("API_KEY", "value")`: setenv, setProperty, PHP define, header tuples.
+_COMMA_VALUE = rb"\\*[\"'][ \t]*,[ \t]*\\*[\"']" + _VALUE4
+# `the password is Xk29fjQ8`, `token was abc123...`: a secret stated in a sentence.
+_PROSE_VALUE = (
+    rb"\b(?:" + _ci(b"password|passwd|passphrase|pwd|token|secret|api key|apikey|access key|secret key") + rb")"
+    rb"[ \t]+(?:" + _ci(b"is|was|=|to|set to|should be|will be") + rb")[ \t]+[`'\"]?[A-Za-z]*[^A-Za-z\s`'\"]"
 )
 _B64 = rb"[A-Za-z0-9+/]"
 
@@ -115,8 +122,15 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("azure_sas", rb"[?&]sig=[A-Za-z0-9%+/=]{30,}"),
     ("jwt", rb"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
     ("bearer_token", rb"\b" + _ci(b"bearer") + rb"[ \t]+[A-Za-z0-9._~+/\-]{16,}=*"),
-    ("url_password", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'\\]*:[^\s/@\"'\\]+@"),
+    ("url_password", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'\\]*:[^\s@\"'\\]+@"),
     ("url_token", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9_\-]{20,}@"),
+    ("prose_secret", _PROSE_VALUE),
+    ("cookie", rb"\b" + _ci(b"cookie") + rb":[ \t]*[^\s]"),
+    (
+        "space_separated",
+        rb"\b(?:requirepass|masterauth|config(?:ure)?[ \t]+set[ \t]+(?:-{1,2}[A-Za-z\-]+[ \t]+)*"
+        rb"[^\s=\\]*(?:" + _ci(_KEY_WORDS) + rb")[^\s=\\]*)[ \t]+[^\s\\]",
+    ),
     ("netrc", rb"\blogin[ \t]+[^\s\\]+(?:[ \t\r\n]|\\+[nrt])+[ \t]*" + _ci(b"password") + rb"[ \t]+[^\s\\]"),
     ("fish_set", rb"\bset[ \t]+(?:-[A-Za-z]+[ \t]+)+[A-Za-z_][A-Za-z0-9_]*[ \t]+[^\s]"),
     ("command", rb"\b(?:" + _COMMANDS + rb")[ \t]"),
@@ -125,7 +139,7 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("cli_flag", rb"-{1,2}[A-Za-z0-9_\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
     # Starts at a key word (`DB_PASSWORD` matches at PASSWORD); the rest of the key is read backwards in Python.
     # The 4 value bytes keep `token: str`, `password=""` and `'Authorization': f'...'` out of the Python validation.
-    ("assignment", rb"(?:" + _ci(_KEY_WORDS) + rb")" + _KEY_TAIL + rb"(?:" + _EQ_VALUE + rb"|" + _COLON_VALUE + rb")"),
+    ("assignment", rb"(?:" + _ci(_KEY_WORDS) + rb")" + _KEY_TAIL + rb"(?:" + _EQ_VALUE + rb"|" + _COLON_VALUE + rb"|" + _COMMA_VALUE + rb")"),
 )
 
 # Rules the DFA starts at their literal: the whole token, head included, for the handler and for values.
@@ -142,7 +156,7 @@ _FULL_RE = {kind: re.compile(pattern) for kind, pattern in _FULL.items()}
 _CONTEXT_RULES = frozenset(
     (
         "private_key", "slack_webhook", "discord_webhook", "azure_sas", "bearer_token", "url_password", "url_token",
-        "netrc", "fish_set", "command", "xml_element", "aws_secret_named", "cli_flag", "assignment",
+        "netrc", "prose_secret", "cookie", "space_separated", "fish_set", "command", "xml_element", "aws_secret_named", "cli_flag", "assignment",
     )
 )  # fmt: skip
 
@@ -150,11 +164,12 @@ _CONTEXT_RULES = frozenset(
 KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
         (
-            *(kind for kind, _ in RULES if kind not in ("url_token", "netrc", "fish_set", "command", "xml_element", "cli_flag")),
+            *(kind for kind, _ in RULES if kind not in ("url_token", "netrc", "prose_secret", "space_separated", "fish_set", "command", "xml_element", "cli_flag")),
             "aws_secret_access_key",
             "password_assignment",
             "secret_assignment",
             "auth_header",
+            "cookie",
         )
     )
 )
@@ -172,11 +187,27 @@ ANCHORS: tuple[str, ...] = (
 )  # fmt: skip
 
 
+def _unbounded(pattern: bytes) -> bytes:
+    """A rule without its leading `\\b`, which Python checks instead: in JSON-encoded text a token at the start of a
+    line follows the `n` of a `\\n` escape, a word character, and `\\b` alone would miss it."""
+    return pattern.removeprefix(rb"\b")
+
+
+def _at_boundary(data: bytes, start: int) -> bool:
+    """`\\b` before `start`, counting the escapes `\\n`, `\\t`, `\\r` of JSON-encoded text as separators."""
+    if start == 0 or data[start - 1] not in _WORD_BYTES:
+        return True
+    return start >= 2 and data[start - 2] == 92 and data[start - 1] in b"nrt"  # 92: backslash
+
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
 def _compile() -> re2._Regexp:
     options = re2.Options()
     options.max_mem = 64 << 20  # room for the DFA cache: a bail-out to the NFA would cost an order of magnitude
     options.never_capture = True  # the DFA alone answers: no submatch pass over each candidate
-    return re2.compile(b"|".join(b"(?:" + pattern + b")" for _, pattern in RULES), options)
+    return re2.compile(b"|".join(b"(?:" + _unbounded(pattern) + b")" for _, pattern in RULES), options)
 
 
 _SCANNER = _compile()
@@ -232,11 +263,14 @@ def _first_bytes(pattern: bytes) -> frozenset[int]:
 
 # RE2 reports where a candidate starts; `re` then tries, in rule order, only the rules that can start with that
 # byte: leftmost-first picks the same rule RE2 did, for a fraction of the cost of the whole alternation.
-_RULE_RES = [(kind, re.compile(pattern), _first_bytes(pattern)) for kind, pattern in RULES]
-_BY_FIRST_BYTE: tuple[tuple[tuple[str, re.Pattern[bytes]], ...], ...] = tuple(
-    tuple((kind, rx) for kind, rx, firsts in _RULE_RES if byte in firsts) for byte in range(256)
+_RULE_RES = [
+    (kind, re.compile(_unbounded(pattern)), pattern.startswith(rb"\b"), _first_bytes(_unbounded(pattern)))
+    for kind, pattern in RULES
+]
+_BY_FIRST_BYTE: tuple[tuple[tuple[str, re.Pattern[bytes], bool], ...], ...] = tuple(
+    tuple((kind, rx, bounded) for kind, rx, bounded, firsts in _RULE_RES if byte in firsts) for byte in range(256)
 )
-_RULE_RE = {kind: rx for kind, rx, _ in _RULE_RES}
+_RULE_RE = {kind: rx for kind, rx, _, _ in _RULE_RES}
 
 # Token formats recognised inside a value (assignment, URL password, bearer) to count it under its real kind.
 _SPECIFIC = re.compile(
@@ -254,14 +288,14 @@ _PEM_BODY = re.compile(rb"(?:[A-Za-z0-9+/=\s]|\\+[nrt])*")  # fallback for a blo
 _PUTTY_END = re.compile(rb"Private-MAC: [0-9a-f]+")
 _PEM_MAX = 20_000
 
-_SEP = re.compile(_SEPARATOR)
+_SEP = re.compile(_SEPARATOR + rb"|\\*[\"'][ \t]*,")
 _QUOTE = re.compile(rb"[ \t]*(\\*[\"'])?")
 # A single-quoted value stops at a double quote too: in JSON-encoded text a raw `"` ends the JSON string, so a
 # quote left open (`pass='...`) must not swallow it (the span never contains a quote).
 _QUOTED_VALUE = {ord('"'): re.compile(rb'[^"\\\r\n]{1,1024}'), ord("'"): re.compile(rb"[^'\"\\\r\n]{1,1024}")}
 _UNQUOTED_VALUE = re.compile(rb"[^\s\"'\\&;]{1,1024}")
-_SCHEME_WORDS = frozenset((b"bearer", b"basic", b"token", b"digest"))
-_AUTH_SCHEME = re.compile(rb"(?i)(bearer|basic|token|digest)[ \t]+")
+_SCHEME_WORDS = frozenset((b"bearer", b"basic", b"token", b"digest", b"bot", b"apikey"))
+_AUTH_SCHEME = re.compile(rb"(?i)(bearer|basic|token|digest|bot|apikey)[ \t]+")
 _KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 _TRAILING = b".,;:)]}>"
@@ -292,7 +326,7 @@ _PLACEHOLDER_PARTS = re.compile(
 _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
 
 _CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b")
-_DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z0-9_$]*)+\)?")
+_DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+\)?")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _WORDS_ONLY = re.compile(rb"[A-Za-z]+(?:[-_ .][A-Za-z]+)*")
 _CAMEL_WORDS = re.compile(rb"[a-z]+(?:[A-Z][a-z]+)+[0-9]?|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:_[a-z]+)+")
@@ -400,11 +434,13 @@ def _scan(data: bytes) -> list[Span]:
         if match is None:
             break
         start = match.start()
-        for kind, rx in _BY_FIRST_BYTE[data[start]]:
+        for kind, rx, bounded in _BY_FIRST_BYTE[data[start]]:
+            if bounded and not _at_boundary(data, start):
+                continue
             which = rx.match(data, start)
             if which is not None:
                 break
-        else:  # cannot happen (the same rules); never loop on it
+        else:  # a rule that needs a word boundary before it, inside a word
             pos = start + 1
             continue
         found, resume = _HANDLERS.get(kind, _specific)(data, start, which.end(), kind)
@@ -589,8 +625,10 @@ def _bearer(data: bytes, start: int, end: int, kind: str) -> Found:
 
 def _url_password(data: bytes, start: int, end: int, kind: str) -> Found:
     secret_start = data.index(b":", data.index(b"://", start, end) + 3, end) + 1
+    end = data.index(b"@", secret_start, end) + 1  # the first `@`: what follows is the host
     secret = data[secret_start : end - 1]
-    if _is_placeholder(secret) or (secret.isdigit() and len(secret) <= 5):
+    port, slash, _ = secret.partition(b"/")
+    if _is_placeholder(secret) or (secret.isdigit() and len(secret) <= 5) or (slash and port.isdigit()):
         return [], end
     found = _classify(secret, kind)
     if found is None:
@@ -675,7 +713,7 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
     specific = _specific_kind(secret)
     if specific is not None:
         return [(pos, pos + len(secret), specific)], pos + len(secret)
-    if opening is None and _looks_like_code(data, key, secret, pos, env_style):
+    if opening is None and kind not in ("bearer_token", "auth_header") and _looks_like_code(data, key, secret, pos, env_style):
         return [], pos
     if kind in ("bearer_token", "auth_header"):
         if _is_placeholder(secret) or len(secret) < _MIN_SECRET or (kind == "bearer_token" and not _DIGIT.search(secret)):
@@ -709,6 +747,12 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
         return [], value_start
     if key_start >= 2 and data[key_start - 2 : key_start] == b"${":  # ${DB_PASSWORD:-default}: an expansion
         return [], value_start
+    if data[value_start - 1] == 44:  # `,`: only as the arguments of a call, `f("API_KEY", "value")`, not a list
+        before = key_start - 1
+        while before > 0 and data[before] in b"\\\"' \t":
+            before -= 1
+        if data[before] != 40:  # `(`
+            return [], value_start
     return _value(data, key, family[0], value_start, _env_style(key))
 
 
@@ -774,6 +818,64 @@ def _xml_element(data: bytes, start: int, end: int, kind: str) -> Found:
     if specific is None and not _judge(secret, _family(family[0]), True, False):
         return [], key_end + 1
     return [(key_end + 1, value.end(), specific or family[0])], value.end()
+
+
+_PROSE_QUOTED = re.compile(rb"[^`'\"\\\s]*")
+
+
+def _prose_secret(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`the password is Xk29fjQ8`: only values that cannot be words (a digit or a symbol, and long enough)."""
+    value_start = end - 1
+    while data[value_start - 1] not in b" \t`'\"":
+        value_start -= 1
+    if data[value_start - 1 : value_start] in (b"`", b"'", b'"'):
+        value_end = _PROSE_QUOTED.match(data, value_start).end()
+    else:
+        value_end = _UNQUOTED_VALUE.match(data, value_start).end()
+    secret = data[value_start:value_end].rstrip(_TRAILING)
+    word = data[start : data.index(b" ", start, end) if b" " in data[start:end] else end].lower()
+    family = "password" if word.startswith((b"pass", b"pwd")) else "secret"
+    specific = _specific_kind(secret)
+    if specific is None:
+        if secret.isalpha() or not _judge(secret, family, True, False) or not _DIGIT.search(secret):
+            return [], value_start
+        if _CODE_START.match(secret) or _DOTTED_NAME.fullmatch(secret) or _PATHLIKE.match(secret):
+            return [], value_start
+    kind = specific or ("password_assignment" if family == "password" else "secret_assignment")
+    return [(value_start, value_start + len(secret), kind)], value_start + len(secret)
+
+
+_COOKIE_PAIR = re.compile(rb"[ \t]*([A-Za-z0-9_.\-]+)=([^;\s\"'\\]*)(;?)")
+
+
+def _cookie(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`Cookie: a=b; sessionid=...`: every value that looks machine-made (session ids, signed cookies)."""
+    pos = end - 1
+    spans: list[Span] = []
+    while True:
+        pair = _COOKIE_PAIR.match(data, pos)
+        if pair is None:
+            break
+        value = pair.group(2)
+        if len(value) >= 16 and (_specific_kind(value) or _looks_random(value)) and not _is_placeholder(value):
+            spans.append((pair.start(2), pair.end(2), _specific_kind(value) or "cookie"))
+        pos = pair.end()
+        if not pair.group(3):
+            break
+    return spans, pos if pos > end else end
+
+
+def _space_separated(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`requirepass X` (redis.conf), `npm config set //host/:_authToken X`, `aws configure set ... X`."""
+    value_start = end - 1
+    words = data[start:value_start].split()
+    name = words[-1].rpartition(b":")[2].rpartition(b"/")[2]
+    if words[0] in (b"requirepass", b"masterauth"):
+        name = b"password"
+    family = _key_family(name)
+    if family is None:
+        return [], value_start
+    return _value(data, name, family[0], value_start, True)
 
 
 def _netrc(data: bytes, start: int, end: int, kind: str) -> Found:
@@ -916,6 +1018,9 @@ _HANDLERS: dict[str, Callable[[bytes, int, int, str], Found]] = {
     "url_password": _url_password,
     "url_token": _url_token,
     "netrc": _netrc,
+    "prose_secret": _prose_secret,
+    "cookie": _cookie,
+    "space_separated": _space_separated,
     "fish_set": _fish_set,
     "command": _command,
     "aws_secret_named": _aws_secret_named,
