@@ -38,9 +38,13 @@ _KEY_QUALIFIERS = (
     rb"|webhook|session|consumer|admin|deploy|auth|hmac|jwt|sign|crypt|shared|sas|ingest|license|write|read|sdk"
 )
 _KEY_WORDS = (
-    rb"pass(?:word|wd|phrase|code)?|pwd|secret|token|auth(?:orization)?|credentials?|(?:" + _KEY_QUALIFIERS + rb")[_\-]?key"
+    rb"pass(?:word|wd|phrase|code)?|pwd|secret|token|auth(?:orization)?|credentials?|(?:"
+    + _KEY_QUALIFIERS
+    + rb")[_\-]?key"
 )
-_KEY_SUFFIX_WORDS = b"base value val str string plain plaintext raw b64 base64 hex confirm confirmation repeat again data"
+_KEY_SUFFIX_WORDS = (
+    b"base value val str string plain plaintext raw b64 base64 hex confirm confirmation repeat again data"
+)
 # What may follow the key word in the DFA: only the suffixes that keep a key a secret, so `token_count: int`,
 # `password_hash: str` and `max_tokens=...` never become candidates.
 _KEY_TAIL = rb"(?:[_\-.]?(?:" + _ci(_KEY_SUFFIX_WORDS.replace(b" ", b"|")) + rb"))?[0-9]*"
@@ -79,7 +83,10 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("age_secret_key", rb"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     ("aws_access_key_id", rb"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),
     ("github_token", rb"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
-    ("gitlab_token", rb"\b(?:gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct|agent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,})"),
+    (
+        "gitlab_token",
+        rb"\b(?:gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct|agent)-[A-Za-z0-9_\-]{20,}|GR1348941[A-Za-z0-9_\-]{20,})",
+    ),
     ("anthropic_key", rb"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
     ("openai_key", rb"\bsk-[A-Za-z0-9_\-]{20,}"),
     ("stripe_key", rb"\b(?:[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9+/=]{24,})"),
@@ -118,6 +125,16 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("flyio_token", rb"\b(?:fo1_[A-Za-z0-9_\-]{40,}|fm[12][ar]?_[A-Za-z0-9+/=_\-]{40,})"),
     ("netlify_token", rb"\bnfp_[A-Za-z0-9]{36,}"),
     ("heroku_key", rb"\bHRKU-[A-Za-z0-9_\-]{30,}"),
+    ("mapbox_token", rb"\bsk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}"),
+    ("firebase_fcm_key", rb"\bAAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{100,}"),
+    ("dropbox_token", rb"\bsl\.[A-Za-z0-9_\-=]{100,}"),
+    (
+        "saas_token",
+        rb"\b(?:CFPAT-[A-Za-z0-9_\-]{40,}|pul-[a-f0-9]{40}|bkua_[a-f0-9]{40}|CCIPAT_[A-Za-z0-9_]{30,}"
+        rb"|ATBB[A-Za-z0-9_=.\-]{28,}|dckr_pat_[A-Za-z0-9_\-]{27,}|figd_[A-Za-z0-9_\-]{40,}|ops_eyJ[A-Za-z0-9_\-.]{50,}"
+        rb"|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|tskey-[a-z]+-[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}"
+        rb"|access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32})",
+    ),
     ("azure_ad_secret", rb"[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"),
     ("azure_sas", rb"[?&]sig=[A-Za-z0-9%+/=]{30,}"),
     ("jwt", rb"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
@@ -135,11 +152,34 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("fish_set", rb"\bset[ \t]+(?:-[A-Za-z]+[ \t]+)+[A-Za-z_][A-Za-z0-9_]*[ \t]+[^\s]"),
     ("command", rb"\b(?:" + _COMMANDS + rb")[ \t]"),
     ("xml_element", rb"<[A-Za-z0-9_:.\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_.\-]*>[^<\s\"'\\]{4}"),
-    ("aws_secret_named", _ci(b"secret") + rb"[_\- ]?(?:" + _ci(b"access") + rb"[_\- ]?)?" + _ci(b"key") + rb"[ \t\"':=|,]{1,8}" + _B64 + b"{40}"),
+    (
+        "aws_secret_named",
+        _ci(b"secret")
+        + rb"[_\- ]?(?:"
+        + _ci(b"access")
+        + rb"[_\- ]?)?"
+        + _ci(b"key")
+        + rb"[ \t\"':=|,]{1,8}"
+        + _B64
+        + b"{40}",
+    ),
     ("cli_flag", rb"-{1,2}[A-Za-z0-9_\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
     # Starts at a key word (`DB_PASSWORD` matches at PASSWORD); the rest of the key is read backwards in Python.
     # The 4 value bytes keep `token: str`, `password=""` and `'Authorization': f'...'` out of the Python validation.
-    ("assignment", rb"(?:" + _ci(_KEY_WORDS) + rb")" + _KEY_TAIL + rb"(?:" + _EQ_VALUE + rb"|" + _COLON_VALUE + rb"|" + _COMMA_VALUE + rb")"),
+    (
+        "assignment",
+        rb"(?:"
+        + _ci(_KEY_WORDS)
+        + rb")"
+        + _KEY_TAIL
+        + rb"(?:"
+        + _EQ_VALUE
+        + rb"|"
+        + _COLON_VALUE
+        + rb"|"
+        + _COMMA_VALUE
+        + rb")",
+    ),
 )
 
 # Rules the DFA starts at their literal: the whole token, head included, for the handler and for values.
@@ -164,7 +204,21 @@ _CONTEXT_RULES = frozenset(
 KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
         (
-            *(kind for kind, _ in RULES if kind not in ("url_token", "netrc", "prose_secret", "space_separated", "fish_set", "command", "xml_element", "cli_flag")),
+            *(
+                kind
+                for kind, _ in RULES
+                if kind
+                not in (
+                    "url_token",
+                    "netrc",
+                    "prose_secret",
+                    "space_separated",
+                    "fish_set",
+                    "command",
+                    "xml_element",
+                    "cli_flag",
+                )
+            ),
             "aws_secret_access_key",
             "password_assignment",
             "secret_assignment",
@@ -181,7 +235,8 @@ ANCHORS: tuple[str, ...] = (
     "k_live_", "k_test_", "whsec_", "xox", "xapp-", "hooks.slack.com", "discord", "aiza", "gocspx-", "ya29.", "1//0",
     "hf_", "api_org_", "npm_", "pypi-", "sg.", "sk", "key-", "-us", "shp", "_v1_", "dapi", "atatt3", "lin_", "secret_",
     "ntn_", "pmak-", "dp.", "hv", ".atlasv1.", ":aa", "gsk_", "xai-", "r8_", "pplx-", "sntry", "glsa_", "glc_", "nr",
-    "sq0", "eaaa", "pscale_", "sbp_", "sb_secret_", "fo1_", "fm1", "fm2", "nfp_", "hrku-", "q~", "sig=", "eyj",
+    "sq0", "eaaa", "sk.eyj", "aaaa", "sl.", "cfpat-", "pul-", "bkua_", "ccipat_", "atbb", "dckr_pat_", "figd_",
+    "ops_eyj", "lsv2_", "tskey-", "access_token$", "pscale_", "sbp_", "sb_secret_", "fo1_", "fm1", "fm2", "nfp_", "hrku-", "q~", "sig=", "eyj",
     "bearer", "://", "login", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
     *(c.decode() for c in _COMMANDS.split(b"|")),
 )  # fmt: skip
@@ -215,7 +270,8 @@ _SCANNER = _compile()
 
 def _first_bytes(pattern: bytes) -> frozenset[int]:
     """Bytes a match of `pattern` can start with (all 256 when the parse tree is not simple enough to tell)."""
-    from re import _constants as C, _parser as P  # noqa: N812 - the stdlib's own names
+    from re import _constants as C
+    from re import _parser as P
 
     def first(items: list) -> set[int] | None:
         out: set[int] = set()
@@ -329,7 +385,9 @@ _CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[<]|[{(\[!&*]|(?:new|await
 _DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+\)?")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _WORDS_ONLY = re.compile(rb"[A-Za-z]+(?:[-_ .][A-Za-z]+)*")
-_CAMEL_WORDS = re.compile(rb"[a-z]+(?:[A-Z][a-z]+)+[0-9]?|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:_[a-z]+)+")
+_CAMEL_WORDS = re.compile(
+    rb"[a-z]+(?:[A-Z][a-z]+)+[0-9]?|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:_[a-z]+)+"
+)
 _KEYWORD_IN = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred")
 _PROSE_NEXT = re.compile(rb" +[A-Za-z]")
 _PATHLIKE = re.compile(rb"(?:/|\./|\.\./|~/|[A-Za-z]:\\|https?:|file:)")
@@ -434,11 +492,12 @@ def _scan(data: bytes) -> list[Span]:
         if match is None:
             break
         start = match.start()
-        for kind, rx, bounded in _BY_FIRST_BYTE[data[start]]:
+        for rule, rx, bounded in _BY_FIRST_BYTE[data[start]]:
             if bounded and not _at_boundary(data, start):
                 continue
             which = rx.match(data, start)
             if which is not None:
+                kind = rule
                 break
         else:  # a rule that needs a word boundary before it, inside a word
             pos = start + 1
@@ -713,10 +772,18 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
     specific = _specific_kind(secret)
     if specific is not None:
         return [(pos, pos + len(secret), specific)], pos + len(secret)
-    if opening is None and kind not in ("bearer_token", "auth_header") and _looks_like_code(data, key, secret, pos, env_style):
+    if (
+        opening is None
+        and kind not in ("bearer_token", "auth_header")
+        and _looks_like_code(data, key, secret, pos, env_style)
+    ):
         return [], pos
     if kind in ("bearer_token", "auth_header"):
-        if _is_placeholder(secret) or len(secret) < _MIN_SECRET or (kind == "bearer_token" and not _DIGIT.search(secret)):
+        if (
+            _is_placeholder(secret)
+            or len(secret) < _MIN_SECRET
+            or (kind == "bearer_token" and not _DIGIT.search(secret))
+        ):
             return [], pos
     elif not _judge(secret, _family(kind), opening is not None, env_style):
         return [], pos
@@ -913,7 +980,9 @@ _SEPARATE: dict[bytes, frozenset[bytes]] = {
     b"mongo": frozenset({b"-p"}),
     b"ldap": frozenset({b"-w"}),
     b"smbclient": frozenset(),
-    b"keytool": frozenset({b"-storepass", b"-keypass", b"-srcstorepass", b"-deststorepass", b"-srckeypass", b"-destkeypass"}),
+    b"keytool": frozenset(
+        {b"-storepass", b"-keypass", b"-srcstorepass", b"-deststorepass", b"-srckeypass", b"-destkeypass"}
+    ),
     b"jarsigner": frozenset({b"-storepass", b"-keypass"}),
     b"openssl": frozenset({b"-passin", b"-passout", b"-pass", b"-k", b"-password"}),
     b"az": frozenset({b"-p"}),
