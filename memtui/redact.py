@@ -40,7 +40,7 @@ _KEY_QUALIFIERS = (
 _KEY_WORDS = (
     rb"pass(?:word|wd|phrase|code)?|pwd|secret|token|auth(?:orization)?|credentials?|(?:"
     + _KEY_QUALIFIERS
-    + rb")[_\-]?key"
+    + rb")[_\-]?key|key"
 )
 _KEY_SUFFIX_WORDS = (
     b"base value val str string plain plaintext raw b64 base64 hex confirm confirmation repeat again data"
@@ -61,9 +61,18 @@ _COLON_VALUE = (
 # `("API_KEY", "value")`: setenv, setProperty, PHP define, header tuples.
 _COMMA_VALUE = rb"\\*[\"'][ \t]*,[ \t]*\\*[\"']" + _VALUE4
 # `the password is Xk29fjQ8`, `token was abc123...`: a secret stated in a sentence.
+_PROSE_USE = (
+    rb"\b(?:"
+    + _ci(b"use|using|with|try")
+    + rb")[ \t]+(?:"
+    + _ci(b"the")
+    + rb"[ \t]+)?(?:"
+    + _ci(b"password|passwd|passphrase|token|api key|apikey|key|secret")
+    + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
+)
 _PROSE_VALUE = (
     rb"\b(?:" + _ci(b"password|passwd|passphrase|pwd|token|secret|api key|apikey|access key|secret key") + rb")"
-    rb"[ \t]+(?:" + _ci(b"is|was|=|to|set to|should be|will be") + rb")[ \t]+[`'\"]?[A-Za-z]*[^A-Za-z\s`'\"]"
+    rb"[ \t]+(?:" + _ci(b"is|was|=|to|set to|should be|will be") + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
 )
 _B64 = rb"[A-Za-z0-9+/]"
 
@@ -141,7 +150,11 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("bearer_token", rb"\b" + _ci(b"bearer") + rb"[ \t]+[A-Za-z0-9._~+/\-]{16,}=*"),
     ("url_password", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@\"'\\]*:[^\s@\"'\\]+@"),
     ("url_token", rb"\b[A-Za-z][A-Za-z0-9+.\-]*://[A-Za-z0-9_\-]{20,}@"),
+    ("twilio_pair", rb"\bAC[0-9a-f]{32}[\"'\\]*[ \t]*[,:][ \t]*[\"'\\]*[0-9a-f]{32}\b"),
+    ("mysql_dsn", rb"@(?:tcp|unix)\("),  # starts at its literal; the handler reads `user:password` backwards
+    ("pgpass", rb":(?:5432|6432|\*):[A-Za-z0-9_\-*]+:[A-Za-z0-9_\-*]+:[^\s\\]"),
     ("prose_secret", _PROSE_VALUE),
+    ("prose_secret", _PROSE_USE),
     ("cookie", rb"\b" + _ci(b"cookie") + rb":[ \t]*[^\s]"),
     (
         "space_separated",
@@ -186,7 +199,7 @@ RULES: tuple[tuple[str, bytes], ...] = (
 _FULL = {
     "mailchimp_key": rb"\b[0-9a-f]{32}-us[0-9]{1,2}\b",
     "terraform_token": rb"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
-    "telegram_bot_token": rb"\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}",
+    "telegram_bot_token": rb"(?:\b|(?<=/bot))[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}",
     "azure_ad_secret": rb"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
 }
 _HEAD = {"mailchimp_key": (32,), "terraform_token": (14,), "telegram_bot_token": (8, 9, 10), "azure_ad_secret": (3,)}
@@ -196,7 +209,7 @@ _FULL_RE = {kind: re.compile(pattern) for kind, pattern in _FULL.items()}
 _CONTEXT_RULES = frozenset(
     (
         "private_key", "slack_webhook", "discord_webhook", "azure_sas", "bearer_token", "url_password", "url_token",
-        "netrc", "prose_secret", "cookie", "space_separated", "fish_set", "command", "xml_element", "aws_secret_named", "cli_flag", "assignment",
+        "netrc", "twilio_pair", "mysql_dsn", "pgpass", "prose_secret", "cookie", "space_separated", "fish_set", "command", "xml_element", "aws_secret_named", "cli_flag", "assignment",
     )
 )  # fmt: skip
 
@@ -204,30 +217,12 @@ _CONTEXT_RULES = frozenset(
 KINDS: tuple[str, ...] = tuple(
     dict.fromkeys(
         (
-            *(
-                kind
-                for kind, _ in RULES
-                if kind
-                not in (
-                    "url_token",
-                    "netrc",
-                    "prose_secret",
-                    "space_separated",
-                    "fish_set",
-                    "command",
-                    "xml_element",
-                    "cli_flag",
-                )
-            ),
-            "aws_secret_access_key",
-            "password_assignment",
-            "secret_assignment",
-            "auth_header",
-            "cookie",
+            *(kind for kind, _ in RULES if kind not in _CONTEXT_RULES),
+            *("private_key", "slack_webhook", "discord_webhook", "azure_sas", "bearer_token", "url_password"),
+            *("aws_secret_access_key", "password_assignment", "secret_assignment", "auth_header", "cookie"),
         )
     )
 )
-KINDS = tuple(k for k in KINDS if k not in ("aws_secret_named", "assignment"))
 
 # Literal substrings (lowercase) at least one of which every match contains: text without any is returned unchanged.
 ANCHORS: tuple[str, ...] = (
@@ -237,7 +232,7 @@ ANCHORS: tuple[str, ...] = (
     "ntn_", "pmak-", "dp.", "hv", ".atlasv1.", ":aa", "gsk_", "xai-", "r8_", "pplx-", "sntry", "glsa_", "glc_", "nr",
     "sq0", "eaaa", "sk.eyj", "aaaa", "sl.", "cfpat-", "pul-", "bkua_", "ccipat_", "atbb", "dckr_pat_", "figd_",
     "ops_eyj", "lsv2_", "tskey-", "access_token$", "pscale_", "sbp_", "sb_secret_", "fo1_", "fm1", "fm2", "nfp_", "hrku-", "q~", "sig=", "eyj",
-    "bearer", "://", "login", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
+    "bearer", "://", "login", "use", "with", "try", "tcp(", "unix(", ":5432:", ":6432:", ":*:", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
     *(c.decode() for c in _COMMANDS.split(b"|")),
 )  # fmt: skip
 
@@ -360,8 +355,9 @@ _TRAILING = b".,;:)]}>"
 # `password2`), so `password_hash`, `token_count`, `max_tokens`, `author`, `tokenizer` and `private_key_id` are not.
 _KEY_NAME = re.compile(
     rb"(?i)^(.*)((?:" + _KEY_QUALIFIERS + rb")[_\-.]?key|password|passwd|passphrase|passcode|pass|pwd|secret|token"
-    rb"|authorization|auth|credentials?)([a-z0-9_.\-]*)$"
+    rb"|authorization|auth|credentials?|key)([a-z0-9_.\-]*)$"
 )
+_QUALIFIED = re.compile(rb"(?i)(?:" + _KEY_QUALIFIERS + rb")[_\-.]?\Z")
 _KEY_SUFFIXES = frozenset(_KEY_SUFFIX_WORDS.split())
 _PASSWORD_WORDS = frozenset((b"password", b"passwd", b"passphrase", b"passcode", b"pass", b"pwd"))
 
@@ -371,7 +367,8 @@ _TYPE_WORDS = frozenset(
     b"void never required secret password passwd token redacted hidden empty example placeholder changeme change_me "
     b"change-me replaceme replace_me replace-me todo tbd fixme dummy fake test testing sample default notset not_set "
     b"unset missing invalid expired revoked include omit same-origin off on yes no disabled enabled ask prompt "
-    b"apikey api_key api-key secretkey secret_key masked xxx".split()
+    b"apikey api_key api-key secretkey secret_key masked xxx wrong incorrect invalid bad badpass wrongpass "
+    b"wrongpassword badpassword invalidpassword".split()
 )
 _MASK = re.compile(rb"[*xX.\-_#]+|(?:\xe2\x80\xa2)+|(?:\xe2\x80\xa6)+")  # ****, xxxx, ..., ••••, …
 _PLACEHOLDER_PARTS = re.compile(
@@ -397,7 +394,8 @@ _SENTENCE_WORDS = frozenset(
 )
 
 _MIN_SECRET = 8  # shortest value taken as a token, key or secret
-_MIN_PASSWORD = {True: 4, False: 6}  # [quoted]
+_MIN_PASSWORD = {True: 6, False: 6}  # [quoted]
+_STRONG = re.compile(rb"(?=[^A-Z]*[A-Z])(?=[^a-z]*[a-z])(?=[^0-9]*[0-9])")
 
 
 @dataclass
@@ -626,6 +624,10 @@ def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
     """Is `value` (the text after a key named `family`) a real secret?"""
     if not value or _is_placeholder(value):
         return False
+    if _IDENT.fullmatch(value) and _DIGIT.search(value) is None and _KEYWORD_IN.search(value):
+        return False  # the name of a variable or a secret (`:'new_password'`, `"db_password"`), not its value
+    if family == "weak_key":
+        return len(value) >= 32 and _STRONG.match(value) is not None and _looks_random(value)
     if family == "password":
         if len(value) < _MIN_PASSWORD[quoted]:
             return False
@@ -638,7 +640,7 @@ def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
 
 
 def _family(kind: str) -> str:
-    return "password" if kind == "password_assignment" else "secret"
+    return {"password_assignment": "password", "weak_key": "weak_key"}.get(kind, "secret")
 
 
 _FILLER = re.compile(rb"(?i)x{4}|\*{3}|\.{3}|0{12}")  # ghp_xxxxxxxx..., AKIA0000000000000000: documentation
@@ -682,9 +684,27 @@ def _bearer(data: bytes, start: int, end: int, kind: str) -> Found:
     return [(token_start, end, found)], end
 
 
+_URL_HOST = re.compile(rb"[A-Za-z0-9.\-]+(?::[0-9]+)?(?:[/?#\"'\\\s,;)]|\Z)")
+
+
+def _url_host_at(data: bytes, secret_start: int, first_at: int) -> int:
+    """The `@` that ends a URL password: the last one before a host name (a password may hold `@` itself)."""
+    stop = first_at
+    limit = min(len(data), secret_start + 256)
+    while stop < limit and data[stop] not in b" \t\r\n\"'\\/":
+        stop += 1
+    best = first_at - 1
+    at = data.find(b"@", first_at, stop)
+    while at >= 0:
+        if _URL_HOST.match(data, at + 1):
+            best = at
+        at = data.find(b"@", at + 1, stop)
+    return best
+
+
 def _url_password(data: bytes, start: int, end: int, kind: str) -> Found:
     secret_start = data.index(b":", data.index(b"://", start, end) + 3, end) + 1
-    end = data.index(b"@", secret_start, end) + 1  # the first `@`: what follows is the host
+    end = _url_host_at(data, secret_start, end) + 1
     secret = data[secret_start : end - 1]
     port, slash, _ = secret.partition(b"/")
     if _is_placeholder(secret) or (secret.isdigit() and len(secret) <= 5) or (slash and port.isdigit()):
@@ -729,6 +749,14 @@ def _key_family(key: bytes) -> tuple[str, str] | None:
         return "aws_secret_access_key", lower
     if lower in _PASSWORD_WORDS:
         return "password_assignment", lower
+    if lower == b"key" and _QUALIFIED.search(prefix):
+        lower = b"qualified key"  # api_key, secretKey, AccountKey: the greedy match stopped at `key`
+    elif lower == b"key":
+        # A bare `key` (`"key": ...`, `primaryKey`) names cache keys, ids and dictionary keys far more often than a
+        # secret: only a long base64-like value (upper, lower and digits) counts, e.g. an Azure storage key.
+        if prefix.lower().rstrip(b"_-.") not in (b"", b"primary", b"secondary", b"master", b"shared"):
+            return None
+        return "weak_key", lower
     return "secret_assignment", lower
 
 
@@ -787,7 +815,7 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
             return [], pos
     elif not _judge(secret, _family(kind), opening is not None, env_style):
         return [], pos
-    return [(pos, pos + len(secret), kind)], pos + len(secret)
+    return [(pos, pos + len(secret), "secret_assignment" if kind == "weak_key" else kind)], pos + len(secret)
 
 
 def _read_key(data: bytes, start: int) -> tuple[int, int]:
@@ -945,6 +973,44 @@ def _space_separated(data: bytes, start: int, end: int, kind: str) -> Found:
     return _value(data, name, family[0], value_start, True)
 
 
+def _twilio_pair(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`Client('AC<sid>', '<auth token>')`: the 32 hex digits after an account SID are its auth token."""
+    return [(end - 32, end, "twilio_key")], end
+
+
+def _mysql_dsn(data: bytes, start: int, end: int, kind: str) -> Found:
+    """Go's MySQL DSN, `user:password@tcp(host:3306)/db`: the password runs to the `@` before `tcp(`."""
+    at = start
+    begin = at
+    while begin > 0 and begin > at - 512 and data[begin - 1] not in b" \t\r\n\"'\\`(=":
+        begin -= 1
+    colon = data.find(b":", begin, at)
+    if colon < 0:
+        return [], end
+    secret = data[colon + 1 : at]
+    if not _judge(secret, "password", True, True):
+        return [], end
+    return [(colon + 1, at, "password_assignment")], end
+
+
+_HOST_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-*")
+
+
+def _pgpass(data: bytes, start: int, end: int, kind: str) -> Found:
+    """A ~/.pgpass line, `host:5432:db:user:password`: the last field, when a host starts the line."""
+    head = start
+    while head > 0 and head > start - 256 and data[head - 1] in _HOST_CHARS:
+        head -= 1
+    if head == start or (head > 0 and not _at_boundary(data, head) and data[head - 1] not in b"\"' \t"):
+        return [], end
+    value_start = end - 1
+    value = _UNQUOTED_VALUE.match(data, value_start)
+    secret = data[value_start : value.end()] if value else b""
+    if not _judge(secret, "password", True, True):
+        return [], end
+    return [(value_start, value_start + len(secret), "password_assignment")], value_start + len(secret)
+
+
 def _netrc(data: bytes, start: int, end: int, kind: str) -> Found:
     value_start = end - 1
     value = _UNQUOTED_VALUE.match(data, value_start)
@@ -1087,6 +1153,9 @@ _HANDLERS: dict[str, Callable[[bytes, int, int, str], Found]] = {
     "url_password": _url_password,
     "url_token": _url_token,
     "netrc": _netrc,
+    "twilio_pair": _twilio_pair,
+    "mysql_dsn": _mysql_dsn,
+    "pgpass": _pgpass,
     "prose_secret": _prose_secret,
     "cookie": _cookie,
     "space_separated": _space_separated,
