@@ -16,6 +16,7 @@ written after the rules were frozen, and the figures in the README come from it.
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -59,6 +60,7 @@ _COLON_VALUE = (
     rb"|(?:" + _ci(b"basic|bearer|token|digest|bot|apikey") + rb")[ \t]+[A-Za-z0-9])"
 )
 # `("API_KEY", "value")`: setenv, setProperty, PHP define, header tuples.
+_CALL_VALUE = rb"\([ \t]*\\*[\"']" + _VALUE4
 _COMMA_VALUE = rb"\\*[\"'][ \t]*,[ \t]*\\*[\"']" + _VALUE4
 # `the password is Xk29fjQ8`, `token was abc123...`: a secret stated in a sentence.
 _PROSE_USE = (
@@ -72,7 +74,11 @@ _PROSE_USE = (
 )
 _PROSE_VALUE = (
     rb"\b(?:" + _ci(b"password|passwd|passphrase|pwd|token|secret|api key|apikey|access key|secret key") + rb")"
-    rb"[ \t]+(?:" + _ci(b"is|was|=|to|set to|should be|will be") + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
+    rb"(?:[ \t]+(?:"
+    + _ci(b"for|of|on|in|the|my|our|your|this|that|staging|prod|production|dev|admin|root|db")
+    + rb")){0,4}[ \t]+(?:"
+    + _ci(b"is|was|=|to|set to|should be|will be|is now|:")
+    + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
 )
 _B64 = rb"[A-Za-z0-9+/]"
 
@@ -81,7 +87,7 @@ _COMMANDS = (
     rb"mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump|mariadb-admin"
     rb"|sshpass|docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|redis-cli|curl|zip|unzip|7z|7za|7zz|sqlcmd|bcp"
     rb"|mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport|ldapsearch|ldapadd|ldapmodify|ldapdelete"
-    rb"|ldapwhoami|smbclient|htpasswd|keytool|openssl|lftp|az|rabbitmqctl|ssh-keygen|influx|psql|jarsigner|rclone"
+    rb"|ldapwhoami|smbclient|htpasswd|keytool|openssl|lftp|az|rabbitmqctl|ssh-keygen|influx|psql|jarsigner|rclone|gh"
 )
 
 # Ordered RE2 alternatives: (kind, pattern). Order matters only between alternatives starting at the same byte.
@@ -162,7 +168,7 @@ RULES: tuple[tuple[str, bytes], ...] = (
         rb"[^\s=\\]*(?:" + _ci(_KEY_WORDS) + rb")[^\s=\\]*)[ \t]+[^\s\\]",
     ),
     ("netrc", rb"\blogin[ \t]+[^\s\\]+(?:[ \t\r\n]|\\+[nrt])+[ \t]*" + _ci(b"password") + rb"[ \t]+[^\s\\]"),
-    ("fish_set", rb"\bset[ \t]+(?:-[A-Za-z]+[ \t]+)+[A-Za-z_][A-Za-z0-9_]*[ \t]+[^\s]"),
+    ("fish_set", rb"\bset[ \t]+(?:-{1,2}[A-Za-z]+[ \t]+)+[A-Za-z_][A-Za-z0-9_]*[ \t]+[^\s]"),
     ("command", rb"\b(?:" + _COMMANDS + rb")[ \t]"),
     ("xml_element", rb"<[A-Za-z0-9_:.\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_.\-]*>[^<\s\"'\\]{4}"),
     (
@@ -172,9 +178,21 @@ RULES: tuple[tuple[str, bytes], ...] = (
         + _ci(b"access")
         + rb"[_\- ]?)?"
         + _ci(b"key")
+        + rb"(?:[ \t]*\[[^\]\n]{0,24}\])?"  # `aws configure` prompts: `AWS Secret Access Key [None]: `
         + rb"[ \t\"':=|,]{1,8}"
         + _B64
         + b"{40}",
+    ),
+    ("basic_credentials", rb"\b[Bb]asic[ \t]+[A-Za-z0-9+/]{8,}={0,2}"),
+    ("powershell_secure", _ci(b"convertto-securestring") + rb"[ \t]+(?:-[A-Za-z]+[ \t]+)?\\*[\"']"),
+    (
+        "login_call",
+        rb"\b(?:login|authenticate|getConnection|HTTPBasicAuth|HttpBasicAuth|BasicAuth|basic_auth|setBasicAuth"
+        rb"|with_basic_auth|auth|NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials)[ \t]*=?[ \t]*\(",
+    ),
+    (
+        "xml_key_value",
+        rb"\b[kK]ey=\\*\"[A-Za-z0-9_.:\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_.:\-]*\\*\"[ \t]+[vV]alue=\\*\"",
     ),
     ("cli_flag", rb"-{1,2}[A-Za-z0-9_\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
     # Starts at a key word (`DB_PASSWORD` matches at PASSWORD); the rest of the key is read backwards in Python.
@@ -191,6 +209,8 @@ RULES: tuple[tuple[str, bytes], ...] = (
         + _COLON_VALUE
         + rb"|"
         + _COMMA_VALUE
+        + rb"|"
+        + _CALL_VALUE
         + rb")",
     ),
 )
@@ -209,7 +229,7 @@ _FULL_RE = {kind: re.compile(pattern) for kind, pattern in _FULL.items()}
 _CONTEXT_RULES = frozenset(
     (
         "private_key", "slack_webhook", "discord_webhook", "azure_sas", "bearer_token", "url_password", "url_token",
-        "netrc", "twilio_pair", "mysql_dsn", "pgpass", "prose_secret", "cookie", "space_separated", "fish_set", "command", "xml_element", "aws_secret_named", "cli_flag", "assignment",
+        "netrc", "twilio_pair", "mysql_dsn", "pgpass", "prose_secret", "cookie", "space_separated", "fish_set", "command", "xml_element", "basic_credentials", "powershell_secure", "login_call", "xml_key_value", "aws_secret_named", "cli_flag", "assignment",
     )
 )  # fmt: skip
 
@@ -232,7 +252,7 @@ ANCHORS: tuple[str, ...] = (
     "ntn_", "pmak-", "dp.", "hv", ".atlasv1.", ":aa", "gsk_", "xai-", "r8_", "pplx-", "sntry", "glsa_", "glc_", "nr",
     "sq0", "eaaa", "sk.eyj", "aaaa", "sl.", "cfpat-", "pul-", "bkua_", "ccipat_", "atbb", "dckr_pat_", "figd_",
     "ops_eyj", "lsv2_", "tskey-", "access_token$", "pscale_", "sbp_", "sb_secret_", "fo1_", "fm1", "fm2", "nfp_", "hrku-", "q~", "sig=", "eyj",
-    "bearer", "://", "login", "use", "with", "try", "tcp(", "unix(", ":5432:", ":6432:", ":*:", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
+    "bearer", "basic", "convertto-securestring", "authenticate", "getconnection", "networkcredential", "passwordauthentication", "usernamepasswordcredentials", "key=", "://", "login", "use", "with", "try", "tcp(", "unix(", ":5432:", ":6432:", ":*:", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
     *(c.decode() for c in _COMMANDS.split(b"|")),
 )  # fmt: skip
 
@@ -331,7 +351,7 @@ _SPECIFIC = re.compile(
         if kind not in _CONTEXT_RULES
     )
 )
-_NEEDS_DIGIT = frozenset({"openai_key", "anthropic_key", "bearer_token", "azure_ad_secret"})
+_NEEDS_DIGIT = frozenset({"openai_key", "anthropic_key", "bearer_token", "azure_ad_secret", "slack_token"})
 _DIGIT = re.compile(rb"[0-9]")
 
 _PEM_END = re.compile(rb"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
@@ -339,7 +359,7 @@ _PEM_BODY = re.compile(rb"(?:[A-Za-z0-9+/=\s]|\\+[nrt])*")  # fallback for a blo
 _PUTTY_END = re.compile(rb"Private-MAC: [0-9a-f]+")
 _PEM_MAX = 20_000
 
-_SEP = re.compile(_SEPARATOR + rb"|\\*[\"'][ \t]*,")
+_SEP = re.compile(_SEPARATOR + rb"|\\*[\"'][ \t]*,|\(")
 _QUOTE = re.compile(rb"[ \t]*(\\*[\"'])?")
 # A single-quoted value stops at a double quote too: in JSON-encoded text a raw `"` ends the JSON string, so a
 # quote left open (`pass='...`) must not swallow it (the span never contains a quote).
@@ -357,6 +377,8 @@ _KEY_NAME = re.compile(
     rb"(?i)^(.*)((?:" + _KEY_QUALIFIERS + rb")[_\-.]?key|password|passwd|passphrase|passcode|pass|pwd|secret|token"
     rb"|authorization|auth|credentials?|key)([a-z0-9_.\-]*)$"
 )
+# A call whose argument names a secret rather than holding it: `get_password("service")`, `check_token("x")`.
+_GETTER = re.compile(rb"(?i)(?:get|read|load|fetch|find|has|is|check|verify|validate|hash|compare|delete|remove|reset)")
 _QUALIFIED = re.compile(rb"(?i)(?:" + _KEY_QUALIFIERS + rb")[_\-.]?\Z")
 _KEY_SUFFIXES = frozenset(_KEY_SUFFIX_WORDS.split())
 _PASSWORD_WORDS = frozenset((b"password", b"passwd", b"passphrase", b"passcode", b"pass", b"pwd"))
@@ -374,7 +396,7 @@ _MASK = re.compile(rb"[*xX.\-_#]+|(?:\xe2\x80\xa2)+|(?:\xe2\x80\xa6)+")  # ****,
 _PLACEHOLDER_PARTS = re.compile(
     rb"(?i)xxx|\*\*\*|\.\.\.|\xe2\x80\xa6|\xe2\x80\xa2|^(?:your|my|insert|enter|replace|put|paste|add|some|the)[-_ ]"
     rb"|^(?:your|my)[A-Z]|[-_ ](?:here|goes[-_ ]here)$|placeholder|redacted|example|^(?:test|fake|dummy|mock|sample)"
-    rb"|^\[|\]$|^(?:env|file|fd|stdin)(?::|$)"
+    rb"|^\[.*\]$|^(?:env|file|fd|stdin)(?::|$)|\$\{|\$\(|\.\*|^%[A-Za-z_]+%$"
 )
 _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
 
@@ -643,12 +665,20 @@ def _family(kind: str) -> str:
     return {"password_assignment": "password", "weak_key": "weak_key"}.get(kind, "secret")
 
 
-_FILLER = re.compile(rb"(?i)x{4}|\*{3}|\.{3}|0{12}")  # ghp_xxxxxxxx..., AKIA0000000000000000: documentation
+# ghp_xxxxxxxx..., AKIA0000000000000000, xoxb-your-token: documentation, not tokens
+_FILLER = re.compile(rb"(?i)x{4}|\*{3}|\.{3}|0{12}|your|[-_]here\b|example|placeholder|redacted|change[-_]?me")
+
+
+_AWS_PAIR = re.compile(rb"[\"'\\]*[ \t]*[,;|:= \t][ \t]*[\"'\\]*([A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])")
 
 
 def _specific(data: bytes, start: int, end: int, kind: str) -> Found:
     if (kind in _NEEDS_DIGIT and not _DIGIT.search(data, start, end)) or _FILLER.search(data, start, end):
         return [], start + 1
+    if kind == "aws_access_key_id":  # `("AKIA...", "<secret>")`, credentials.csv: the secret key right after the id
+        pair = _AWS_PAIR.match(data, end)
+        if pair is not None and _STRONG.match(pair.group(1)) and not _is_placeholder(pair.group(1)):
+            return [(start, end, kind), (pair.start(1), pair.end(1), "aws_secret_access_key")], pair.end(1)
     return [(start, end, kind)], end
 
 
@@ -842,9 +872,15 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
         return [], value_start
     if key_start >= 2 and data[key_start - 2 : key_start] == b"${":  # ${DB_PASSWORD:-default}: an expansion
         return [], value_start
-    if data[value_start - 1] == 44:  # `,`: only as the arguments of a call, `f("API_KEY", "value")`, not a list
+    if data[value_start - 1] == 40:  # `(`: `.password("x")`, `setApiKey("x")`, never a getter or a check
+        if _GETTER.match(key.rpartition(b".")[2].lstrip(b"_")):
+            return [], value_start
+        only = _CALL_ARG.match(data, value_start)  # the one argument: `set_password("service", user, pw)` is not
+        if only is None or only.group(2) is None or only.group(4) != b")":
+            return [], value_start
+    elif data[value_start - 1] == 44:  # `,`: only as the arguments of a call, `f("API_KEY", "value")`, not a list
         before = key_start - 1
-        while before > 0 and data[before] in b"\\\"' \t":
+        while before > 0 and data[before] in b"#\\\"' \t":
             before -= 1
         if data[before] != 40:  # `(`
             return [], value_start
@@ -1011,6 +1047,74 @@ def _pgpass(data: bytes, start: int, end: int, kind: str) -> Found:
     return [(value_start, value_start + len(secret), "password_assignment")], value_start + len(secret)
 
 
+def _basic_credentials(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`Basic <base64>` anywhere (headers without a colon, nginx, code): only when it decodes to `user:password`."""
+    token_start = _after_blanks(data, start + 5)
+    try:
+        decoded = base64.b64decode(data[token_start:end], validate=True)
+    except ValueError:
+        return [], end
+    if b":" not in decoded or not all(32 < c < 127 for c in decoded):
+        return [], end
+    return [(token_start, end, "auth_header")], end
+
+
+def _powershell_secure(data: bytes, start: int, end: int, kind: str) -> Found:
+    """PowerShell `ConvertTo-SecureString "password" -AsPlainText`."""
+    quote = data[end - 1 : end]
+    close = data.find(quote, end, end + 1024)
+    if close < 0:
+        return [], end
+    secret = data[end:close].rstrip(b"\\")
+    if not _judge(secret, "password", True, True):
+        return [], end
+    return [(end, end + len(secret), "password_assignment")], close
+
+
+_CALL_ARG = re.compile(rb"[ \t]*(?:\\*([\"'])((?:(?!\\*\1)[^\r\n])*)\\*\1|([^,()\"'\r\n]*))[ \t]*(,|\))")
+
+
+def _login_call(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`login("user", "password")`, `getConnection(url, "app", "password")`, `auth=("api", "key")`: the last of
+    two or more arguments, when it is a string literal."""
+    pos = end
+    if data.startswith(b"(", pos):  # auth=((...
+        pos += 1
+    args: list[tuple[int, int, bool]] = []
+    while len(args) < 4:
+        arg = _CALL_ARG.match(data, pos)
+        if arg is None:
+            return [], end
+        quoted = arg.group(2) is not None
+        args.append((arg.start(2) if quoted else arg.start(3), arg.end(2) if quoted else arg.end(3), quoted))
+        pos = arg.end()
+        if arg.group(4) == b")":
+            break
+    if len(args) < 2 or not args[-1][2]:
+        return [], end
+    a, b, _ = args[-1]
+    secret = data[a:b]
+    specific = _specific_kind(secret)
+    if specific is None and not _judge(secret, "password", True, True):
+        return [], end
+    return [(a, b, specific or "password_assignment")], pos
+
+
+def _xml_key_value(data: bytes, start: int, end: int, kind: str) -> Found:
+    """.NET appSettings: `<add key="DbPassword" value="..." />`."""
+    name_start = data.index(b'"', start) + 1
+    key = data[name_start : data.index(b'"', name_start)].rstrip(b"\\")
+    family = _key_family(key)
+    close = data.find(b'"', end, end + 1024)
+    if family is None or close < 0:
+        return [], end
+    secret = data[end:close].rstrip(b"\\")
+    specific = _specific_kind(secret)
+    if specific is None and not _judge(secret, _family(family[0]), True, False):
+        return [], end
+    return [(end, end + len(secret), specific or family[0])], close
+
+
 def _netrc(data: bytes, start: int, end: int, kind: str) -> Found:
     value_start = end - 1
     value = _UNQUOTED_VALUE.match(data, value_start)
@@ -1062,6 +1166,7 @@ _SEPARATE: dict[bytes, frozenset[bytes]] = {
     b"7z": frozenset(),
     b"psql": frozenset(),
     b"rclone": frozenset(),
+    b"gh": frozenset({b"-b", b"--body"}),  # gh secret set NAME --body VALUE
 }
 _ALIASES = {
     b"podman": b"docker", b"nerdctl": b"docker", b"buildah": b"docker", b"skopeo": b"docker", b"helm": b"docker",
@@ -1083,6 +1188,9 @@ def _unquote(data: bytes, start: int, end: int) -> tuple[int, int]:
         stop = data.find(quote, start, end)
         if stop >= 0:
             end = stop
+    for opener, closer in ((b"[", b"]"), (b"(", b")"), (b"{", b"}")):  # `[... --body VALUE]`: not the value's
+        if end > start and data[end - 1 : end] == closer and data.find(opener, start, end) < 0:
+            end -= 1
     return start, end
 
 
@@ -1137,8 +1245,10 @@ def _command(data: bytes, start: int, end: int, kind: str) -> Found:
             take(*nxt, after_colon=True, sep=b"%")
         elif base == b"lftp" and word == b"-u" and nxt is not None:
             take(*nxt, after_colon=True, sep=b",")
-        elif base == b"htpasswd" and word.startswith(b"-") and b"b" in word and len(args) >= i + 4:
-            take(*args[i + 3])
+        elif base == b"htpasswd" and word.startswith(b"-") and b"b" in word:
+            positional = [arg for arg, w in zip(args[i + 1 :], words[i + 1 :], strict=True) if not w.startswith(b"-")]
+            if len(positional) >= 3:  # htpasswd -b [-c] FILE USER PASSWORD
+                take(*positional[2])
         elif base == b"rabbitmqctl" and word in (b"add_user", b"change_password") and len(args) >= i + 3:
             take(*args[i + 2])
     return sorted(spans), name_end
@@ -1162,6 +1272,10 @@ _HANDLERS: dict[str, Callable[[bytes, int, int, str], Found]] = {
     "fish_set": _fish_set,
     "command": _command,
     "aws_secret_named": _aws_secret_named,
+    "basic_credentials": _basic_credentials,
+    "powershell_secure": _powershell_secure,
+    "login_call": _login_call,
+    "xml_key_value": _xml_key_value,
     "mailchimp_key": _with_head,
     "terraform_token": _with_head,
     "telegram_bot_token": _with_head,

@@ -186,3 +186,12 @@ def test_a_scheme_word_before_a_redacted_token_stays_on_a_second_pass():
     once = redact("pass=Bearer akia-----beginabcdefgh12").text
     assert once == "pass=Bearer [REDACTED_SECRET]" and redact(once).text == once
     assert redact("password=hunter2hunter2 [REDACTED_SECRET]").text == "password=[REDACTED_SECRET] [REDACTED_SECRET]"
+
+
+def test_an_aws_secret_right_after_its_key_id_goes_with_it():
+    """Found by evaluation round 2: `NewStaticCredentials("AKIA...", "<secret>", "")`, credentials.csv rows."""
+    key_id, secret = "AKIA" + "Q7RT2WXZ9KL4MN3P", "wJ8alrXUtnFEMIK7MDENGbPxRfiCY5q2zN9vT1sA"
+    for text in (f'NewStaticCredentials("{key_id}", "{secret}", "")', f"ci,{key_id},{secret}\n"):
+        result = redact(text)
+        assert key_id not in result.text and secret not in result.text
+        assert result.counts == {"aws_access_key_id": 1, "aws_secret_access_key": 1}
