@@ -61,6 +61,8 @@ _COLON_VALUE = (
 )
 # `("API_KEY", "value")`: setenv, setProperty, PHP define, header tuples.
 _CALL_VALUE = rb"\([ \t]*\\*[\"']" + _VALUE4
+# HAR and Postman exports: `{"name": "X-Api-Key", "value": "..."}`, `{"key": "apiKey", "value": "..."}`.
+_PAIR_VALUE = rb"\\*[\"'][ \t]*,[ \t]*\\*[\"']" + _ci(b"value") + rb"\\*[\"'][ \t]*:[ \t]*\\*[\"']" + _VALUE4
 _COMMA_VALUE = rb"\\*[\"'][ \t]*,[ \t]*\\*[\"']" + _VALUE4
 # `the password is Xk29fjQ8`, `token was abc123...`: a secret stated in a sentence.
 _PROSE_USE = (
@@ -73,11 +75,16 @@ _PROSE_USE = (
     + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
 )
 _PROSE_VALUE = (
-    rb"\b(?:" + _ci(b"password|passwd|passphrase|pwd|token|secret|api key|apikey|access key|secret key") + rb")"
+    rb"\b(?:"
+    + _ci(b"password|passwd|passphrase|pass|pwd|token|secret|api key|apikey|access key|secret key|key")
+    + rb")"
+    # A few words may stand between the key word and the verb (`the password for the new box is ...`): a small
+    # vocabulary, since a run of any words after every key word costs RE2's DFA a fifth of its speed.
     rb"(?:[ \t]+(?:"
-    + _ci(b"for|of|on|in|the|my|our|your|this|that|staging|prod|production|dev|admin|root|db")
+    + _ci(b"for|of|on|in|the|my|our|your|this|that|new|staging|prod|production|dev|admin|root|db|database|server")
+    + _ci(b"|box|account|user|api")
     + rb")){0,4}[ \t]+(?:"
-    + _ci(b"is|was|=|to|set to|should be|will be|is now|:")
+    + _ci(b"is|was|=|to|set to|should be|will be|is now")
     + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
 )
 _B64 = rb"[A-Za-z0-9+/]"
@@ -87,7 +94,7 @@ _COMMANDS = (
     rb"mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mariadb|mariadb-dump|mariadb-admin"
     rb"|sshpass|docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|redis-cli|curl|zip|unzip|7z|7za|7zz|sqlcmd|bcp"
     rb"|mongosh|mongo|mongodump|mongorestore|mongoexport|mongoimport|ldapsearch|ldapadd|ldapmodify|ldapdelete"
-    rb"|ldapwhoami|smbclient|htpasswd|keytool|openssl|lftp|az|rabbitmqctl|ssh-keygen|influx|psql|jarsigner|rclone|gh"
+    rb"|ldapwhoami|smbclient|htpasswd|keytool|openssl|lftp|az|rabbitmqctl|ssh-keygen|influx|psql|jarsigner|rclone|gh|http|https|net"
 )
 
 # Ordered RE2 alternatives: (kind, pattern). Order matters only between alternatives starting at the same byte.
@@ -161,7 +168,14 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("pgpass", rb":(?:5432|6432|\*):[A-Za-z0-9_\-*]+:[A-Za-z0-9_\-*]+:[^\s\\]"),
     ("prose_secret", _PROSE_VALUE),
     ("prose_secret", _PROSE_USE),
-    ("cookie", rb"\b" + _ci(b"cookie") + rb":[ \t]*[^\s]"),
+    (
+        "cookie",
+        rb"\b"
+        + _ci(b"cookie")
+        + rb"(?::|\\*[\"'][ \t]*,[ \t]*\\*[\"']"
+        + _ci(b"value")
+        + rb"\\*[\"'][ \t]*:)[ \t]*\\*[\"']?[^\s]",
+    ),
     (
         "space_separated",
         rb"\b(?:requirepass|masterauth|config(?:ure)?[ \t]+set[ \t]+(?:-{1,2}[A-Za-z\-]+[ \t]+)*"
@@ -188,7 +202,7 @@ RULES: tuple[tuple[str, bytes], ...] = (
     (
         "login_call",
         rb"\b(?:login|authenticate|getConnection|HTTPBasicAuth|HttpBasicAuth|BasicAuth|basic_auth|setBasicAuth"
-        rb"|with_basic_auth|auth|NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials)[ \t]*=?[ \t]*\(",
+        rb"|with_basic_auth|auth|NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|algoliasearch|OAuth2Client)[ \t]*=?[ \t]*\(",
     ),
     (
         "xml_key_value",
@@ -209,6 +223,8 @@ RULES: tuple[tuple[str, bytes], ...] = (
         + _COLON_VALUE
         + rb"|"
         + _COMMA_VALUE
+        + rb"|"
+        + _PAIR_VALUE
         + rb"|"
         + _CALL_VALUE
         + rb")",
@@ -252,7 +268,7 @@ ANCHORS: tuple[str, ...] = (
     "ntn_", "pmak-", "dp.", "hv", ".atlasv1.", ":aa", "gsk_", "xai-", "r8_", "pplx-", "sntry", "glsa_", "glc_", "nr",
     "sq0", "eaaa", "sk.eyj", "aaaa", "sl.", "cfpat-", "pul-", "bkua_", "ccipat_", "atbb", "dckr_pat_", "figd_",
     "ops_eyj", "lsv2_", "tskey-", "access_token$", "pscale_", "sbp_", "sb_secret_", "fo1_", "fm1", "fm2", "nfp_", "hrku-", "q~", "sig=", "eyj",
-    "bearer", "basic", "convertto-securestring", "authenticate", "getconnection", "networkcredential", "passwordauthentication", "usernamepasswordcredentials", "key=", "://", "login", "use", "with", "try", "tcp(", "unix(", ":5432:", ":6432:", ":*:", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
+    "bearer", "basic", "convertto-securestring", "authenticate", "getconnection", "networkcredential", "passwordauthentication", "usernamepasswordcredentials", "algoliasearch", "oauth2client", "key=", "http", "net", "://", "login", "use", "with", "try", "tcp(", "unix(", ":5432:", ":6432:", ":*:", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
     *(c.decode() for c in _COMMANDS.split(b"|")),
 )  # fmt: skip
 
@@ -359,12 +375,16 @@ _PEM_BODY = re.compile(rb"(?:[A-Za-z0-9+/=\s]|\\+[nrt])*")  # fallback for a blo
 _PUTTY_END = re.compile(rb"Private-MAC: [0-9a-f]+")
 _PEM_MAX = 20_000
 
-_SEP = re.compile(_SEPARATOR + rb"|\\*[\"'][ \t]*,|\(")
+_PAIR_SEP = rb"\\*[\"'][ \t]*,[ \t]*\\*[\"'](?i:value)\\*[\"'][ \t]*:"
+_SEP = re.compile(_SEPARATOR + rb"|" + _PAIR_SEP + rb"|\\*[\"'][ \t]*,|\(")
 _QUOTE = re.compile(rb"[ \t]*(\\*[\"'])?")
 # A single-quoted value stops at a double quote too: in JSON-encoded text a raw `"` ends the JSON string, so a
 # quote left open (`pass='...`) must not swallow it (the span never contains a quote).
 _QUOTED_VALUE = {ord('"'): re.compile(rb'[^"\\\r\n]{1,1024}'), ord("'"): re.compile(rb"[^'\"\\\r\n]{1,1024}")}
 _UNQUOTED_VALUE = re.compile(rb"[^\s\"'\\&;]{1,1024}")
+# `password: ab&cd` (YAML, .env) keeps its `&`; `?password=x&user=y` and `cmd password=x && next` do not.
+_QUERY_NEXT = re.compile(rb"&(?:&|[ \t]|$|[A-Za-z0-9_.\-\[\]]+=|amp;)")
+_AMP_VALUE = re.compile(rb"(?:[^\s\"'\\&;]|&(?!&|[ \t]|$|[A-Za-z0-9_.\-\[\]]+=|amp;)){1,1024}")
 _SCHEME_WORDS = frozenset((b"bearer", b"basic", b"token", b"digest", b"bot", b"apikey"))
 _AUTH_SCHEME = re.compile(rb"(?i)(bearer|basic|token|digest|bot|apikey)[ \t]+")
 _KEY_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -379,6 +399,9 @@ _KEY_NAME = re.compile(
 )
 # A call whose argument names a secret rather than holding it: `get_password("service")`, `check_token("x")`.
 _GETTER = re.compile(rb"(?i)(?:get|read|load|fetch|find|has|is|check|verify|validate|hash|compare|delete|remove|reset)")
+_SECRET_PARENT = re.compile(
+    rb"(?i)(?:jwt|secret|signing|encrypt|hmac|api|token|auth|credential)[A-Za-z_]*\\*[\"']?[ \t]*[:=][ \t]*[{\[]"
+)
 _QUALIFIED = re.compile(rb"(?i)(?:" + _KEY_QUALIFIERS + rb")[_\-.]?\Z")
 _KEY_SUFFIXES = frozenset(_KEY_SUFFIX_WORDS.split())
 _PASSWORD_WORDS = frozenset((b"password", b"passwd", b"passphrase", b"passcode", b"pass", b"pwd"))
@@ -811,6 +834,8 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
         return [], pos
     else:
         value = _UNQUOTED_VALUE.match(data, pos)
+        if value is not None and data.startswith(b"&", value.end()) and not _QUERY_NEXT.match(data, value.end()):
+            value = _AMP_VALUE.match(data, pos)
     if value is None or data.startswith(b"-----BEGIN", pos):  # a PEM block is the private_key rule's to take
         return [], pos
     secret = data[pos : _boundary(data, value.end())]
@@ -868,6 +893,12 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key = data[key_start:key_end]
     family = _key_family(key)
     value_start = _SEP.match(data, key_end).end()
+    if (
+        family is not None
+        and family[0] == "weak_key"
+        and _SECRET_PARENT.search(data, max(0, key_start - 40), key_start)
+    ):
+        family = ("secret_assignment", family[1])  # `"Jwt": {"Key": "..."}`: the parent names what the key is
     if family is None or data.startswith(_PLACEHOLDER_B, key_start - 1):  # `[REDACTED_SECRET]: x` is ours
         return [], value_start
     if key_start >= 2 and data[key_start - 2 : key_start] == b"${":  # ${DB_PASSWORD:-default}: an expansion
@@ -878,6 +909,8 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
         only = _CALL_ARG.match(data, value_start)  # the one argument: `set_password("service", user, pw)` is not
         if only is None or only.group(2) is None or only.group(4) != b")":
             return [], value_start
+    elif data[value_start - 1] == 58 and data[key_end : key_end + 12].count(b",") == 1:  # a name/value pair
+        pass
     elif data[value_start - 1] == 44:  # `,`: only as the arguments of a call, `f("API_KEY", "value")`, not a list
         before = key_start - 1
         while before > 0 and data[before] in b"#\\\"' \t":
@@ -976,7 +1009,7 @@ def _prose_secret(data: bytes, start: int, end: int, kind: str) -> Found:
     return [(value_start, value_start + len(secret), kind)], value_start + len(secret)
 
 
-_COOKIE_PAIR = re.compile(rb"[ \t]*([A-Za-z0-9_.\-]+)=([^;\s\"'\\]*)(;?)")
+_COOKIE_PAIR = re.compile(rb"[ \t\"'\\]*([A-Za-z0-9_.\-]+)=([^;\s\"'\\]*)(;?)")
 
 
 def _cookie(data: bytes, start: int, end: int, kind: str) -> Found:
@@ -984,7 +1017,7 @@ def _cookie(data: bytes, start: int, end: int, kind: str) -> Found:
     pos = end - 1
     spans: list[Span] = []
     while True:
-        pair = _COOKIE_PAIR.match(data, pos)
+        pair = _COOKIE_PAIR.match(data, pos)  # (the first pair starts after any opening quote)
         if pair is None:
             break
         value = pair.group(2)
@@ -1167,6 +1200,8 @@ _SEPARATE: dict[bytes, frozenset[bytes]] = {
     b"psql": frozenset(),
     b"rclone": frozenset(),
     b"gh": frozenset({b"-b", b"--body"}),  # gh secret set NAME --body VALUE
+    b"http": frozenset(),
+    b"net": frozenset(),
 }
 _ALIASES = {
     b"podman": b"docker", b"nerdctl": b"docker", b"buildah": b"docker", b"skopeo": b"docker", b"helm": b"docker",
@@ -1205,6 +1240,8 @@ def _command(data: bytes, start: int, end: int, kind: str) -> Found:
     seg_end = seg.start() if seg else min(len(data), name_end + 4000)
     args = [(m.start(), m.end()) for m in _ARG.finditer(data, name_end, seg_end)]
     words = [data[a:b] for a, b in args]
+    if name == b"https":
+        base = b"http"
     if base == b"docker" and b"login" not in words:
         return [], name_end
     separate = _SEPARATE.get(base, frozenset())
@@ -1239,6 +1276,10 @@ def _command(data: bytes, start: int, end: int, kind: str) -> Found:
             take(*nxt)
         elif attached and word.startswith(attached) and len(word) > len(attached) and word[len(attached)] not in b"-=":
             take(a + len(attached), b)
+        elif base in (b"http", b"https") and word in (b"-a", b"--auth") and nxt is not None:  # httpie
+            take(*nxt, after_colon=True)
+        elif base == b"net" and word == b"use" and len(args) > i + 2 and not words[i + 2].startswith(b"/"):
+            take(*args[i + 2])  # net use \\server\share PASSWORD /user:NAME
         elif base == b"curl" and word in (b"-u", b"--user", b"--proxy-user", b"-U") and nxt is not None:
             take(*nxt, after_colon=True)
         elif base == b"smbclient" and word in (b"-U", b"--user") and nxt is not None:
