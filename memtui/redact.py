@@ -37,9 +37,10 @@ def _ci(pattern: bytes) -> bytes:
 _KEY_QUALIFIERS = (
     rb"api|access|private|secret|account|signing|encryption|master|client|app|license|service|storage|subscription"
     rb"|webhook|session|consumer|admin|deploy|auth|hmac|jwt|sign|crypt|shared|sas|ingest|license|write|read|sdk"
+    rb"|integration|routing"
 )
 _KEY_WORDS = (
-    rb"pass(?:word|wd|phrase|code)?|pwd|secret|token|auth(?:orization)?|credentials?|(?:"
+    rb"pass(?:word|wd|phrase|code)?|pwd|psk|secret|token|auth(?:orization)?|credentials?|(?:"
     + _KEY_QUALIFIERS
     + rb")[_\-]?key|key"
 )
@@ -74,18 +75,21 @@ _PROSE_USE = (
     + _ci(b"password|passwd|passphrase|token|api key|apikey|key|secret")
     + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
 )
+_PROSE_WORDS = (
+    rb"(?:[ \t]+(?:"
+    + _ci(b"for|of|on|in|the|my|our|your|this|that|new|staging|prod|production|dev|admin|root|db|database|server")
+    + _ci(b"|box|account|user|api|vpn|wifi|use")
+    + rb"))"
+)
 _PROSE_VALUE = (
     rb"\b(?:"
     + _ci(b"password|passwd|passphrase|pass|pwd|token|secret|api key|apikey|access key|secret key|key")
     + rb")"
     # A few words may stand between the key word and the verb (`the password for the new box is ...`): a small
     # vocabulary, since a run of any words after every key word costs RE2's DFA a fifth of its speed.
-    rb"(?:[ \t]+(?:"
-    + _ci(b"for|of|on|in|the|my|our|your|this|that|new|staging|prod|production|dev|admin|root|db|database|server")
-    + _ci(b"|box|account|user|api")
-    + rb")){0,4}[ \t]+(?:"
-    + _ci(b"is|was|=|to|set to|should be|will be|is now")
-    + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
+    rb"(?:" + _PROSE_WORDS + rb"{0,4}[ \t]+(?:" + _ci(b"is|was|=|to|set to|should be|will be|is now") + rb")"
+    rb"|" + _PROSE_WORDS + rb"{1,4}[ \t]*:)"  # `password for the vpn: ...`; a bare `key: ...` is an assignment's
+    rb"[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
 )
 _B64 = rb"[A-Za-z0-9+/]"
 
@@ -157,6 +161,7 @@ RULES: tuple[tuple[str, bytes], ...] = (
         rb"|lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}|tskey-[a-z]+-[A-Za-z0-9]{8,}-[A-Za-z0-9]{16,}"
         rb"|access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32})",
     ),
+    ("discord_bot_token", rb"\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}\b"),
     ("azure_ad_secret", rb"[0-9]Q~[A-Za-z0-9_~.\-]{31,34}"),
     ("azure_sas", rb"[?&]sig=[A-Za-z0-9%+/=]{30,}"),
     ("jwt", rb"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
@@ -183,7 +188,7 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ),
     ("netrc", rb"\blogin[ \t]+[^\s\\]+(?:[ \t\r\n]|\\+[nrt])+[ \t]*" + _ci(b"password") + rb"[ \t]+[^\s\\]"),
     ("fish_set", rb"\bset[ \t]+(?:-{1,2}[A-Za-z]+[ \t]+)+[A-Za-z_][A-Za-z0-9_]*[ \t]+[^\s]"),
-    ("command", rb"\b(?:" + _COMMANDS + rb")[ \t]"),
+    ("command", rb"\b(?:" + _COMMANDS + rb")(?:\.exe)?[ \t]"),
     ("xml_element", rb"<[A-Za-z0-9_:.\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_.\-]*>[^<\s\"'\\]{4}"),
     (
         "aws_secret_named",
@@ -200,6 +205,10 @@ RULES: tuple[tuple[str, bytes], ...] = (
     ("basic_credentials", rb"\b[Bb]asic[ \t]+[A-Za-z0-9+/]{8,}={0,2}"),
     ("powershell_secure", _ci(b"convertto-securestring") + rb"[ \t]+(?:-[A-Za-z]+[ \t]+)?\\*[\"']"),
     (
+        "positional_call",
+        rb"\b(?:PlainAuth|mysqli|mysqli_connect|mysql_connect|pymysql\.connect|MySQLdb\.connect)[ \t]*\(",
+    ),
+    (
         "login_call",
         rb"\b(?:login|authenticate|getConnection|HTTPBasicAuth|HttpBasicAuth|BasicAuth|basic_auth|setBasicAuth"
         rb"|with_basic_auth|auth|NetworkCredential|PasswordAuthentication|UsernamePasswordCredentials|algoliasearch|OAuth2Client)[ \t]*=?[ \t]*\(",
@@ -208,6 +217,19 @@ RULES: tuple[tuple[str, bytes], ...] = (
         "xml_key_value",
         rb"\b[kK]ey=\\*\"[A-Za-z0-9_.:\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_.:\-]*\\*\"[ \t]+[vV]alue=\\*\"",
     ),
+    (
+        "sql_password",
+        rb"\b(?:"
+        + _ci(b"identified")
+        + rb"[ \t]+"
+        + _ci(b"by")
+        + rb"|"
+        + _ci(b"password")
+        + rb")(?:[ \t]+|[ \t]*=[ \t]*)'[^'\s]",
+    ),
+    ("redis_auth", rb">[ \t]*AUTH[ \t]+[^\s]"),
+    ("stdin_password", rb"\|[ \t]*(?:sudo[ \t]+)?(?:chpasswd|sudo[ \t]+-S|sudo[ \t]+--stdin|passwd[ \t]+--stdin)"),
+    ("here_string", rb"\blogin\b[^\n\\\"<]*<<<[ \t]*['\"]?[A-Za-z0-9_\-]"),  # stays on its line, even in JSON
     ("cli_flag", rb"-{1,2}[A-Za-z0-9_\-]*(?:" + _ci(_KEY_WORDS) + rb")[A-Za-z0-9_\-]*[ \t]+[^\s\\\-]"),
     # Starts at a key word (`DB_PASSWORD` matches at PASSWORD); the rest of the key is read backwards in Python.
     # The 4 value bytes keep `token: str`, `password=""` and `'Authorization': f'...'` out of the Python validation.
@@ -233,19 +255,27 @@ RULES: tuple[tuple[str, bytes], ...] = (
 
 # Rules the DFA starts at their literal: the whole token, head included, for the handler and for values.
 _FULL = {
+    "discord_bot_token": rb"\b[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}\b",
     "mailchimp_key": rb"\b[0-9a-f]{32}-us[0-9]{1,2}\b",
     "terraform_token": rb"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}",
     "telegram_bot_token": rb"(?:\b|(?<=/bot))[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}",
     "azure_ad_secret": rb"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}",
 }
-_HEAD = {"mailchimp_key": (32,), "terraform_token": (14,), "telegram_bot_token": (8, 9, 10), "azure_ad_secret": (3,)}
+_HEAD_DISCORD = (24, 25, 26)
+_HEAD = {
+    "discord_bot_token": _HEAD_DISCORD,
+    "mailchimp_key": (32,),
+    "terraform_token": (14,),
+    "telegram_bot_token": (8, 9, 10),
+    "azure_ad_secret": (3,),
+}
 _FULL_RE = {kind: re.compile(pattern) for kind, pattern in _FULL.items()}
 
 
 _CONTEXT_RULES = frozenset(
     (
         "private_key", "slack_webhook", "discord_webhook", "azure_sas", "bearer_token", "url_password", "url_token",
-        "netrc", "twilio_pair", "mysql_dsn", "pgpass", "prose_secret", "cookie", "space_separated", "fish_set", "command", "xml_element", "basic_credentials", "powershell_secure", "login_call", "xml_key_value", "aws_secret_named", "cli_flag", "assignment",
+        "netrc", "twilio_pair", "mysql_dsn", "pgpass", "prose_secret", "cookie", "space_separated", "fish_set", "command", "xml_element", "basic_credentials", "powershell_secure", "login_call", "positional_call", "xml_key_value", "sql_password", "redis_auth", "stdin_password", "here_string", "aws_secret_named", "cli_flag", "assignment",
     )
 )  # fmt: skip
 
@@ -268,7 +298,8 @@ ANCHORS: tuple[str, ...] = (
     "ntn_", "pmak-", "dp.", "hv", ".atlasv1.", ":aa", "gsk_", "xai-", "r8_", "pplx-", "sntry", "glsa_", "glc_", "nr",
     "sq0", "eaaa", "sk.eyj", "aaaa", "sl.", "cfpat-", "pul-", "bkua_", "ccipat_", "atbb", "dckr_pat_", "figd_",
     "ops_eyj", "lsv2_", "tskey-", "access_token$", "pscale_", "sbp_", "sb_secret_", "fo1_", "fm1", "fm2", "nfp_", "hrku-", "q~", "sig=", "eyj",
-    "bearer", "basic", "convertto-securestring", "authenticate", "getconnection", "networkcredential", "passwordauthentication", "usernamepasswordcredentials", "algoliasearch", "oauth2client", "key=", "http", "net", "://", "login", "use", "with", "try", "tcp(", "unix(", ":5432:", ":6432:", ":*:", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
+    "bearer", "basic", "convertto-securestring", "authenticate", "getconnection", "networkcredential", "passwordauthentication", "usernamepasswordcredentials", "plainauth", "mysqli", "mysql_connect", "connect(", "identified", "auth ",
+    "chpasswd", "sudo", "passwd", "<<<", "algoliasearch", "oauth2client", "key=", "http", "net", "://", "login", "use", "with", "try", "tcp(", "unix(", ":5432:", ":6432:", ":*:", "set", "pass", "pwd", "secret", "token", "auth", "credential", "key",
     *(c.decode() for c in _COMMANDS.split(b"|")),
 )  # fmt: skip
 
@@ -394,7 +425,7 @@ _TRAILING = b".,;:)]}>"
 # A key name: the rightmost key word and what follows it; only a few suffixes keep it a secret (`SECRET_KEY_BASE`,
 # `password2`), so `password_hash`, `token_count`, `max_tokens`, `author`, `tokenizer` and `private_key_id` are not.
 _KEY_NAME = re.compile(
-    rb"(?i)^(.*)((?:" + _KEY_QUALIFIERS + rb")[_\-.]?key|password|passwd|passphrase|passcode|pass|pwd|secret|token"
+    rb"(?i)^(.*)((?:" + _KEY_QUALIFIERS + rb")[_\-.]?key|password|passwd|passphrase|passcode|pass|pwd|psk|secret|token"
     rb"|authorization|auth|credentials?|key)([a-z0-9_.\-]*)$"
 )
 # A call whose argument names a secret rather than holding it: `get_password("service")`, `check_token("x")`.
@@ -404,7 +435,7 @@ _SECRET_PARENT = re.compile(
 )
 _QUALIFIED = re.compile(rb"(?i)(?:" + _KEY_QUALIFIERS + rb")[_\-.]?\Z")
 _KEY_SUFFIXES = frozenset(_KEY_SUFFIX_WORDS.split())
-_PASSWORD_WORDS = frozenset((b"password", b"passwd", b"passphrase", b"passcode", b"pass", b"pwd"))
+_PASSWORD_WORDS = frozenset((b"password", b"passwd", b"passphrase", b"passcode", b"pass", b"pwd", b"psk"))
 
 # Values that stand for a secret rather than being one.
 _TYPE_WORDS = frozenset(
@@ -674,7 +705,7 @@ def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
     if family == "weak_key":
         return len(value) >= 32 and _STRONG.match(value) is not None and _looks_random(value)
     if family == "password":
-        if len(value) < _MIN_PASSWORD[quoted]:
+        if len(value) < _MIN_PASSWORD[quoted] or _PATHLIKE.match(value):
             return False
         if quoted:
             return not _is_sentence(value)
@@ -795,8 +826,8 @@ def _key_family(key: bytes) -> tuple[str, str] | None:
             return None
         if prefix.lower().rstrip(b"_-.").endswith((b"first", b"second", b"third", b"last", b"next", b"multi")):
             return None
-    if lower == b"pwd" and prefix.lower().rstrip(b"_-.") in (b"", b"old"):
-        return None  # $PWD / $OLDPWD are directories
+    if lower == b"pwd" and prefix.lower().rstrip(b"_-.") == b"old":
+        return None  # $OLDPWD is a directory (and $PWD's value is a path, which no rule takes for a password)
     norm = key.lower().translate(None, b"-_.")
     if b"secretaccesskey" in norm or (b"aws" in norm and b"secret" in norm):
         return "aws_secret_access_key", lower
@@ -860,7 +891,7 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
         and kind not in ("bearer_token", "auth_header")
         and _looks_like_code(data, key, secret, pos, env_style)
     ):
-        return [], pos
+        return _code_literal(data, pos, kind), pos
     if kind in ("bearer_token", "auth_header"):
         if (
             _is_placeholder(secret)
@@ -871,6 +902,26 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
     elif not _judge(secret, _family(kind), opening is not None, env_style):
         return [], pos
     return [(pos, pos + len(secret), "secret_assignment" if kind == "weak_key" else kind)], pos + len(secret)
+
+
+_FALLBACK = re.compile(rb"(?:\bor\b|\?\?|\|\|)[ \t]*\\*(['\"])([^'\"\\\r\n]{6,256})\\*\1")
+_WRAPPED = re.compile(rb"[A-Za-z_.\[\]]*\([ \t]*\\*(['\"])([^'\"\\\r\n]{6,256})\\*\1[ \t]*\)")
+_CODE_END = re.compile(rb"[\r\n;]|\\n")
+
+
+def _code_literal(data: bytes, pos: int, kind: str) -> list[Span]:
+    """A literal inside code given as a key's value: a fallback (`getenv("K") or "..."`, `env.K ?? '...'`) or a
+    wrapped literal (`[]byte("...")`, `SecretStr("...")`). `getenv("API_KEY")` holds a name, which no rule takes."""
+    stop = _CODE_END.search(data, pos, min(len(data), pos + 300))
+    limit = stop.start() if stop else min(len(data), pos + 300)
+    literal = _WRAPPED.match(data, pos, limit) or _FALLBACK.search(data, pos, limit)
+    if literal is None:
+        return []
+    secret = literal.group(2)
+    specific = _specific_kind(secret)
+    if specific is None and not (_judge(secret, _family(kind), True, False) and _looks_random(secret)):
+        return []
+    return [(literal.start(2), literal.end(2), specific or ("secret_assignment" if kind == "weak_key" else kind))]
 
 
 def _read_key(data: bytes, start: int) -> tuple[int, int]:
@@ -901,8 +952,15 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
         family = ("secret_assignment", family[1])  # `"Jwt": {"Key": "..."}`: the parent names what the key is
     if family is None or data.startswith(_PLACEHOLDER_B, key_start - 1):  # `[REDACTED_SECRET]: x` is ours
         return [], value_start
-    if key_start >= 2 and data[key_start - 2 : key_start] == b"${":  # ${DB_PASSWORD:-default}: an expansion
-        return [], value_start
+    if key_start >= 2 and data[key_start - 2 : key_start] == b"${":  # ${DB_PASSWORD:-default}, ${api.key:default}
+        if data[value_start - 1] != 58:  # `:`
+            return [], value_start
+        default_start = value_start + (data[value_start : value_start + 1] == b"-")
+        close = data.find(b"}", default_start, default_start + 256)
+        secret = data[default_start:close] if close > 0 else b""
+        if not secret or not _looks_random(secret) or (_specific_kind(secret) is None and _is_placeholder(secret)):
+            return [], value_start
+        return [(default_start, close, _specific_kind(secret) or family[0] if family else "secret_assignment")], close
     if data[value_start - 1] == 40:  # `(`: `.password("x")`, `setApiKey("x")`, never a getter or a check
         if _GETTER.match(key.rpartition(b".")[2].lstrip(b"_")):
             return [], value_start
@@ -1002,9 +1060,9 @@ def _prose_secret(data: bytes, start: int, end: int, kind: str) -> Found:
     specific = _specific_kind(secret)
     if specific is None:
         if secret.isalpha() or not _judge(secret, family, True, False) or not _DIGIT.search(secret):
-            return [], value_start
+            return [], start + 1
         if _CODE_START.match(secret) or _DOTTED_NAME.fullmatch(secret) or _PATHLIKE.match(secret):
-            return [], value_start
+            return [], start + 1
     kind = specific or ("password_assignment" if family == "password" else "secret_assignment")
     return [(value_start, value_start + len(secret), kind)], value_start + len(secret)
 
@@ -1123,14 +1181,72 @@ def _login_call(data: bytes, start: int, end: int, kind: str) -> Found:
         pos = arg.end()
         if arg.group(4) == b")":
             break
-    if len(args) < 2 or not args[-1][2]:
+    if kind == "positional_call":  # the third argument: (identity|host, user, PASSWORD, ...)
+        if len(args) < 3 or not args[2][2]:
+            return [], end
+        a, b, _ = args[2]
+    elif len(args) < 2 or not args[-1][2]:
         return [], end
-    a, b, _ = args[-1]
+    else:
+        a, b, _ = args[-1]
     secret = data[a:b]
     specific = _specific_kind(secret)
     if specific is None and not _judge(secret, "password", True, True):
         return [], end
     return [(a, b, specific or "password_assignment")], pos
+
+
+def _sql_password(data: bytes, start: int, end: int, kind: str) -> Found:
+    """SQL user management: `IDENTIFIED BY 'x'`, `PASSWORD 'x'`, `WITH PASSWORD = 'x'`."""
+    value_start = end - 1
+    close = data.find(b"'", value_start, value_start + 512)
+    if close < 0:
+        return [], end
+    secret = data[value_start:close]
+    if not _judge(secret, "password", True, True) or _is_sentence(secret):
+        if _RULE_RE["assignment"].match(data, start):
+            return _assignment(data, start, end, "assignment")
+        return [], end
+    return [(value_start, close, "password_assignment")], close
+
+
+def _redis_auth(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`127.0.0.1:6379> AUTH password` at a redis-cli prompt."""
+    value_start = end - 1
+    value = _UNQUOTED_VALUE.match(data, value_start)
+    secret = data[value_start : value.end()] if value else b""
+    if not _judge(secret, "password", False, True):
+        return [], end
+    return [(value_start, value_start + len(secret), "password_assignment")], value_start + len(secret)
+
+
+_ECHO_BEFORE = re.compile(rb"echo[ \t]+(?:-[ne]+[ \t]+)?\\*(['\"]?)([^\s'\"\\|]+)\\*\1[ \t]*\Z")
+
+
+def _stdin_password(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`echo 'pw' | sudo -S ...`, `echo user:pw | chpasswd`: the echoed password."""
+    line_start = max(data.rfind(b"\n", 0, start), data.rfind(b"\\n", 0, start) + 1, start - 300, 0)
+    echo = _ECHO_BEFORE.search(data[line_start:start])
+    if echo is None:
+        return [], end
+    a, b = line_start + echo.start(2), line_start + echo.end(2)
+    if data.startswith(b"chpasswd", end - 8) and data.find(b":", a, b) > 0:
+        a = data.find(b":", a, b) + 1  # user:password
+    secret = data[a:b]
+    if not _judge(secret, "password", True, True):
+        return [], end
+    return [(a, b, "password_assignment")], end
+
+
+def _here_string(data: bytes, start: int, end: int, kind: str) -> Found:
+    """`az devops login <<< TOKEN`, `gh auth login --with-token <<< TOKEN`: a token fed to a login command."""
+    value_start = end - 1
+    value = _UNQUOTED_VALUE.match(data, value_start)
+    secret = data[value_start : value.end()] if value else b""
+    specific = _specific_kind(secret)
+    if specific is None and not (len(secret) >= 20 and _looks_random(secret)):
+        return [], start + 1
+    return [(value_start, value_start + len(secret), specific or "secret_assignment")], start + 1
 
 
 def _xml_key_value(data: bytes, start: int, end: int, kind: str) -> Found:
@@ -1234,7 +1350,7 @@ def _command(data: bytes, start: int, end: int, kind: str) -> Found:
     name_end = start
     while name_end < len(data) and data[name_end] not in b" \t":
         name_end += 1
-    name = data[start:name_end]
+    name = data[start:name_end].removesuffix(b".exe")
     base = _ALIASES.get(name, b"mysql" if name.startswith((b"mysql", b"mariadb")) else name)
     seg = _SEGMENT_END.search(data, name_end, min(len(data), name_end + 4000))
     seg_end = seg.start() if seg else min(len(data), name_end + 4000)
@@ -1249,6 +1365,8 @@ def _command(data: bytes, start: int, end: int, kind: str) -> Found:
     spans: list[Span] = []
 
     def take(a: int, b: int, *, after_colon: bool = False, sep: bytes = b":") -> None:
+        if sep == b"%" and data.find(b"%", a, b) > 0:  # DOMAIN\\user%password: the backslash is the domain's
+            a = data.find(b"%", a, b)
         a, b = _unquote(data, a, b)
         if after_colon:
             cut = data.find(sep, a, b)
@@ -1278,6 +1396,8 @@ def _command(data: bytes, start: int, end: int, kind: str) -> Found:
             take(a + len(attached), b)
         elif base in (b"http", b"https") and word in (b"-a", b"--auth") and nxt is not None:  # httpie
             take(*nxt, after_colon=True)
+        elif base == b"net" and word == b"user" and len(args) > i + 2 and words[i + 2][:1] not in (b"/", b"*"):
+            take(*args[i + 2])  # net user NAME PASSWORD /add
         elif base == b"net" and word == b"use" and len(args) > i + 2 and not words[i + 2].startswith(b"/"):
             take(*args[i + 2])  # net use \\server\share PASSWORD /user:NAME
         elif base == b"curl" and word in (b"-u", b"--user", b"--proxy-user", b"-U") and nxt is not None:
@@ -1316,11 +1436,17 @@ _HANDLERS: dict[str, Callable[[bytes, int, int, str], Found]] = {
     "basic_credentials": _basic_credentials,
     "powershell_secure": _powershell_secure,
     "login_call": _login_call,
+    "positional_call": _login_call,
+    "sql_password": _sql_password,
+    "redis_auth": _redis_auth,
+    "stdin_password": _stdin_password,
+    "here_string": _here_string,
     "xml_key_value": _xml_key_value,
     "mailchimp_key": _with_head,
     "terraform_token": _with_head,
     "telegram_bot_token": _with_head,
     "azure_ad_secret": _with_head,
+    "discord_bot_token": _with_head,
     "xml_element": _xml_element,
     "assignment": _assignment,
     "cli_flag": _cli_flag,
