@@ -17,6 +17,7 @@ written after the rules were frozen, and the figures in the README come from it.
 from __future__ import annotations
 
 import base64
+import itertools
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -73,7 +74,7 @@ _PROSE_USE = (
     + _ci(b"the")
     + rb"[ \t]+)?(?:"
     + _ci(b"password|passwd|passphrase|token|api key|apikey|key|secret")
-    + rb")[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
+    + rb")[ \t]+[`'\"]?[A-Za-z]*(?:[0-9#$%&*+/=@^_~\-]|\.[A-Za-z0-9])"
 )
 _PROSE_WORDS = (
     rb"(?:[ \t]+(?:"
@@ -89,7 +90,7 @@ _PROSE_VALUE = (
     # vocabulary, since a run of any words after every key word costs RE2's DFA a fifth of its speed.
     rb"(?:" + _PROSE_WORDS + rb"{0,4}[ \t]+(?:" + _ci(b"is|was|=|to|set to|should be|will be|is now") + rb")"
     rb"|" + _PROSE_WORDS + rb"{1,4}[ \t]*:)"  # `password for the vpn: ...`; a bare `key: ...` is an assignment's
-    rb"[ \t]+[`'\"]?[A-Za-z]*[0-9#$%&*+/=@^_~\-]"
+    rb"[ \t]+[`'\"]?[A-Za-z]*(?:[0-9#$%&*+/=@^_~\-]|\.[A-Za-z0-9])"
 )
 _B64 = rb"[A-Za-z0-9+/]"
 
@@ -455,7 +456,7 @@ _PLACEHOLDER_PARTS = re.compile(
 _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
 
 _CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b")
-_DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+\)?")
+_DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+[)!]?")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _WORDS_ONLY = re.compile(rb"[A-Za-z]+(?:[-_ .][A-Za-z]+)*")
 _CAMEL_WORDS = re.compile(
@@ -463,7 +464,7 @@ _CAMEL_WORDS = re.compile(
 )
 _KEYWORD_IN = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred")
 _PROSE_NEXT = re.compile(rb" +[A-Za-z]")
-_PATHLIKE = re.compile(rb"(?:/|\./|\.\./|~/|[A-Za-z]:\\|https?:|file:)")
+_PATHLIKE = re.compile(rb"(?:/|\./|\.\./|~/|[A-Za-z]:\\|https?:|file:)(?![^+=]*[+=])")
 _SENTENCE_WORDS = frozenset(
     b"is are be the a an your must required invalid enter please not to of for at least characters too short match "
     b"do does field password token key secret should cannot can't incorrect wrong here".split()
@@ -649,6 +650,10 @@ def _entropy(value: bytes) -> float:
     return -sum(k / n * math.log2(k / n) for k in counts.values())
 
 
+def _case_changes(value: bytes) -> int:
+    return sum(1 for a, b in itertools.pairwise(value) if (65 <= a <= 90) != (65 <= b <= 90))
+
+
 def _looks_random(value: bytes) -> bool:
     """A machine-made token (keys, tokens, secrets) rather than a word, a name or a number."""
     if len(value) < _MIN_SECRET or any(c in b" \t" for c in value) or value.isdigit():
@@ -659,7 +664,7 @@ def _looks_random(value: bytes) -> bool:
         return False
     if _DIGIT.search(value) is None:  # letters only: a random token of 20+ letters, never words (proxy-handled)
         return (
-            len(value) >= 20
+            (len(value) >= 20 or (len(value) >= 16 and _case_changes(value) >= 6))
             and _WORDS_ONLY.fullmatch(value) is not None
             and not any(c in b"-_. " for c in value)
             and _CAMEL_WORDS.fullmatch(value) is None
@@ -1061,7 +1066,8 @@ def _prose_secret(data: bytes, start: int, end: int, kind: str) -> Found:
     if specific is None:
         if secret.isalpha() or not _judge(secret, family, True, False) or not _DIGIT.search(secret):
             return [], start + 1
-        if _CODE_START.match(secret) or _DOTTED_NAME.fullmatch(secret) or _PATHLIKE.match(secret):
+        dotted_code = _DOTTED_NAME.fullmatch(secret) is not None and secret.lower() == secret
+        if _CODE_START.match(secret) or dotted_code or _PATHLIKE.match(secret):
             return [], start + 1
     kind = specific or ("password_assignment" if family == "password" else "secret_assignment")
     return [(value_start, value_start + len(secret), kind)], value_start + len(secret)
