@@ -301,3 +301,17 @@ def test_an_aws_secret_right_after_its_key_id_goes_with_it():
         result = redact(text)
         assert key_id not in result.text and secret not in result.text
         assert result.counts == {"aws_access_key_id": 1, "aws_secret_access_key": 1}
+
+
+def test_the_scan_falls_back_to_search_when_the_binding_has_no_raw_match():
+    """`_first_match_start` uses the binding's private `Match` when present; without it, the public `search()`."""
+    from memtui import redact as module
+
+    class PublicOnly:
+        def __init__(self, scanner):
+            self.search = scanner.search
+
+    start = module._first_match_start(PublicOnly(module._SCANNER))
+    data = b"x = 1\nGITHUB_TOKEN=ghp_" + b"a1" * 18 + b"\n"
+    assert start(data, 0, len(data)) == module._MATCH(data, 0, len(data)) == data.index(b"TOKEN")
+    assert start(b"nothing", 0, 7) == -1 == module._MATCH(b"nothing", 0, 7)
