@@ -528,17 +528,7 @@ def redact_bytes(data: bytes) -> BytesRedaction:
     spans = _scan(data) if data else []
     if not spans:
         return BytesRedaction(data, {})
-    view = memoryview(data)
-    pieces: list[bytes | memoryview] = []
-    counts: dict[str, int] = {}
-    last = 0
-    for start, end, kind in spans:
-        pieces.append(view[last:start])
-        pieces.append(_PLACEHOLDER_B)
-        counts[kind] = counts.get(kind, 0) + 1
-        last = end
-    pieces.append(view[last:])
-    return BytesRedaction(b"".join(pieces), counts)
+    return BytesRedaction(*_rebuild(data, spans))
 
 
 def redact(text: str) -> Redaction:
@@ -550,8 +540,22 @@ def redact(text: str) -> Redaction:
     if not spans:
         return Redaction(text, {})
     # Rebuilding bytes and decoding once beats mapping offsets back to the str and slicing it (UCS-4 copies).
-    result = redact_bytes(data)
-    return Redaction(result.data.decode("utf-8", "surrogatepass"), result.counts)
+    rebuilt, counts = _rebuild(data, spans)
+    return Redaction(rebuilt.decode("utf-8", "surrogatepass"), counts)
+
+
+def _rebuild(data: bytes, spans: list[Span]) -> tuple[bytes, dict[str, int]]:
+    view = memoryview(data)
+    pieces: list[bytes | memoryview] = []
+    counts: dict[str, int] = {}
+    last = 0
+    for start, end, kind in spans:
+        pieces.append(view[last:start])
+        pieces.append(_PLACEHOLDER_B)
+        counts[kind] = counts.get(kind, 0) + 1
+        last = end
+    pieces.append(view[last:])
+    return b"".join(pieces), counts
 
 
 def redact_text(text: str) -> str:
