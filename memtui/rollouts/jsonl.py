@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 import zstandard
 
-from memtui.rollouts.model import LineStats
+from memtui.rollouts.model import LineStats, iso_to_epoch
 
 BOM = b"\xef\xbb\xbf"
 _ZST_CHUNK = 1 << 20
@@ -156,10 +156,14 @@ def iter_raw_lines(data: bytes, stats: LineStats | None = None) -> Iterator[tupl
     if parts and parts[-1] == b"":
         parts.pop()  # the newline that ends the file
     n = len(parts)
+    content_end = n  # blank lines after the last record are the file's ending, not bad lines
+    while content_end > 0 and is_blank(strip_line(parts[content_end - 1], first=content_end == 1)):
+        content_end -= 1
     if stats is not None:
         stats.lines += n
+        stats.trailing_blank += n - content_end
     ends_open = not data.endswith(b"\n")
-    for i, raw in enumerate(parts):
+    for i, raw in enumerate(parts[:content_end]):
         line = strip_line(raw, first=i == 0)
         if is_blank(line):
             if stats is not None:
@@ -275,3 +279,35 @@ def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
     for _ in iter_objects(data, stats):
         pass
     return stats
+
+
+_TIMESTAMP_KEYS = (b'"timestamp":"', b'"timestamp": "')
+_MAX_TIMESTAMP_TRIES = 64
+
+
+def last_timestamp(data: bytes) -> int | None:
+    """Unix seconds of the last readable ``"timestamp"`` value in the file (the transcript's own "last event"),
+    searched backwards from the end so only the tail is touched; None when the file has none."""
+    end = len(data)
+    for _ in range(_MAX_TIMESTAMP_TRIES):
+        hits = [(data.rfind(key, 0, end), key) for key in _TIMESTAMP_KEYS]
+        pos, key = max(hits)
+        if pos < 0:
+            return None
+        start = pos + len(key)
+        close = data.find(b'"', start, start + 40)
+        if close > start:
+            value = iso_to_epoch(data[start:close].decode("ascii", "replace"))
+            if value is not None:
+                return value
+        end = pos
+    return None
+
+
+def transcript_updated_at(data: bytes, created: int | None, mtime_ns: int) -> int:
+    """``updated_at`` of a rollout: its last event's timestamp (never before its first); the file's mtime only
+    when the transcript carries no time at all."""
+    last = last_timestamp(data)
+    if last is None:
+        return created if created is not None else mtime_ns // 1_000_000_000
+    return max(last, created) if created is not None else last
