@@ -1,0 +1,87 @@
+"""Held-out evaluation set of the offline extractor's preference lines (``benchmarks/offline_extractor.py``).
+
+Written before the extractor's rules were changed and never used to tune them: the examples the rules were
+tuned on live in ``tests/fixtures/offline_tuning.py``. Each entry is one thing a person typed to a coding agent
+and whether it is a durable statement worth remembering (a standing rule, preference or fact of the project), as
+opposed to a task request, a question, a remark, or an instruction for this session only. Hard cases on both sides
+are deliberate: "must" as a guess, "always"/"never" as plain adverbs, preferences about the agent's last answer,
+deictic instructions ("in this file"), rules about "this codebase".
+"""
+
+from __future__ import annotations
+
+# (statement, durable)
+EVAL_SET: list[tuple[str, bool]] = [
+    # --- durable: standing rules, preferences and facts ---
+    ("The staging database must never be reset without asking Priya first.", True),
+    ("We always squash-merge feature branches into main.", True),
+    ("Integration tests need a running Redis on port 6380, not the default port.", True),
+    ("Prefer dataclasses over plain dicts for anything that crosses a module boundary.", True),
+    ("Never commit the generated protobuf files; CI regenerates them.", True),
+    ("Use ruff for linting and formatting, not black.", True),
+    ("Docker builds should always pass --platform linux/amd64 on our M1 machines.", True),
+    ("Don't log request bodies in the payments service, they contain card data.", True),
+    ("The deploy job needs the VAULT_ROLE variable set or it silently skips secrets.", True),
+    ("Migrations must be backwards compatible with the previous release.", True),
+    ("I prefer small commits with imperative subject lines.", True),
+    ("Use pytest fixtures for database setup instead of setUp methods.", True),
+    ("Feature flags should be removed within two sprints of full rollout.", True),
+    ("Do not bump the Node version in package.json; the Lambda runtime pins it.", True),
+    ("Every public function needs a docstring that says why, not what.", True),
+    ("We never use ORMs in the reporting service; raw SQL only.", True),
+    ("Run the linter before every commit, always.", True),
+    ("Use make release for releases, never call the script directly.", True),
+    ("The iOS build must use Xcode 15.4 until the SDK upgrade lands.", True),
+    ("API handlers should return problem+json errors, not plain strings.", True),
+    ("Always pin exact versions in requirements.txt.", True),
+    ("Don't use relative imports in this codebase.", True),
+    ("Secrets need to live in 1Password, never in .env files checked into git.", True),
+    ("Prefer composition over inheritance in the UI components.", True),
+    ("Translations must go through the i18n pipeline; never hard-code English strings.", True),
+    ("Use UTC everywhere in the backend and convert only in the UI.", True),
+    ("The cron container needs TZ=Europe/Berlin or the reports run an hour off.", True),
+    ("We should always write the failing test before the fix.", True),
+    ("Never force-push to shared branches.", True),
+    ("Use httpx for HTTP calls in new code instead of requests.", True),
+    ("Benchmarks must run on the dedicated runner, not on shared CI.", True),
+    ("Don't mock the database in integration tests; use the test container.", True),
+    ("Commit messages should reference the Jira ticket.", True),
+    ("Releases need a changelog entry under Unreleased.", True),
+    ("I always want type hints on new Python code.", True),
+    # --- not durable: requests, questions, remarks, this-session instructions ---
+    ("Can you look at why the checkout test is flaky?", False),
+    ("Fix the typo in the README heading.", False),
+    ("Don't change anything yet, just explain what the function does.", False),
+    ("For now, skip the e2e tests so we can see the unit results.", False),
+    ("Thanks, that looks right.", False),
+    ("The build on main broke after yesterday's merge.", False),
+    ("You should check the logs in the last run.", False),
+    ("Run the tests again.", False),
+    ("What does the --frozen-lockfile flag do?", False),
+    ("Please rename getUser to fetchUser in this file.", False),
+    ("Let's try bumping the timeout to 30 seconds and see.", False),
+    ("I need you to update the snapshot after that change.", False),
+    ("That didn't work, the same error shows up.", False),
+    ("Don't worry about the warnings for now.", False),
+    ("Should we use a queue here or is a cron job enough?", False),
+    ("Revert the last commit.", False),
+    ("It must be something in the env vars, the code looks fine.", False),
+    ("The function should return early when the list is empty.", False),
+    ("You need to add the import at the top of app.ts.", False),
+    ("Always the same error, no matter what I try.", False),
+    ("Use the second approach you suggested.", False),
+    ("Never mind, I found it.", False),
+    ("Make the button blue.", False),
+    ("This time, keep the old API around as well.", False),
+    ("OK, commit it.", False),
+    ("Try running it with --verbose.", False),
+    ("The tests need to pass before I can review it.", False),
+    ("Could you add logging around the retry loop?", False),
+    ("I prefer the first version you showed me.", False),
+    ("Right now the API returns 500 for empty carts.", False),
+    ("Don't push yet.", False),
+    ("Good catch, I never noticed that.", False),
+    ("Move the helper into utils.py.", False),
+    ("Why is it slow on the first request?", False),
+    ("Update the docs to mention the new flag.", False),
+]
