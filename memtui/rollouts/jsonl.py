@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import zstandard
 
@@ -260,9 +261,18 @@ def iter_head_objects(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
         pos = end + 1
 
 
+class _AnyObject(msgspec.Struct):
+    """Matches any JSON object and keeps none of its fields: validation without building Python objects."""
+
+
+_OBJECT_LINES = msgspec.json.Decoder(type=_AnyObject)
+
+
 def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
-    """Exact count of skipped lines. When byte counts prove every line a record (the file starts with ``start``,
-    ends with ``}`` and every newline is a ``boundary``) nothing is parsed; otherwise every line is.
+    """Exact count of skipped lines. When the file proves every line a record nothing is counted line by line:
+    it starts with ``start``, ends with ``}``, every newline is a ``boundary`` (``}\\n{``: outside any string and
+    between two top-level values), and msgspec validates the whole buffer as exactly one JSON object per line
+    (``decode_lines``, about 1 GB/s, no Python objects built). Otherwise every line is parsed.
 
     UTF-8 is not validated on the fast path (decoding a whole file costs more than reading it): an invalid byte
     never makes a line skipped, only repaired, so ``skipped`` stays exact; ``repaired_utf8`` is counted by the
@@ -273,6 +283,11 @@ def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
         and (data.endswith(b"}\n") or data.endswith(b"}"))
         and data.count(boundary) == lines - 1
     )
+    if clean:
+        try:
+            clean = len(_OBJECT_LINES.decode_lines(data)) == lines
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            clean = False
     if clean:
         return LineStats(lines=lines)
     stats = LineStats()
