@@ -1,7 +1,8 @@
 """Build a demo home from the sample rollouts shipped as package data.
 
 The samples cover what a reviewer should meet on day one: two projects with real preferences and
-pitfalls, a Claude Code session, a trivial rollout the no-op gate drops, an exec session and a
+pitfalls, a Claude Code session (with a slash command, an interrupt, a compaction summary and a summary line of
+another session, none of which is taken for the user's words), a trivial rollout the no-op gate drops, an exec session and a
 sub-agent that are never eligible, an archived session, planted fake secrets, a citation, a corrupt
 ``.jsonl.zst`` that ingest skips with a reason, and a rollout whose file disappears before Phase 1
 so its job fails and backs off. Everything runs offline through the same code as real use.
