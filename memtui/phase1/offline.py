@@ -14,7 +14,6 @@ import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -277,10 +276,6 @@ def files_of(call: Call) -> tuple[list[str], list[str]]:
 
 def _clean_paths(paths: list[str]) -> list[str]:
     return [p.strip().strip("'\"") for p in paths if p.strip() and not p.startswith("/dev/")]
-
-
-def _unique(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(values))
 
 
 def _one_line(text: str, limit: int = 120) -> str:

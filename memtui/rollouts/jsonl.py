@@ -181,13 +181,6 @@ def iter_objects(data: bytes, stats: LineStats | None = None) -> Iterator[tuple[
             yield lineno, obj
 
 
-def read_objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], LineStats]:
-    """Every JSON-object line of a rollout with its line number, and the accounting of the rest."""
-    data, _ = read_bytes(path)
-    stats = LineStats()
-    return list(iter_objects(data, stats)), stats
-
-
 def line_bounds(data: bytes, pos: int) -> tuple[int, int]:
     """Start and end (exclusive, without the newline) of the line that holds byte ``pos``."""
     start = data.rfind(b"\n", 0, pos) + 1
