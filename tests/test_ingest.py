@@ -524,3 +524,15 @@ def test_cli_says_where_it_looked_when_it_finds_nothing(isolated_env, capsys):
     assert main(["ingest"]) == 0
     err = capsys.readouterr().err
     assert "no rollout files" in err and str(isolated_env["CODEX_HOME"]) in err
+
+
+def test_line_counts_are_exact_where_byte_counts_would_lie(ctx, isolated_env):
+    """A line cut in the middle that still ends in ``}`` (an inner object) and a line nested deeper than the
+    validator goes: the clean-file proof must not take either for a record."""
+    good = _good_lines()
+    cut = good[0][: good[0].rindex(b"}")]  # session_meta without its last brace: ends with the git object's "}"
+    deep = b'{"timestamp":"2026-07-01T09:13:00.000Z","type":"x","payload":' + b'{"a":' * 1000 + b"1" + b"}" * 1001
+    _write_raw(isolated_env["CODEX_HOME"], b"\n".join([cut, *good[1:], deep]) + b"\n", name=f"rollout-x-{TID}.jsonl")
+    run_ingest(ctx)
+    t = get_thread(ctx.conn, TID)
+    assert t.skipped_lines == 1 and t.items == len(good)  # the cut line skipped; the deep one is valid JSON

@@ -279,7 +279,7 @@ def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
     if clean:
         try:
             clean = len(_OBJECT_LINES.decode_lines(data)) == lines
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # msgspec stops at depth 1000
             clean = False
     if clean:
         return LineStats(lines=lines)
