@@ -177,3 +177,31 @@ def test_the_injected_texts_of_the_fixtures_are_really_there(home):
     raw = Path(written["claude_injected"].path).read_text()
     assert COMPACTION_SUMMARY.split("\n")[0] in raw and CAVEAT[:40] in raw and "[Request interrupted" in raw
     assert CODEX_COMPACTION[:40] in Path(written["codex_cli"].path).read_text()
+
+
+def test_a_synced_folder_keeps_its_dates_through_phase1_and_phase2(isolated_env, frozen_clock):
+    """Every file touched "now" (a copy, a sync): summaries, headings and the age window still use the transcript."""
+    from memtui.phase1.run import run_phase1
+    from memtui.phase2.consolidate import run_phase2
+    from tests.fixtures.rollouts import set_mtime
+
+    written = formats.write_all(isolated_env["CODEX_HOME"], isolated_env["CLAUDE_CONFIG_DIR"])
+    for path in (isolated_env["CODEX_HOME"], isolated_env["CLAUDE_CONFIG_DIR"]):
+        for f in path.rglob("*.jsonl*"):
+            set_mtime(f, frozen_clock)
+    ctx = open_context()
+    run_ingest(ctx)
+    # The age window (10 days) sees the transcripts' July dates, not today's mtime: only the recent ones qualify.
+    candidates, skipped = select_candidates(ctx.conn, ctx.settings)
+    assert written["codex_old"].thread_id not in {c.thread_id for c in candidates} and skipped.get("too_old")
+    assert run_phase1(ctx, offline=True, all_threads=True).succeeded >= 3
+    assert run_phase2(ctx, offline=True).outcome == "awaiting_review"
+    root = ctx.paths.memory_root
+    claude = written["claude_injected"]
+    (stem,) = [
+        p.name for p in (root / "rollout_summaries").iterdir() if claude.thread_id in p.read_text().split("\n", 1)[0]
+    ]
+    assert stem.startswith("2026-07-04T08-00-")  # its last event, not the mtime (2026-07-10)
+    summary = (root / "memory_summary.md").read_text()
+    assert "#### 2026-07-04" in summary and "#### 2026-07-10" not in summary
+    ctx.close()
