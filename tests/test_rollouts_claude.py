@@ -166,3 +166,12 @@ def test_ingest_stores_claude_threads(isolated_env):
     sub = get_thread(ctx.conn, f"{SID}:agent-feed")
     assert (sub.session_source, sub.parent_thread_id, sub.source_kind) == ("subagent", SID, "claude")
     ctx.close()
+
+
+def test_last_timestamp_reads_the_tail_compact_or_spaced():
+    compact = b'{"timestamp":"2026-07-01T00:00:00Z"}\n{"timestamp":"2026-07-01T00:00:09Z"}\n{"type":"summary"}\n'
+    assert jsonl.last_timestamp(compact) == 1782864009  # the last line with a time; summary lines have none
+    assert jsonl.last_timestamp(b'{"timestamp": "2026-07-01T00:00:05Z"}\n') == 1782864005
+    assert jsonl.last_timestamp(b'{"timestamp":"2026-07-01T00:00:05Z"}\n{"timestamp":"not a time"}\n') == 1782864005
+    assert jsonl.last_timestamp(b'{"type":"summary"}\n') is None
+    assert jsonl.transcript_updated_at(b"{}", None, 7_000_000_000) == 7  # no time at all: the mtime

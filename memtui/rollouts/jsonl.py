@@ -289,26 +289,30 @@ def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
     return stats
 
 
-_TIMESTAMP_KEYS = (b'"timestamp":"', b'"timestamp": "')
+_TIMESTAMP_KEYS = (b'"timestamp":"', b'"timestamp": "')  # compact (what Codex and Claude Code write), spaced
 _MAX_TIMESTAMP_TRIES = 64
 
 
 def last_timestamp(data: bytes) -> int | None:
     """Unix seconds of the last readable ``"timestamp"`` value in the file (the transcript's own "last event"),
-    searched backwards from the end so only the tail is touched; None when the file has none."""
-    end = len(data)
-    for _ in range(_MAX_TIMESTAMP_TRIES):
-        hits = [(data.rfind(key, 0, end), key) for key in _TIMESTAMP_KEYS]
-        pos, key = max(hits)
-        if pos < 0:
+    searched backwards from the end so only the tail is touched; None when the file has none. The spaced form is
+    looked for only in a file without the compact one (each miss is a whole-file scan)."""
+    for key in _TIMESTAMP_KEYS:
+        end, tries = len(data), 0
+        while tries < _MAX_TIMESTAMP_TRIES:
+            pos = data.rfind(key, 0, end)
+            if pos < 0:
+                break
+            tries += 1
+            start = pos + len(key)
+            close = data.find(b'"', start, start + 40)
+            if close > start:
+                value = iso_to_epoch(data[start:close].decode("ascii", "replace"))
+                if value is not None:
+                    return value
+            end = pos
+        if tries:
             return None
-        start = pos + len(key)
-        close = data.find(b'"', start, start + 40)
-        if close > start:
-            value = iso_to_epoch(data[start:close].decode("ascii", "replace"))
-            if value is not None:
-                return value
-        end = pos
     return None
 
 
