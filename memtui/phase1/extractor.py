@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict
 from memtui.llm.structured import StructuredCallError, call_structured
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
+from memtui.phase1.render import render_items
 from memtui.redact import redact
-from memtui.rollouts.filter import memory_items, serialize_memory_rollout
+from memtui.rollouts.filter import memory_items
 from memtui.settings import Settings
 
 
@@ -71,17 +72,15 @@ def file_size(path: str) -> int:
         return 0
 
 
-def read_serialized(job: Candidate) -> str:
-    try:
-        return serialize_memory_rollout(Path(job.path), job.source_kind)
-    except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
-        raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
+def read_rendered(job: Candidate) -> str:
+    """The rollout's memory items as labelled, numbered lines (``[item N] <origin>: ...``), not yet redacted."""
+    return render_items(read_items(job))
 
 
 def read_items(job: Candidate) -> list[dict]:
     try:
         return memory_items(Path(job.path), job.source_kind)
-    except Exception as exc:
+    except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
 
 
@@ -92,7 +91,7 @@ def add_counts(into: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
 
 
 class ModelExtractor:
-    """serialize → redact (whole string) → budget/truncate → render → one strict structured call."""
+    """render numbered items → redact (whole string) → budget/truncate → render → one strict structured call."""
 
     offline = False
 
@@ -104,8 +103,7 @@ class ModelExtractor:
 
     def prepare(self, job: Candidate) -> tuple[str, Extraction]:
         """The user message to send (CPU work, run off the event loop) and the measurements so far."""
-        serialized = read_serialized(job)
-        red = redact(serialized)
+        red = redact(read_rendered(job))
         built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings)
         info = Extraction(
             output=StageOneOutput(rollout_summary="", raw_memory=""),
