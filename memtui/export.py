@@ -27,7 +27,7 @@ def truncate_middle(text: str, max_tokens: int, bytes_per_token: float = DEFAULT
     """Keep the head and the tail, replace the middle by ``…N tokens truncated…`` (reference §4.6, with a
     conservative bytes-per-token). Cuts fall on character boundaries. Returns ``(text, tokens_cut)``."""
     data = text.encode("utf-8", errors="surrogatepass")
-    max_bytes = int(max_tokens * bytes_per_token)
+    max_bytes = summary_budget_bytes(bytes_per_token, max_tokens)
     if len(data) <= max_bytes:
         return text, 0
     left = max_bytes // 2
@@ -41,6 +41,14 @@ def truncate_middle(text: str, max_tokens: int, bytes_per_token: float = DEFAULT
     head = data[:left].decode("utf-8", errors="surrogatepass")
     tail = data[start:].decode("utf-8", errors="surrogatepass")
     return f"{head}…{cut} tokens truncated…{tail}", cut
+
+
+def summary_budget_bytes(
+    bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN, max_tokens: int = SUMMARY_TOKEN_LIMIT
+) -> int:
+    """The bytes of memory_summary.md an agent is given before the middle is cut (what ``truncate_middle`` keeps);
+    the consolidation prompt states this same figure."""
+    return int(max_tokens * bytes_per_token)
 
 
 def read_path_template() -> str:
