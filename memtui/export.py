@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -109,9 +110,18 @@ def splice_block(existing: str, block: str | None) -> str:
 AgentsMdResult = Literal["created", "updated", "unchanged"]
 
 
-def write_agents_md(path: Path, block: str | None) -> AgentsMdResult:
+def write_agents_md(path: Path, block: str | None, warn: Callable[[str], None] | None = None) -> AgentsMdResult:
     """Write or refresh the memtui section of an AGENTS.md / CLAUDE.md. An existing file is replaced atomically
-    (mode kept; a symlink is followed, not replaced)."""
+    (mode kept; a symlink is followed, not replaced). Codex's 32 KiB AGENTS.md cap is respected (``export_cap``);
+    ``warn`` receives what that changed."""
+    from memtui.export_cap import fit_agents_md
+
+    def splice(existing: str) -> str:
+        fit = fit_agents_md(path.name, existing, block)
+        for message in fit.warnings:
+            (warn or (lambda _m: None))(message)
+        return fit.text
+
     path = path.resolve() if path.is_symlink() else path
     try:
         raw = path.read_bytes()
@@ -119,10 +129,10 @@ def write_agents_md(path: Path, block: str | None) -> AgentsMdResult:
         if block is None:
             return "unchanged"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(splice_block("", block).encode("utf-8"))
+        path.write_bytes(splice("").encode("utf-8"))
         return "created"
     existing = raw.decode("utf-8", errors="surrogateescape")  # round-trips any bytes outside the block
-    updated = splice_block(existing, block).encode("utf-8", errors="surrogateescape")
+    updated = splice(existing).encode("utf-8", errors="surrogateescape")
     if updated == raw:
         return "unchanged"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
