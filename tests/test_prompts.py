@@ -198,3 +198,16 @@ def test_sizes_are_reported_beside_codex():
         )
         assert ours > 0 and codex > 0
     assert "openai/codex@923df3e9" in out
+
+
+def test_the_stated_summary_budget_is_exactly_what_export_keeps(tmp_path):
+    from memtui.export import summary_for_prompt
+
+    root = tmp_path / "m"
+    root.mkdir()
+    budget = summary_budget_bytes(Settings().bytes_per_token)
+    assert f"under {budget:,}" in " ".join(_consolidation(tmp_path).split())
+    (root / "memory_summary.md").write_text("v1\n" + "a" * (budget - 3))
+    assert summary_for_prompt(root) == "v1\n" + "a" * (budget - 3)  # at the stated size: given whole
+    (root / "memory_summary.md").write_text("v1\n" + "a" * (budget + 97))
+    assert "tokens truncated" in summary_for_prompt(root)  # over it: the middle is cut
