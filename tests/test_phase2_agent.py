@@ -364,6 +364,7 @@ def test_trim_history_stubs_the_oldest_results_and_keeps_the_recent_ones():
     total = sum(len(m.get("content") or "") + sum(len(c["function"]["arguments"]) for c in m.get("tool_calls") or []) for m in history)  # fmt: skip
     assert total < 60_000
     assert trim_history(history, 60_000, keep_recent=3) == 0  # already under budget
+    assert trim_history(history, 1_000, keep_recent=3) == 10 - 3 - trimmed  # a stub is never stubbed again
 
 
 def test_the_model_is_told_when_few_turns_remain(ctx, model_env, monkeypatch):

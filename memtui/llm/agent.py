@@ -48,6 +48,8 @@ class AgentResult:
 KEEP_RECENT_RESULTS = 6  # tool results of the last turns are never trimmed
 LONG_ARGUMENT_BYTES = 512  # an old tool call's string argument longer than this is elided when trimming
 TURNS_WARNING = 3  # below this many turns left, the model is told
+TRIM_TO = 0.7  # once over budget, trim down to this share of it, so the next turns reuse a stable prefix (cache)
+_STUB_MARK = "[memtui: this earlier tool result"
 
 
 def _size(message: dict[str, Any]) -> int:
@@ -78,10 +80,12 @@ def _elide_arguments(arguments: str) -> str:
 
 
 def trim_history(history: list[dict[str, Any]], max_bytes: int, keep_recent: int = KEEP_RECENT_RESULTS) -> int:
-    """Shrink ``history`` in place below ``max_bytes`` (if it can), oldest first; returns the results trimmed."""
+    """When ``history`` is over ``max_bytes``, shrink it in place to ``TRIM_TO`` of that (if it can), oldest first;
+    returns the results trimmed."""
     total = sum(_size(m) for m in history)
     if total <= max_bytes:
         return 0
+    max_bytes = int(max_bytes * TRIM_TO)
     tool_idx = [i for i, m in enumerate(history) if m.get("role") == "tool"]
     protected = set(tool_idx[-keep_recent:]) if keep_recent else set()
     first_protected = min(protected) if protected else len(history)
@@ -90,8 +94,8 @@ def trim_history(history: list[dict[str, Any]], max_bytes: int, keep_recent: int
         if total <= max_bytes or i >= first_protected:
             break
         before = _size(m)
-        if m.get("role") == "tool" and not str(m.get("content", "")).startswith(_STUB_MARK):
-            content = str(m.get("content") or "")
+        content = str(m.get("content") or "")
+        if m.get("role") == "tool" and _STUB_MARK not in content:
             if len(content) > 300:
                 m["content"] = _stub(content)
                 trimmed += 1
@@ -102,9 +106,6 @@ def trim_history(history: list[dict[str, Any]], max_bytes: int, keep_recent: int
                     fn["arguments"] = _elide_arguments(fn["arguments"])
         total -= before - _size(m)
     return trimmed
-
-
-_STUB_MARK = "[memtui: this earlier tool result"
 
 
 async def run_tool_agent(
