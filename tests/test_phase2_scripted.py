@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from memtui import clock
 from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.prompt import history_budget_bytes
@@ -117,7 +118,10 @@ def test_a_forget_line_reaches_the_agent_as_an_authoritative_deletion(ctx, model
     result = run_phase2(ctx, force=True)
     assert result.outcome == "awaiting_review", result.reason
     (prompt,) = prompts
-    assert f'thread {B} (updated_at {FROZEN_NOW - 60}): forget: "forget the pip rule" -> use uv, not pip' in prompt
+    assert (
+        f'thread {B} (updated_at {clock.iso(FROZEN_NOW - 60)}): forget: "forget the pip rule" -> use uv, not pip'
+        in prompt
+    )
     assert "It is an authoritative deletion" in prompt
     assert "use uv, not pip" not in (root / "MEMORY.md").read_text()
     assert '- forget: "forget the pip rule"' in (root / "raw_memories.md").read_text()

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from memtui import clock
 from memtui.export import summary_budget_bytes
 from memtui.phase2.prompt_inputs import Rejection, Rename, Tombstone, forget_lines
 from memtui.phase2.tools import MAX_READ_LINES
@@ -66,7 +67,8 @@ def _forget_requests(selected: list[Stage1Output]) -> list[str]:
     out = []
     for m in sorted(selected, key=lambda m: m.source_updated_at):
         out += [
-            f"thread {m.thread_id} (updated_at {m.source_updated_at}): forget: {f}" for f in forget_lines(m.raw_memory)
+            f"thread {m.thread_id} (updated_at {clock.iso(m.source_updated_at)}): forget: {f}"
+            for f in forget_lines(m.raw_memory)
         ]
     return out[:MAX_FORGET_LINES]
 
