@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import tests.test_phase1_run as p1
+from memtui.phase1.quotes import enforce_user_quotes, user_words
 from memtui.phase1.render import CITES_MEMORY, render_item, render_items
 from memtui.phase1.run import run_phase1
 from memtui.rollouts.filter import memory_items
+from memtui.state.outputs import get_stage1_output
 from memtui.testing.chat_server import reply_json
 from tests.test_phase1_run import VALID, _msg, fresh, seed, write_rollout
 
@@ -76,3 +80,46 @@ def test_the_model_receives_labelled_numbered_items_and_the_prompt_asks_for_item
     assert '[item 3] tool output: "FAIL tz"' in user
     assert '[item 4] assistant: "CI runs in UTC; the assertion used local time."' in user
     assert "[item 5]" not in user and "sk-proj" not in user
+
+
+# --- quote fidelity --------------------------------------------------------------------------------------------------
+
+SAID = user_words(
+    [
+        _msg("user", "The checkout tests fail on CI.\nDon't edit yet, just tell me why. My key is sk-proj" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"),
+        _msg("assistant", "I suggest we always use pnpm."),
+        _msg("user", "Remember: run the tests with TZ=UTC"),
+    ]
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ('- when CI fails, the user said: "Don\'t edit yet, just tell me why" -> explain first', True),
+        ('- when CI fails, the user said: "don’t edit yet ... tell me why" -> explain first', True),  # ellipsis, curly
+        ('- remember: "run the tests with TZ=UTC" [item 3]', True),
+        ('- the user said: "my key is [REDACTED_SECRET]" -> x', True),  # the model saw the redacted text
+        ('- when installing, the user said: "always use pnpm" -> use pnpm', False),  # the assistant's words
+        ('- when CI fails, the user said: "never edit before explaining" -> explain', False),  # a paraphrase
+        ('- forget: "forget the docker notes"', False),
+        ("- Reusable knowledge: CI runs in UTC [item 4]", True),  # no quote: not checked
+    ],
+)
+def test_a_quote_must_be_the_users_words(line, kept):
+    check = enforce_user_quotes(f"Preference signals:\n{line}\n", SAID)
+    assert (line in check.text) is kept and (check.dropped == []) is kept
+
+
+def test_quotes_the_user_never_said_are_dropped_before_storage(home, model_env):
+    (t,) = seed(home, user_text="Use the staging DB for tests, never prod.")
+    raw = (
+        VALID["raw_memory"]
+        + '- when testing, the user said: "never prod" -> use staging\n'
+        + '- when testing, the user said: "always mock the database" -> mock it\n'
+    )
+    model_env.script(reply_json({**VALID, "raw_memory": raw}))
+    summary = run_phase1(fresh())
+    assert (summary.succeeded, summary.dropped_quotes) == (1, 1)
+    stored = get_stage1_output(home[0].conn, t)["raw_memory"]
+    assert '"never prod"' in stored and "always mock the database" not in stored

@@ -34,6 +34,7 @@ STAGE_ONE_RULES = {
     "one preference per bullet": "One preference per bullet",
     "preference form": '`when <situation>, the user said: "<quote>" -> <default for similar future work>`',
     "keep user's wording": "never paraphrase it into new words",
+    "quotes are checked": "memtui checks every quote",
     "assistant-only outcome uncertain": "An outcome claimed only by the assistant",
     "restated memory not evidence": "Assistant text that restates memory",
     "citation label explained": "assistant, restating memory (carries a memory citation; not new evidence)",
