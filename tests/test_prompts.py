@@ -54,6 +54,7 @@ STAGE_ONE_RULES = {
     "item references": "`[item N]` or `[item N-M]`",
     "no fences in values": "no code fences, not even inside the values",
     "last task conservative": "Treat the last task conservatively",
+    "concrete handles": "exact commands with their flags, exact error strings, absolute paths",
     "schema keys": "exactly the keys `rollout_summary`, `rollout_slug` and `raw_memory`",
 }
 INPUT_RULES = {
@@ -82,6 +83,7 @@ CONSOLIDATION_RULES = {
     "map task group": "`task_group` and `cwd` choose the `# Task Group` block",
     "never across cwds": "Never cluster\n  tasks from different cwds into one block",
     "keep wording": "Keep the source's wording",
+    "no keyword clustering": "do not cluster on keyword overlap alone",
     "forget only solely supported": "Delete only memory supported solely by deleted inputs",
     "summary budget bytes": "keep the whole file under 7,500\nbytes",
     "v1": "the first line is exactly `v1`",
