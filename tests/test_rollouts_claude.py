@@ -175,3 +175,10 @@ def test_last_timestamp_reads_the_tail_compact_or_spaced():
     assert jsonl.last_timestamp(b'{"timestamp":"2026-07-01T00:00:05Z"}\n{"timestamp":"not a time"}\n') == 1782864005
     assert jsonl.last_timestamp(b'{"type":"summary"}\n') is None
     assert jsonl.transcript_updated_at(b"{}", None, 7_000_000_000) == 7  # no time at all: the mtime
+
+
+def test_last_timestamp_finds_a_spaced_line_after_compact_ones_and_far_back():
+    tail = b'{"timestamp": "2026-07-01T00:00:07Z", "type": "x"}\n'
+    assert jsonl.last_timestamp(b'{"timestamp":"2026-07-01T00:00:00Z"}\n' + tail) == 1782864007
+    far = b'{"timestamp":"2026-07-01T00:00:03Z","o":"' + b"x" * 3_000_000 + b'"}\n'
+    assert jsonl.last_timestamp(far + b'{"type":"summary","summary":"' + b"y" * 200_000 + b'"}\n') == 1782864003

@@ -291,28 +291,31 @@ def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
 
 _TIMESTAMP_KEYS = (b'"timestamp":"', b'"timestamp": "')  # compact (what Codex and Claude Code write), spaced
 _MAX_TIMESTAMP_TRIES = 64
+_TAIL = 1 << 16
 
 
 def last_timestamp(data: bytes) -> int | None:
-    """Unix seconds of the last readable ``"timestamp"`` value in the file (the transcript's own "last event"),
-    searched backwards from the end so only the tail is touched; None when the file has none. The spaced form is
-    looked for only in a file without the compact one (each miss is a whole-file scan)."""
-    for key in _TIMESTAMP_KEYS:
-        end, tries = len(data), 0
-        while tries < _MAX_TIMESTAMP_TRIES:
-            pos = data.rfind(key, 0, end)
-            if pos < 0:
-                break
-            tries += 1
-            start = pos + len(key)
-            close = data.find(b'"', start, start + 40)
-            if close > start:
-                value = iso_to_epoch(data[start:close].decode("ascii", "replace"))
-                if value is not None:
-                    return value
-            end = pos
-        if tries:
-            return None
+    """Unix seconds of the last readable ``"timestamp"`` value in the file (the transcript's own "last event"):
+    searched backwards in a window that grows from the last 64 KiB, so only the tail is touched; None when the
+    file has none. Compact and spaced keys are both found (a line appended by another tool may be spaced)."""
+    end = len(data)
+    lo = max(0, end - _TAIL)
+    tries = 0
+    while tries < _MAX_TIMESTAMP_TRIES:
+        pos, key = max((data.rfind(k, lo, end), k) for k in _TIMESTAMP_KEYS)
+        if pos < 0:
+            if lo == 0:
+                return None
+            end, lo = lo + len(_TIMESTAMP_KEYS[1]), max(0, lo - 8 * (end - lo))  # widen; overlap one key length
+            continue
+        tries += 1
+        start = pos + len(key)
+        close = data.find(b'"', start, start + 40)
+        if close > start:
+            value = iso_to_epoch(data[start:close].decode("ascii", "replace"))
+            if value is not None:
+                return value
+        end = pos
     return None
 
 
