@@ -194,7 +194,8 @@ def test_a_synced_folder_keeps_its_dates_through_phase1_and_phase2(isolated_env,
     # The age window (10 days) sees the transcripts' July dates, not today's mtime: only the recent ones qualify.
     candidates, skipped = select_candidates(ctx.conn, ctx.settings)
     assert written["codex_old"].thread_id not in {c.thread_id for c in candidates} and skipped.get("too_old")
-    assert run_phase1(ctx, offline=True, all_threads=True).succeeded >= 3
+    p1 = run_phase1(ctx, offline=True, all_threads=True)
+    assert p1.succeeded >= 3 and p1.dropped_quotes == 0  # every offline quote passes the model's quote check
     assert run_phase2(ctx, offline=True).outcome == "awaiting_review"
     root = ctx.paths.memory_root
     claude = written["claude_injected"]

@@ -19,7 +19,15 @@ from pathlib import PurePath
 from typing import Any
 
 from memtui.phase1.eligibility import Candidate
-from memtui.phase1.extractor import Extraction, StageOneOutput, add_counts, file_size, read_items
+from memtui.phase1.extractor import (
+    Extraction,
+    StageOneOutput,
+    add_counts,
+    file_size,
+    keep_faithful_quotes,
+    read_items,
+)
+from memtui.phase1.quotes import user_words as quoted_words
 from memtui.phase1.statements import is_durable, normalized, sentences
 from memtui.redact import redact
 from memtui.rollouts.user_words import user_words
@@ -463,9 +471,16 @@ class OfflineExtractor:
         counts: dict[str, int] = {}
         items = redact_tree(items, counts)
         output = build_offline_output(items, job.cwd)
-        return Extraction(
-            output=output, offline=True, model=OFFLINE_MODEL, input_bytes=file_size(job.path), redactions=counts
+        info = Extraction(
+            output=output,
+            offline=True,
+            model=OFFLINE_MODEL,
+            input_bytes=file_size(job.path),
+            redactions=counts,
+            user_said=quoted_words(items),
         )
+        keep_faithful_quotes(info)  # the same guard as the model's output: every quote must be the user's words
+        return info
 
     async def extract(self, job: Candidate) -> Extraction:
         return await asyncio.to_thread(self.run, job)
