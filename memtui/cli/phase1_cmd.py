@@ -66,5 +66,7 @@ def print_summary(s: Phase1Summary) -> None:
         )
     redactions = ", ".join(f"{k} {v}" for k, v in sorted(s.redactions.items())) or "none"
     out(f"redactions  {redactions}\n")
+    if s.halted:
+        out(f"stopped     the backend cannot serve now, nothing more was claimed: {s.halted}\n")
     if s.cancelled:
         out("cancelled   stopped claiming new jobs\n")
