@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from memtui import clock
 from memtui.context import Context
+from memtui.llm.backends.choose import CLI_PROVIDERS
 from memtui.phase2 import baseline, review
 from memtui.phase2.offline import consolidate_offline
 from memtui.phase2.tools import Journal, MemoryTools, restore
@@ -293,9 +294,14 @@ def run_phase2(
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
         else:
             prompt = render_prompt(root, selected=len(selected), rejections=review.recent_rejection_reasons(conn))
-            tools = MemoryTools(root, journal, s.agent_max_write_bytes)
-            say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
-            turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
+            if s.resolved_provider in CLI_PROVIDERS:  # issue 13: codex / claude edit with their own tools
+                from memtui.phase2.cli_agent import run_cli_agent
+
+                turns, ptok, ctok = run_cli_agent(ctx, token, journal, prompt, say, lambda: _cancelled(cancel))
+            else:
+                tools = MemoryTools(root, journal, s.agent_max_write_bytes)
+                say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
+                turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
         remove_diff_file(root)
 
         tag = "failed_invalid_artifacts"
