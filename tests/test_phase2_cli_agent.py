@@ -55,7 +55,7 @@ def test_the_cli_agent_writes_memory_which_is_redacted_and_awaits_review(cli_ctx
     assert SECRET not in text and "[REDACTED_SECRET]" in text
     agent_call = calls(log)[-1]
     assert agent_call["cwd"] == str(root) and agent_call["stdin"].startswith(MARKER)
-    assert "You run as `%s`" % provider in agent_call["stdin"] and DIFF_FILENAME in agent_call["stdin"]
+    assert f"You run as `{provider}`" in agent_call["stdin"] and DIFF_FILENAME in agent_call["stdin"]
     if provider == "codex":
         argv = agent_call["argv"]
         out = argv[argv.index("-o") + 1]
@@ -107,7 +107,7 @@ def test_forbidden_changes_are_refused_and_every_change_is_undone(cli_ctx, monke
 
 
 def test_a_symlink_the_agent_creates_is_refused(cli_ctx, monkeypatch, tmp_path):
-    ctx, provider, _ = cli_ctx
+    ctx, _, _ = cli_ctx
     root = ctx.paths.memory_root
     outside = tmp_path / "outside.txt"
     outside.write_text("private")
