@@ -117,7 +117,10 @@ class ModelExtractor:
 
     def prepare(self, job: Candidate) -> tuple[str, Extraction]:
         """The user message to send (CPU work, run off the event loop) and the measurements so far."""
-        serialized = read_serialized(job)
+        return self.prepare_serialized(job, read_serialized(job))
+
+    def prepare_serialized(self, job: Candidate, serialized: str) -> tuple[str, Extraction]:
+        """``prepare`` from the already filtered rollout (the batch path hashes it too)."""
         red = redact(serialized)
         built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings)
         info = Extraction(

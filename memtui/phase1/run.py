@@ -262,7 +262,7 @@ class _Run:
             record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
         else:
             record = _measurements(result)
-            out = _redact_output(result.output, result.redactions)
+            out = redact_output(result.output, result.redactions)
             record["redactions"] = result.redactions
             if out.raw_memory == "" or out.rollout_summary == "":
                 owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
@@ -326,7 +326,7 @@ def _measurements(e: Extraction) -> dict[str, Any]:
     }
 
 
-def _redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOutput:
+def redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOutput:
     """Redact each field before storage (the model may echo or invent a secret); counts add to the job's."""
     fields: dict[str, Any] = {}
     for name in ("raw_memory", "rollout_summary", "rollout_slug"):

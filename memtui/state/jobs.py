@@ -57,10 +57,16 @@ def stage1_is_up_to_date(conn: sqlite3.Connection, thread_id: str, source_update
     return any(v is not None and v >= source_updated_at for v in (row[0], row[1]))
 
 
+# issue 13: jobs sent in a batch hold a lease for the batch window but no local model slot, so they do not count
+# against the running cap (worker ids of batch submissions start with this prefix).
+BATCH_WORKER_PREFIX = "memtui-batch-"
+
+
 def _running_count(conn: sqlite3.Connection, now: int, exclude_key: str | None = None) -> int:
     return conn.execute(
-        "SELECT COUNT(*) FROM jobs WHERE kind = ? AND status = 'running' AND lease_until > ? AND job_key IS NOT ?",
-        (STAGE1, now, exclude_key),
+        "SELECT COUNT(*) FROM jobs WHERE kind = ? AND status = 'running' AND lease_until > ? AND job_key IS NOT ?"
+        " AND COALESCE(worker_id, '') NOT LIKE ?",
+        (STAGE1, now, exclude_key, BATCH_WORKER_PREFIX + "%"),
     ).fetchone()[0]
 
 
@@ -193,6 +199,19 @@ def mark_stage1_job_failed(
             WHERE kind = ? AND job_key = ? AND status = 'running' AND ownership_token = ?
             """,
             (now, now + retry_delay_seconds, reason, STAGE1, thread_id, token),
+        )
+        return cur.rowcount == 1
+
+
+def release_stage1_job(conn: sqlite3.Connection, thread_id: str, token: str, reason: str) -> bool:
+    """issue 13: owned running row -> pending, no retry spent (work that never reached a model: an expired batch)."""
+    with immediate(conn):
+        cur = conn.execute(
+            """
+            UPDATE jobs SET status = 'pending', finished_at = ?, lease_until = NULL, retry_at = NULL, last_error = ?
+            WHERE kind = ? AND job_key = ? AND status = 'running' AND ownership_token = ?
+            """,
+            (clock.now_s(), reason, STAGE1, thread_id, token),
         )
         return cur.rowcount == 1
 
