@@ -275,3 +275,49 @@ def test_batch_needs_an_api(home, capsys):
     seed(home)
     assert main(["phase1", "--batch"]) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("crash_at", ["uploaded", "submitted"])
+def test_every_crash_point_of_submit_resumes_without_a_second_batch(home, server, monkeypatch, crash_at):
+    ctx, _ = home
+    ids = seed(home, 3)
+    real_set = remote._set
+
+    def crash(conn, sub_id, **cols):
+        if cols.get("status") == crash_at:
+            raise KeyboardInterrupt(f"killed before recording status {crash_at}")
+        real_set(conn, sub_id, **cols)
+
+    monkeypatch.setattr(remote, "_set", crash)
+    with pytest.raises(KeyboardInterrupt):
+        ops.submit(fresh())
+    monkeypatch.setattr(remote, "_set", real_set)
+    c = ops.collect(fresh())
+    assert len(server.batches) == 1 and c.succeeded == 3
+    assert all(len(runs(ctx.conn, t)) == 1 for t in ids)  # one attempt row per rollout, none duplicated
+
+
+def test_a_crash_in_the_middle_of_collect_finalizes_each_result_once(home, server, monkeypatch):
+    from memtui.batch import apply
+
+    ctx, _ = home
+    ids = seed(home, 4)
+    ops.submit(fresh())
+    real = apply.apply_one
+    seen = []
+
+    def dies_after_second(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(out)
+        if len(seen) == 2:
+            raise KeyboardInterrupt("killed after finalizing, before recording the request")
+        return out
+
+    monkeypatch.setattr(apply, "apply_one", dies_after_second)
+    with pytest.raises(KeyboardInterrupt):
+        ops.collect(fresh())
+    monkeypatch.setattr(apply, "apply_one", real)
+    c = ops.collect(fresh())
+    assert (c.recovered, c.succeeded) == (1, 2), c
+    assert all(get_stage1_output(ctx.conn, t) is not None for t in ids)
+    assert all(len(runs(ctx.conn, t)) == 1 and runs(ctx.conn, t)[0]["outcome"] == "succeeded" for t in ids)
