@@ -321,3 +321,17 @@ def test_a_crash_in_the_middle_of_collect_finalizes_each_result_once(home, serve
     assert (c.recovered, c.succeeded) == (1, 2), c
     assert all(get_stage1_output(ctx.conn, t) is not None for t in ids)
     assert all(len(runs(ctx.conn, t)) == 1 and runs(ctx.conn, t)[0]["outcome"] == "succeeded" for t in ids)
+
+
+def test_an_unreachable_api_is_a_clear_error_and_the_prepared_file_is_sent_next_time(home, monkeypatch, capsys):
+    ctx, _ = home
+    seed(home, 2)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback-000000000000")
+    assert main(["phase1", "--batch"]) == 2
+    assert "memtui: Connection error" in capsys.readouterr().err
+    assert [r["status"] for r in sub_rows(ctx.conn)] == ["prepared"]  # the work is kept, the claims held
+    with BatchServer() as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        s = ops.submit(fresh())
+        assert len(srv.batches) == 1 and s.collected.succeeded == 2 and s.prepared.requests == 0

@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import openai
+
     from memtui.batch import ops
 
     ctx = make_context()
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         for line in ops.cancel(ctx, args.ids or None):
             print(line)
         return 0
-    except ops.BatchError as exc:
+    except (ops.BatchError, openai.OpenAIError) as exc:  # an unreachable or refusing API: say so, no traceback
         sys.stderr.write(f"memtui: {exc}\n")
         return 2
 

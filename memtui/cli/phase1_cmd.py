@@ -83,6 +83,8 @@ def print_summary(s: Phase1Summary) -> None:
 
 def run_bulk(args: argparse.Namespace, ctx) -> int:
     """``--batch`` / ``--export-batch`` / ``--import-batch`` (issue 13): see ``memtui.batch``."""
+    import openai
+
     from memtui.batch import ops
     from memtui.cli.batch_cmd import print_collect, print_prepare
 
@@ -109,7 +111,7 @@ def run_bulk(args: argparse.Namespace, ctx) -> int:
                     )
             return 0
         summary = ops.submit(ctx, progress=lambda d, t, detail: progress.update(d, detail), **kw)
-    except ops.BatchError as exc:
+    except (ops.BatchError, openai.OpenAIError) as exc:  # an unreachable or refusing API: say so, no traceback
         progress.done()
         sys.stderr.write(f"memtui: {exc}\n")
         return 2
