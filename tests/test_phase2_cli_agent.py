@@ -112,9 +112,9 @@ def test_a_symlink_the_agent_creates_is_refused(cli_ctx, monkeypatch, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("private")
     # The fake cannot create links; do it through a wrapper hook: the agent "writes" then we link before the scan.
-    from memtui.phase2 import cli_agent
+    from memtui.phase2 import consolidate
 
-    real_run = cli_agent._run
+    real_run = consolidate._run_agent
 
     def run_and_link(*args, **kwargs):
         out = real_run(*args, **kwargs)
@@ -122,7 +122,7 @@ def test_a_symlink_the_agent_creates_is_refused(cli_ctx, monkeypatch, tmp_path):
         (root / "skills" / "leak.md").symlink_to(outside)
         return out
 
-    monkeypatch.setattr(cli_agent, "_run", run_and_link)
+    monkeypatch.setattr(consolidate, "_run_agent", run_and_link)
     edits(monkeypatch, {"MEMORY.md": MEMORY, "memory_summary.md": SUMMARY})
     result = run_phase2(ctx)
     assert result.outcome == "failed" and "skills/leak.md" in result.reason

@@ -10,7 +10,6 @@ exactly as with the HTTP agent.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import shutil
@@ -20,16 +19,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from memtui.context import Context
-from memtui.llm.backends.base import AgentRequest
-from memtui.llm.backends.choose import make_backend, model_if_set
 from memtui.phase2.tools import Journal, encode_content
 from memtui.phase2.workspace import DIFF_FILENAME, MEMORY_MD, MEMORY_SUMMARY, write_if_changed
 from memtui.redact import redact
 from memtui.selfcalls import work_dir
-from memtui.state import global_job
 
 ALLOWED_FILES = frozenset({MEMORY_MD, MEMORY_SUMMARY})
 ALLOWED_PREFIX = "skills/"
@@ -134,18 +129,18 @@ def cli_prompt(prompt: str, agent: str) -> str:
 
 def run_cli_agent(
     ctx: Context,
-    token: str,
     journal: Journal,
     prompt: str,
     say: Callable[[str], None],
-    should_cancel: Callable[[], bool],
+    run: Callable[[str], tuple[int, int, int]],
 ) -> tuple[int, int, int]:
-    """Run the consolidation through the configured CLI; returns (turns, prompt_tokens, completion_tokens).
+    """Run the consolidation through the configured CLI (``run``: the agent run with its heartbeat, from
+    ``consolidate``); returns (turns, prompt_tokens, completion_tokens).
 
     Raises ``AgentRefused`` (everything undone) or the backend's error (everything undone too).
     """
     s, root = ctx.settings, ctx.paths.memory_root
-    backend = make_backend(s, ctx.paths)
+    agent = s.resolved_provider
     scratch = work_dir(ctx.paths) / f"phase2-{uuid.uuid4().hex[:12]}"
     scratch.mkdir(parents=True)
     git_backup = scratch / "git"
@@ -159,7 +154,7 @@ def run_cli_agent(
         if journal.on_change:
             journal.on_change(journal)
         try:
-            outcome = _run(ctx, token, backend, cli_prompt(prompt, backend.name), say, should_cancel)
+            turns, ptok, ctok = run(cli_prompt(prompt, agent))
         except BaseException:
             restore_tree(root, before, git_backup if git_backup.exists() else None)
             raise
@@ -176,7 +171,7 @@ def run_cli_agent(
                 if refused
                 else f"wrote {written} bytes, more than agent_max_write_bytes ({s.agent_max_write_bytes})"
             )
-            raise AgentRefused(f"the {backend.name} agent {why}; all of its changes were undone")
+            raise AgentRefused(f"the {agent} agent {why}; all of its changes were undone")
         secrets = 0
         for rel in changed:
             journal.pre.setdefault(rel, encode_content(before.files.get(rel)))
@@ -190,48 +185,9 @@ def run_cli_agent(
             secrets += sum(red.counts.values())
             journal.write(rel, red.text.encode("utf-8"))
         say(
-            f"{backend.name} agent: {outcome.turns} turn(s), changed {', '.join(changed) or 'nothing'}"
+            f"{agent} agent: {turns} turn(s), changed {', '.join(changed) or 'nothing'}"
             + (f"; {secrets} secret(s) redacted" if secrets else "")
         )
-        return outcome.turns, outcome.prompt_tokens, outcome.completion_tokens
+        return turns, ptok, ctok
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _run(
-    ctx: Context, token: str, backend: Any, prompt: str, say: Callable[[str], None], should_cancel: Callable[[], bool]
-) -> Any:
-    s = ctx.settings
-    lost: list[str] = []
-
-    def should_stop() -> str | None:
-        if lost:
-            return lost[0]
-        return "cancelled" if should_cancel() else None
-
-    async def heartbeat() -> None:
-        while True:
-            await asyncio.sleep(s.phase2_heartbeat_seconds)
-            if not global_job.heartbeat_global_phase2_job(ctx.conn, token, s.job_lease_seconds):
-                lost.append("lost the Phase 2 lock (lease taken over)")
-                return
-
-    async def main() -> Any:
-        beat = asyncio.create_task(heartbeat())
-        try:
-            say(f"agent: {backend.describe_model(model_if_set(s, 'consolidation_model'))} in {ctx.paths.memory_root}")
-            return await backend.run_agent(
-                AgentRequest(
-                    root=ctx.paths.memory_root,
-                    prompt=prompt,
-                    model=model_if_set(s, "consolidation_model"),
-                    max_turns=s.agent_max_turns,
-                    timeout=s.agent_timeout_seconds,
-                    should_stop=should_stop,
-                )
-            )
-        finally:
-            beat.cancel()
-            await backend.aclose()
-
-    return asyncio.run(main())
