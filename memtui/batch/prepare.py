@@ -45,7 +45,7 @@ from memtui.state.jobs import (
 )
 
 CHUNK = 256
-UNLIMITED_CAP = 1 << 30  # batch requests use no local model slot (see jobs.BATCH_WORKER_PREFIX)
+BATCH_SCAN_LIMIT = 1_000_000  # a backfill looks at every thread, not the 5,000 newest of a synchronous run
 Progress = Callable[[int, int, str], None]
 
 
@@ -131,7 +131,9 @@ def prepare(
     started = time.perf_counter()
     extractor = ModelExtractor(settings, OpenAIHttpBackend(settings), model)  # only its prompt preparation is used
     model_name = extractor.request_model or settings.extract_model
-    candidates, skipped = select_candidates(conn, settings, thread_id=thread_id, all_threads=all_threads)
+    candidates, skipped = select_candidates(
+        conn, settings, thread_id=thread_id, all_threads=all_threads, scan_limit=BATCH_SCAN_LIMIT
+    )
     summary = PrepareSummary(candidates=len(candidates), skipped=skipped, model=model_name)
     worker = f"{BATCH_WORKER_PREFIX}{uuid.uuid4().hex[:12]}"
     status_when_done = "prepared" if kind == "openai" else "exported"
@@ -147,7 +149,7 @@ def prepare(
             if limit is not None and summary.claimed >= limit:
                 break
             claim = try_claim_stage1_job(
-                conn, job.thread_id, worker, job.updated_at, lease, UNLIMITED_CAP, force=thread_id is not None
+                conn, job.thread_id, worker, job.updated_at, lease, None, force=thread_id is not None
             )
             if claim.status is not ClaimStatus.CLAIMED or claim.ownership_token is None:
                 summary.skipped[claim.status.value] = summary.skipped.get(claim.status.value, 0) + 1

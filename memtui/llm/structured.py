@@ -9,6 +9,7 @@ reason a person can read in ``job_runs.error``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -39,8 +40,12 @@ class StructuredResult(Generic[M]):
     model: str
 
 
+@functools.cache
 def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema in the shape strict mode accepts (flat objects of simple types)."""
+    """The model's JSON schema in the shape strict mode accepts (flat objects of simple types).
+
+    Cached: pydantic takes ~2 ms to build it, which a 10,000-line batch would pay 10,000 times. Do not mutate.
+    """
     schema = model.model_json_schema()
     props: dict[str, Any] = {}
     for name, spec in schema.get("properties", {}).items():

@@ -76,13 +76,14 @@ def try_claim_stage1_job(
     worker_id: str,
     source_updated_at: int,
     lease_seconds: int,
-    max_running_jobs: int,
+    max_running_jobs: int | None,
     *,
     force: bool = False,
 ) -> Claim:
     """Claim the stage-1 job of one thread with a fresh uuid4 token, or say why not.
 
     ``force`` (a manual ``--thread``) skips the up-to-date check and the retry gates, never a live lease or the cap.
+    ``max_running_jobs`` None: no cap (issue 13: batch requests hold no local model slot).
     """
     now = clock.now_s()
     with immediate(conn):
@@ -91,7 +92,7 @@ def try_claim_stage1_job(
         row = conn.execute("SELECT * FROM jobs WHERE kind = ? AND job_key = ?", (STAGE1, thread_id)).fetchone()
         token = str(uuid.uuid4())
         if row is None:
-            if _running_count(conn, now) >= max_running_jobs:
+            if max_running_jobs is not None and _running_count(conn, now) >= max_running_jobs:
                 return Claim(ClaimStatus.CAP_REACHED)
             conn.execute(
                 """
@@ -119,7 +120,7 @@ def try_claim_stage1_job(
             return Claim(ClaimStatus.RETRY_EXHAUSTED)
         if row["retry_at"] is not None and row["retry_at"] > now and not gates_open:
             return Claim(ClaimStatus.RETRY_BACKOFF)
-        if _running_count(conn, now, exclude_key=thread_id) >= max_running_jobs:
+        if max_running_jobs is not None and _running_count(conn, now, exclude_key=thread_id) >= max_running_jobs:
             return Claim(ClaimStatus.CAP_REACHED)
         retry_remaining = DEFAULT_RETRY_REMAINING if advanced else max(row["retry_remaining"], 1 if force else 0)
         conn.execute(
