@@ -63,6 +63,9 @@ class Settings(BaseModel):
     claude_dir: Path | None = None
 
     # issue 13: agent CLIs as backends, and bulk extraction.
+    cli_timeout_seconds: float = Field(
+        600.0, gt=0, description="one Phase 1 call through codex/claude (start-up included)"
+    )
     agent_timeout_seconds: float = Field(1800.0, gt=0, description="a whole Phase 2 agent run through codex/claude")
     batch_lease_hours: float = Field(25.0, ge=1, description="lease of jobs sent in a batch: the 24 h window + margin")
 

@@ -141,7 +141,7 @@ def test_failures_are_classified_backed_off_and_stop_the_run_when_nothing_can_su
 def test_a_hanging_cli_is_killed_at_the_timeout(home, fake_clis, monkeypatch, provider):
     (t,) = seed(home)
     monkeypatch.setenv("FAKE_AGENT_MODE", "hang")  # the login probe still answers: only the call hangs
-    s = run_phase1(ctx_for(provider, request_timeout_seconds=1.5))
+    s = run_phase1(ctx_for(provider, cli_timeout_seconds=1.5))
     assert s.failed == 1
     assert job(home[0].conn, t)["last_error"].startswith("timeout:")
 
@@ -232,3 +232,48 @@ def test_codex_login_status_reads_exit_code(fake_clis, monkeypatch):
     monkeypatch.setenv("FAKE_AGENT_MODE", "not_logged_in")
     ok, said = codex_cli.login_status()
     assert ok is False and "Not logged in" in said
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_killed_memtui_leaves_no_cli_running(home, fake_clis, monkeypatch, tmp_path, provider):
+    """``kill -9`` of memtui mid-call: the hanging CLI dies with it (PR_SET_PDEATHSIG), nothing is orphaned."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    seed(home)
+    monkeypatch.setenv("FAKE_AGENT_MODE", "hang")
+    monkeypatch.setenv("MEMTUI_PROVIDER", provider)
+    proc = subprocess.Popen([sys.executable, "-m", "memtui", "phase1", "--all"], stdout=subprocess.DEVNULL)
+    script = f"{tmp_path / 'bin' / provider}\0"
+
+    def fakes() -> list[int]:
+        """Live processes running the stand-in (a zombie has an empty cmdline)."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmd = fh.read().decode(errors="replace")
+            except OSError:
+                continue
+            if script in cmd:
+                found.append(int(pid))
+        return found
+
+    deadline = time.monotonic() + 30
+    while not (fakes() and calls_of(fake_clis)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert fakes(), "the CLI never started"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while fakes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert fakes() == []
+
+
+def calls_of(log: Path) -> bool:
+    """True once the hanging call (not the login probe) has been logged."""
+    return any(c["argv"][:2] in (["codex", "exec"], ["claude", "-p"]) for c in calls(log))

@@ -133,7 +133,7 @@ class ClaudeCliBackend:
             structured_argv(strict_json_schema(output_model), model, self.command),
             stdin=with_marker(f"{system}\n\n{user}").encode("utf-8"),
             cwd=cwd,
-            timeout=self.settings.request_timeout_seconds,
+            timeout=self.settings.cli_timeout_seconds,
         )
         result = parse_result(done.stdout, done.stderr, done.returncode)
         ptok, ctok = result["_tokens"]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +34,7 @@ _LIMITED = re.compile(
     re.IGNORECASE,
 )
 MAX_REASON = 400
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def classify(text: str, default: FailureKind = FailureKind.ERROR) -> FailureKind:
@@ -64,6 +67,14 @@ def which_or_fail(command: str) -> str:
     return exe
 
 
+def _die_with_parent() -> None:
+    """In the child before exec (Linux): SIGKILL it when memtui dies, even by ``kill -9``, so no CLI is orphaned."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def _kill_group(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -94,6 +105,7 @@ async def run_cli(
             stderr=asyncio.subprocess.PIPE,
             cwd=str(cwd),
             start_new_session=True,
+            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
     except (FileNotFoundError, PermissionError) as exc:
         raise BackendError(FailureKind.NOT_INSTALLED, f"cannot run `{argv[0]}`: {exc}") from exc

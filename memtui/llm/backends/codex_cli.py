@@ -125,7 +125,7 @@ class CodexCliBackend:
                 structured_argv(schema, out, cwd, model, self.command),
                 stdin=with_marker(f"{system}\n\n{user}").encode("utf-8"),
                 cwd=cwd,
-                timeout=self.settings.request_timeout_seconds,
+                timeout=self.settings.cli_timeout_seconds,
             )
             ptok, ctok, failure, _, last_message = _events_summary(done.stdout)
             if done.returncode != 0 or failure:
