@@ -335,3 +335,16 @@ def test_an_unreachable_api_is_a_clear_error_and_the_prepared_file_is_sent_next_
         monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
         s = ops.submit(fresh())
         assert len(srv.batches) == 1 and s.collected.succeeded == 2 and s.prepared.requests == 0
+
+
+def test_a_rollout_touched_but_unchanged_is_rehashed_and_its_result_stored(home, server):
+    import os
+
+    ctx, codex = home
+    (t,) = seed(home)
+    ops.submit(fresh())
+    path = next(codex.rglob(f"*{t}.jsonl"))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))  # same bytes, new mtime: re-filtered
+    c = ops.collect(fresh())
+    assert (c.succeeded, c.stale) == (1, 0) and get_stage1_output(ctx.conn, t) is not None

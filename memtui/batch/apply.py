@@ -9,6 +9,7 @@ model (an expired or cancelled batch) are released without spending a retry.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,24 @@ def _candidate(conn: sqlite3.Connection, thread_id: str) -> Candidate | None:
         "SELECT id, source_kind, path, cwd, updated_at FROM threads WHERE id = ?", (thread_id,)
     ).fetchone()
     return Candidate(row[0], row[1], row[2], row[3], row[4]) if row else None
+
+
+def _current_hash(conn: sqlite3.Connection, thread_id: str, sent_stat: Any, sent_hash: str) -> str | None:
+    """The hash of the rollout's filtered input now. A file whose size and mtime are those it had when the request
+    was written is the same file (the ingest's own rule) and is not re-read; any other is filtered and hashed."""
+    job = _candidate(conn, thread_id)
+    if job is None:
+        return None
+    try:
+        st = os.stat(job.path)
+    except OSError:
+        return None
+    if sent_stat == [st.st_size, st.st_mtime_ns]:
+        return sent_hash
+    try:
+        return input_hash(read_serialized(job))
+    except ExtractionFailed:
+        return None
 
 
 def _account(summary: CollectSummary, status: str, error: str | None) -> None:
@@ -134,12 +153,7 @@ def apply_one(
     else:
         error = _fail_reason(line)
     if output is not None:
-        job = _candidate(conn, thread_id)
-        try:
-            current = input_hash(read_serialized(job)) if job is not None else None
-        except ExtractionFailed:
-            current = None
-        if current != req["input_hash"]:
+        if _current_hash(conn, thread_id, record.get("file_stat"), req["input_hash"]) != req["input_hash"]:
             owned = mark_stage1_job_failed(conn, thread_id, token, STALE, 0)
             finish_job_run(
                 conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=STALE, **_cols(record)
