@@ -348,3 +348,27 @@ def test_a_rollout_touched_but_unchanged_is_rehashed_and_its_result_stored(home,
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))  # same bytes, new mtime: re-filtered
     c = ops.collect(fresh())
     assert (c.succeeded, c.stale) == (1, 0) and get_stage1_output(ctx.conn, t) is not None
+
+
+def test_a_no_op_result_deletes_nothing_new_and_records_the_no_op(home, server):
+    ctx, _ = home
+    (t,) = seed(home)
+    server.handler = lambda cid, body: ok({"rollout_summary": "", "rollout_slug": None, "raw_memory": ""})
+    ops.submit(fresh())
+    c = ops.collect(fresh())
+    assert (c.noop, c.succeeded) == (1, 0)
+    assert get_stage1_output(ctx.conn, t) is None and job(ctx.conn, t)["status"] == "done"
+    (r,) = runs(ctx.conn, t)
+    assert (r["outcome"], r["noop"]) == ("no_output", 1)
+
+
+def test_jobs_out_in_a_batch_do_not_use_the_synchronous_running_cap(home, server, chat_server):
+    from memtui.phase1.run import run_phase1
+    from memtui.testing.chat_server import reply_json
+
+    ids = seed(home, 3)
+    ops.submit(fresh(), limit=2)
+    chat_server.script(reply_json(VALID_OUTPUT))
+    s = run_phase1(open_context({"base_url": chat_server.base_url, "concurrency": 1}))
+    assert (s.claimed, s.succeeded, s.skipped.get("running")) == (1, 1, 2)
+    assert sum(job(home[0].conn, t)["status"] == "done" for t in ids) == 1
