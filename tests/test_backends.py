@@ -277,3 +277,17 @@ def test_a_killed_memtui_leaves_no_cli_running(home, fake_clis, monkeypatch, tmp
 def calls_of(log: Path) -> bool:
     """True once the hanging call (not the login probe) has been logged."""
     return any(c["argv"][:2] in (["codex", "exec"], ["claude", "-p"]) for c in calls(log))
+
+
+def test_codex_events_a_transient_error_in_a_completed_turn_is_not_a_failure():
+    lines = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "error", "message": "stream disconnected before completion; retrying 1/5"},
+        {"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": "{}"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 2}},
+    ]
+    data = "\n".join(json.dumps(x) for x in lines).encode()
+    assert codex_cli._events_summary(data)[:3] == (10, 2, None)
+    failed = data.replace(b'"turn.completed"', b'"turn.failed"')
+    assert codex_cli._events_summary(failed)[2] == "codex reported a failed turn"
+    assert codex_cli._events_summary(b"\n".join(data.splitlines()[:2]))[2].startswith("stream disconnected")

@@ -65,6 +65,8 @@ def _events_summary(stdout: bytes) -> tuple[int | None, int | None, str | None, 
     """(input tokens, output tokens, failure message, item kinds, last agent message) from ``--json`` events."""
     ptok = ctok = None
     failure = None
+    last_error = None
+    completed = False
     kinds: list[str] = []
     last_message = ""
     for ev in json_lines(stdout):
@@ -72,15 +74,20 @@ def _events_summary(stdout: bytes) -> tuple[int | None, int | None, str | None, 
         if kind in ("turn.completed", "turn.failed") and isinstance(ev.get("usage"), dict):
             ptok = (ptok or 0) + int(ev["usage"].get("input_tokens") or 0)
             ctok = (ctok or 0) + int(ev["usage"].get("output_tokens") or 0)
-        if kind == "turn.failed" or kind == "error":
+        completed = completed or kind == "turn.completed"
+        if kind == "turn.failed":
             err = ev.get("error") if isinstance(ev.get("error"), dict) else ev
-            failure = str(err.get("message") or failure or "codex reported an error")
+            failure = str(err.get("message") or "codex reported a failed turn")
+        elif kind == "error":  # may be a transient notice (a reconnect) in a turn that still completes
+            last_error = str(ev.get("message") or "codex reported an error")
         if kind == "item.completed" and isinstance(ev.get("item"), dict):
             item = ev["item"]
             item_type = str(item.get("type") or item.get("item_type") or "item")
             kinds.append(item_type)
             if item_type == "agent_message" and isinstance(item.get("text"), str):
                 last_message = item["text"]
+    if failure is None and last_error is not None and not completed:
+        failure = last_error
     return ptok, ctok, failure, kinds, last_message
 
 
