@@ -15,7 +15,8 @@ from memtui.context import open_context
 from memtui.llm.backends.openai_http import OpenAIHttpBackend
 from memtui.llm.structured import request_body
 from memtui.phase1.eligibility import select_candidates
-from memtui.phase1.extractor import ModelExtractor, StageOneOutput, read_serialized
+from memtui.phase1.extractor import ModelExtractor, StageOneOutput, read_items
+from memtui.phase1.render import render_items
 from memtui.state.outputs import get_stage1_output
 from memtui.testing.batch_server import VALID_OUTPUT, BatchServer, LineReply, ok
 from tests.conftest import FROZEN_NOW
@@ -70,8 +71,11 @@ def test_submit_then_collect_stores_results_like_the_synchronous_path(home, serv
     candidates = {c.thread_id: c for c in select_candidates(ctx.conn, ctx.settings, all_threads=True)[0]}
     for line in input_lines(server, batch_id):
         tid, digest = line["custom_id"].rsplit(":", 1)
-        serialized = read_serialized(candidates[tid])
-        assert digest == input_hash(serialized) and line["url"] == "/v1/chat/completions" and line["method"] == "POST"
+        assert (
+            digest == input_hash(render_items(read_items(candidates[tid])))
+            and line["url"] == "/v1/chat/completions"
+            and line["method"] == "POST"
+        )
         message, _ = extractor.prepare(candidates[tid])
         assert line["body"] == request_body(
             ctx.settings.extract_model, extractor.system, message, StageOneOutput, "stage_one_output"
@@ -174,20 +178,20 @@ def test_a_crash_after_create_before_storing_the_id_never_submits_twice(home, se
 def test_a_crash_while_preparing_releases_the_claims(home, server, monkeypatch):
     ctx, _ = home
     ids = seed(home, 3)
-    real = ModelExtractor.prepare_serialized
+    real = ModelExtractor.prepare_items
     calls = []
 
-    def dying(self, job, serialized):
+    def dying(self, job, items, rendered=None):
         calls.append(job.thread_id)
         if len(calls) == 3:
             raise KeyboardInterrupt("killed while preparing")
-        return real(self, job, serialized)
+        return real(self, job, items, rendered)
 
-    monkeypatch.setattr(ModelExtractor, "prepare_serialized", dying)
+    monkeypatch.setattr(ModelExtractor, "prepare_items", dying)
     with pytest.raises(KeyboardInterrupt):
         ops.submit(fresh())
     assert sum(job(ctx.conn, t)["status"] == "running" for t in ids) == 3 and not server.batches
-    monkeypatch.setattr(ModelExtractor, "prepare_serialized", real)
+    monkeypatch.setattr(ModelExtractor, "prepare_items", real)
     s = ops.submit(fresh())
     assert any("abandoned" in r for r in s.collected.resumed) and s.collected.released == 3
     assert s.prepared.requests == 3 and len(server.batches) == 1
@@ -206,10 +210,16 @@ def test_files_split_at_the_request_limit(home, server, monkeypatch):
 
 
 def test_files_split_at_the_byte_limit(home, server, monkeypatch):
+    ctx, _ = home
     seed(home, 3)
-    monkeypatch.setattr(prepare_mod, "MAX_BYTES_PER_FILE", 9_000)  # about one request per file
+    extractor = ModelExtractor(ctx.settings, OpenAIHttpBackend(ctx.settings))
+    first = select_candidates(ctx.conn, ctx.settings, all_threads=True)[0][0]
+    message, _ = extractor.prepare(first)
+    body = request_body(ctx.settings.extract_model, extractor.system, message, StageOneOutput, "stage_one_output")
+    limit = int(len(json.dumps(body)) * 1.5)  # room for one request per file, never two
+    monkeypatch.setattr(prepare_mod, "MAX_BYTES_PER_FILE", limit)
     s = ops.submit(fresh())
-    assert len(s.submitted) == 3 and all(Path(f).stat().st_size <= 9_000 for f in s.prepared.files)
+    assert len(s.submitted) == 3 and all(Path(f).stat().st_size <= limit for f in s.prepared.files)
 
 
 def test_cancel_releases_what_never_ran(home, server):
@@ -337,7 +347,7 @@ def test_an_unreachable_api_is_a_clear_error_and_the_prepared_file_is_sent_next_
         assert len(srv.batches) == 1 and s.collected.succeeded == 2 and s.prepared.requests == 0
 
 
-def test_a_rollout_touched_but_unchanged_is_rehashed_and_its_result_stored(home, server):
+def test_a_rollout_touched_but_unchanged_still_matches_and_its_result_is_stored(home, server):
     import os
 
     ctx, codex = home
@@ -372,3 +382,15 @@ def test_jobs_out_in_a_batch_do_not_use_the_synchronous_running_cap(home, server
     s = run_phase1(open_context({"base_url": chat_server.base_url, "concurrency": 1}))
     assert (s.claimed, s.succeeded, s.skipped.get("running")) == (1, 1, 2)
     assert sum(job(home[0].conn, t)["status"] == "done" for t in ids) == 1
+
+
+def test_a_quote_the_user_never_said_is_dropped_like_in_the_synchronous_path(home, server):
+    ctx, _ = home
+    (t,) = seed(home)
+    forged = '- the user said: "always deploy on Fridays"\n'
+    server.handler = lambda cid, body: ok({**VALID_OUTPUT, "raw_memory": VALID_OUTPUT["raw_memory"] + forged})
+    ops.submit(fresh())
+    c = ops.collect(fresh())
+    assert (c.succeeded, c.dropped_quotes) == (1, 1)
+    stored = get_stage1_output(ctx.conn, t)["raw_memory"]
+    assert "Fridays" not in stored and "run the suite with TZ=UTC" in stored

@@ -9,7 +9,6 @@ model (an expired or cancelled batch) are released without spending a retry.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,9 @@ from memtui import clock
 from memtui.batch.model import CollectSummary, ResultLine, input_hash
 from memtui.llm.structured import StructuredCallError, parse_chat_reply
 from memtui.phase1.eligibility import Candidate
-from memtui.phase1.extractor import ExtractionFailed, StageOneOutput, read_serialized
+from memtui.phase1.extractor import Extraction, ExtractionFailed, StageOneOutput, keep_faithful_quotes, read_items
+from memtui.phase1.quotes import user_words
+from memtui.phase1.render import render_items
 from memtui.phase1.run import redact_output
 from memtui.settings import Settings
 from memtui.state.jobs import (
@@ -72,25 +73,21 @@ def _candidate(conn: sqlite3.Connection, thread_id: str) -> Candidate | None:
     return Candidate(row[0], row[1], row[2], row[3], row[4]) if row else None
 
 
-def _current_hash(conn: sqlite3.Connection, thread_id: str, sent_stat: Any, sent_hash: str) -> str | None:
-    """The hash of the rollout's filtered input now. A file whose size and mtime are those it had when the request
-    was written is the same file (the ingest's own rule) and is not re-read; any other is filtered and hashed."""
+def _current(conn: sqlite3.Connection, thread_id: str) -> tuple[str | None, str | None]:
+    """(hash of the rollout's rendered items now, the user's own words now): the hash decides whether the result
+    still belongs to this rollout; the words check its quotes, as the synchronous path does (``phase1/quotes.py``)."""
     job = _candidate(conn, thread_id)
     if job is None:
-        return None
+        return None, None
     try:
-        st = os.stat(job.path)
-    except OSError:
-        return None
-    if sent_stat == [st.st_size, st.st_mtime_ns]:
-        return sent_hash
-    try:
-        return input_hash(read_serialized(job))
+        items = read_items(job)
     except ExtractionFailed:
-        return None
+        return None, None
+    return input_hash(render_items(items)), user_words(items)
 
 
-def _account(summary: CollectSummary, status: str, error: str | None) -> None:
+def _account(summary: CollectSummary, status: str, error: str | None, dropped: int = 0) -> None:
+    summary.dropped_quotes += dropped
     if status == "succeeded":
         summary.succeeded += 1
     elif status == "no_output":
@@ -119,14 +116,15 @@ def _already_finalized(conn: sqlite3.Connection, req: sqlite3.Row) -> bool:
 
 def apply_one(
     conn: sqlite3.Connection, settings: Settings, req: sqlite3.Row, line: ResultLine | None, missing: str | None
-) -> tuple[str, str | None]:
-    """Finalize one pending request; returns (request status, error). ``line`` None: released with ``missing``."""
+) -> tuple[str, str | None, int]:
+    """Finalize one pending request; returns (request status, error, quote lines dropped). ``line`` None: released
+    with ``missing``."""
     thread_id, token = req["thread_id"], req["ownership_token"]
     record: dict[str, Any] = orjson.loads(req["measurements"] or b"{}")
     redactions: dict[str, int] = dict(record.get("redactions") or {})
     record["redactions"] = redactions
     if _already_finalized(conn, req):
-        return "recovered", None
+        return "recovered", None, 0
     if line is not None and line.error is not None and line.error.code in NOT_RUN_CODES:
         missing = f"{line.error.code}: {line.error.message or 'the request never ran'}; released without a retry spent"
         line = None
@@ -135,7 +133,7 @@ def apply_one(
         owned = release_stage1_job(conn, thread_id, token, reason)
         status, error = ("released" if owned else "lost_lease"), reason
         finish_job_run(conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=reason, **_cols(record))
-        return status, error
+        return status, error, 0
     body = line.response.body if line.response is not None else None
     ok = line.error is None and line.response is not None and line.response.status_code == 200
     output: StageOneOutput | None = None
@@ -153,13 +151,17 @@ def apply_one(
     else:
         error = _fail_reason(line)
     if output is not None:
-        if _current_hash(conn, thread_id, record.get("file_stat"), req["input_hash"]) != req["input_hash"]:
+        current, said = _current(conn, thread_id)
+        if current != req["input_hash"]:
             owned = mark_stage1_job_failed(conn, thread_id, token, STALE, 0)
             finish_job_run(
                 conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=STALE, **_cols(record)
             )
-            return ("stale" if owned else "lost_lease"), STALE
-        out = redact_output(output, redactions)
+            return ("stale" if owned else "lost_lease"), STALE, 0
+        checked = Extraction(output=output, offline=False, model="", user_said=said)
+        keep_faithful_quotes(checked)  # a line quoting words the user never said is dropped, as in the sync path
+        record["dropped_quotes"] = len(checked.dropped_quotes)
+        out = redact_output(checked.output, redactions)
         if out.raw_memory == "" or out.rollout_summary == "":
             owned = mark_stage1_job_succeeded_no_output(conn, thread_id, token)
             status = "no_output"
@@ -173,10 +175,10 @@ def apply_one(
         finish_job_run(
             conn, req["run_id"], outcome=status, error=error, noop=int(status == "no_output"), **_cols(record)
         )
-        return status, error
+        return status, error, record["dropped_quotes"]
     owned = mark_stage1_job_failed(conn, thread_id, token, error or "unknown", settings.job_retry_delay_seconds)
     finish_job_run(conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=error, **_cols(record))
-    return ("failed" if owned else "lost_lease"), error
+    return ("failed" if owned else "lost_lease"), error, 0
 
 
 def _cols(record: dict[str, Any]) -> dict[str, Any]:
@@ -205,12 +207,12 @@ def apply_results(
         if line is None and missing is None:
             left += 1
             continue
-        status, error = apply_one(conn, settings, req, line, missing)
+        status, error, dropped = apply_one(conn, settings, req, line, missing)
         conn.execute(
             "UPDATE batch_requests SET status = ?, error = ? WHERE submission_id = ? AND custom_id = ?",
             (status, error, submission_id, req["custom_id"]),
         )
-        _account(summary, status, error)
+        _account(summary, status, error, dropped)
     if left == 0:
         conn.execute(
             "UPDATE batch_submissions SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'collected' END,"

@@ -22,9 +22,10 @@ TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
 METADATA_KEY = "memtui_submission"
 
 
-def input_hash(serialized: str) -> str:
-    """Hash of the filtered rollout: a result is stored only if the rollout still filters to the same text."""
-    return hashlib.sha256(serialized.encode("utf-8")).hexdigest()[:16]
+def input_hash(rendered: str) -> str:
+    """Hash of the rollout's filtered, rendered items (before redaction and budget): a result is stored only if the
+    rollout still renders to the same text."""
+    return hashlib.sha256(rendered.encode("utf-8")).hexdigest()[:16]
 
 
 def custom_id(thread_id: str, digest: str) -> str:
@@ -84,6 +85,7 @@ class CollectSummary(BaseModel):
     lost_lease: int = 0
     recovered: int = 0
     unmatched: int = 0  # result lines whose custom_id no pending request has
+    dropped_quotes: int = 0  # output lines quoting words the user never said, removed before storage (issue 16)
     failures: dict[str, int] = Field(default_factory=dict)
     resumed: list[str] = Field(default_factory=list)  # what a previous, interrupted run left and this one finished
     seconds: float = 0.0

@@ -31,7 +31,8 @@ from memtui.batch.model import (
 from memtui.llm.backends.openai_http import OpenAIHttpBackend
 from memtui.llm.structured import request_body
 from memtui.phase1.eligibility import select_candidates
-from memtui.phase1.extractor import ExtractionFailed, ModelExtractor, StageOneOutput, add_counts, read_serialized
+from memtui.phase1.extractor import ExtractionFailed, ModelExtractor, StageOneOutput, add_counts, read_items
+from memtui.phase1.render import render_items
 from memtui.settings import Settings
 from memtui.state.db import immediate
 from memtui.state.jobs import (
@@ -157,9 +158,9 @@ def prepare(
             summary.claimed += 1
             token = claim.ownership_token
             try:
-                st = os.stat(job.path)  # before reading: a write after it shows as a changed stat at collect
-                serialized = read_serialized(job)
-                message, info = extractor.prepare_serialized(job, serialized)
+                items = read_items(job)
+                rendered = render_items(items)
+                message, info = extractor.prepare_items(job, items, rendered)
             except (ExtractionFailed, OSError, ValueError) as exc:
                 reason = str(exc)
                 mark_stage1_job_failed(conn, job.thread_id, token, reason, settings.job_retry_delay_seconds)
@@ -169,7 +170,7 @@ def prepare(
                 head = reason.split(":", 1)[0][:80]
                 summary.failures[head] = summary.failures.get(head, 0) + 1
                 continue
-            digest = input_hash(serialized)
+            digest = input_hash(rendered)
             cid = custom_id(job.thread_id, digest)
             body = request_body(model_name, extractor.system, message, StageOneOutput, "stage_one_output")
             line = orjson.dumps({"custom_id": cid, "method": "POST", "url": URL, "body": body}) + b"\n"
@@ -192,7 +193,6 @@ def prepare(
                 "estimated_tokens": info.estimated_tokens,
                 "truncated_tokens": info.truncated_tokens,
                 "redactions": info.redactions,
-                "file_stat": [st.st_size, st.st_mtime_ns],
             }
             add_counts(summary.redactions, info.redactions)
             part.rows.append(_Pending(job.thread_id, cid, digest, token, job.updated_at, line, measurements))

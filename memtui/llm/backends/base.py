@@ -63,6 +63,7 @@ class AgentRequest:
     max_turns: int
     timeout: float
     tools: object | None = None
+    max_history_bytes: int | None = None  # the HTTP loop trims older tool results past this
     on_turn: Callable[[int, list[str]], None] | None = None
     should_stop: Callable[[], str | None] | None = None
 

@@ -53,6 +53,7 @@ class OpenAIHttpBackend:
             max_turns=request.max_turns,
             on_turn=request.on_turn,
             should_stop=request.should_stop,
+            max_history_bytes=request.max_history_bytes,
         )
         return AgentOutcome(
             result.final_text, result.turns, result.tool_calls, result.prompt_tokens, result.completion_tokens
