@@ -9,6 +9,7 @@ model (an expired or cancelled batch) are released without spending a retry.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from memtui.batch.model import CollectSummary, ResultLine, input_hash
 from memtui.llm.structured import StructuredCallError, parse_chat_reply
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.extractor import Extraction, ExtractionFailed, StageOneOutput, keep_faithful_quotes, read_items
-from memtui.phase1.quotes import user_words
+from memtui.phase1.quotes import has_user_quote, user_words
 from memtui.phase1.render import render_items
 from memtui.phase1.run import redact_output
 from memtui.settings import Settings
@@ -73,12 +74,24 @@ def _candidate(conn: sqlite3.Connection, thread_id: str) -> Candidate | None:
     return Candidate(row[0], row[1], row[2], row[3], row[4]) if row else None
 
 
-def _current(conn: sqlite3.Connection, thread_id: str) -> tuple[str | None, str | None]:
+def _current(
+    conn: sqlite3.Connection, thread_id: str, sent_stat: Any, sent_hash: str, need_words: bool
+) -> tuple[str | None, str | None]:
     """(hash of the rollout's rendered items now, the user's own words now): the hash decides whether the result
-    still belongs to this rollout; the words check its quotes, as the synchronous path does (``phase1/quotes.py``)."""
+    still belongs to this rollout; the words check its quotes, as the synchronous path does (``phase1/quotes.py``).
+
+    A file whose size and mtime are those it had when its request was written is the same file (the ingest's own
+    rule): it is re-read only when the output quotes the user. Any other file is read, rendered and hashed.
+    """
     job = _candidate(conn, thread_id)
     if job is None:
         return None, None
+    try:
+        st = os.stat(job.path)
+    except OSError:
+        return None, None
+    if not need_words and sent_stat == [st.st_size, st.st_mtime_ns]:
+        return sent_hash, None
     try:
         items = read_items(job)
     except ExtractionFailed:
@@ -151,7 +164,8 @@ def apply_one(
     else:
         error = _fail_reason(line)
     if output is not None:
-        current, said = _current(conn, thread_id)
+        need_words = has_user_quote(output.raw_memory) or has_user_quote(output.rollout_summary)
+        current, said = _current(conn, thread_id, record.get("file_stat"), req["input_hash"], need_words)
         if current != req["input_hash"]:
             owned = mark_stage1_job_failed(conn, thread_id, token, STALE, 0)
             finish_job_run(

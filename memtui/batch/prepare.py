@@ -158,6 +158,7 @@ def prepare(
             summary.claimed += 1
             token = claim.ownership_token
             try:
+                st = os.stat(job.path)  # before reading: a write after it shows as a changed stat at collect
                 items = read_items(job)
                 rendered = render_items(items)
                 message, info = extractor.prepare_items(job, items, rendered)
@@ -193,6 +194,7 @@ def prepare(
                 "estimated_tokens": info.estimated_tokens,
                 "truncated_tokens": info.truncated_tokens,
                 "redactions": info.redactions,
+                "file_stat": [st.st_size, st.st_mtime_ns],
             }
             add_counts(summary.redactions, info.redactions)
             part.rows.append(_Pending(job.thread_id, cid, digest, token, job.updated_at, line, measurements))
