@@ -59,7 +59,7 @@ _EQ_VALUE = rb"(?:\\*[\"'])?\]?[ \t]*(?::=|=>|=)[ \t]*(?:\\*[\"'])?" + _VALUE4
 # `key: value` hits in ordinary text are such sentences, and each candidate costs a Python validation.
 _COLON_VALUE = (
     rb"(?:\\*[\"'])?\]?[ \t]*:[ \t]*(?:\\*[\"']" + _VALUE4 + rb"|[^\s\"'\\&;A-Za-z][^\s\"'\\&;]{3}"
-    rb"|[A-Za-z]+[^A-Za-z\s\"'\\&;]|[A-Za-z]{4,}(?:[\r\n\"'\\&;]|[ \t]+[^A-Za-z\s]|[ \t]*$)"
+    rb"|[A-Za-z]+[^A-Za-z\s\"'\\&;]|[A-Za-z]{4,}(?:[\r\n\"'\\&;]|[ \t]+[^A-Za-z\s]|[ \t]*$)|[A-Za-z]{16}"
     rb"|(?:" + _ci(b"basic|bearer|token|digest|bot|apikey") + rb")[ \t]+[A-Za-z0-9])"
 )
 # `("API_KEY", "value")`: setenv, setProperty, PHP define, header tuples.
@@ -725,7 +725,8 @@ def _looks_like_code(data: bytes, key: bytes, secret: bytes, value_start: int, e
         return True
     if env_assign:
         return False
-    return _WORDS_ONLY.fullmatch(secret) is not None and _PROSE_NEXT.match(data, end) is not None
+    prose = _WORDS_ONLY.fullmatch(secret) is not None and _PROSE_NEXT.match(data, end) is not None
+    return prose and not _looks_random(secret)  # a 16-letter random token is no word, even before more words
 
 
 def _is_sentence(value: bytes) -> bool:
