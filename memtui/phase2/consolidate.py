@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from memtui import clock
+from memtui import clock, forget
 from memtui.context import Context
 from memtui.phase2 import baseline, review
 from memtui.phase2.offline import consolidate_offline
@@ -32,6 +32,7 @@ from memtui.phase2.workspace import (
     validate_artifacts,
     write_if_changed,
 )
+from memtui.review.decide import rejected_lines
 from memtui.state import global_job
 from memtui.state.selection import Stage1Output, get_phase2_input_selection
 
@@ -80,7 +81,9 @@ def load_prompt_template() -> str:
     return resources.files("memtui.prompts").joinpath("consolidation.md").read_text(encoding="utf-8")
 
 
-def render_prompt(root: Path, *, selected: int, rejections: list[str]) -> str:
+def render_prompt(
+    root: Path, *, selected: int, rejections: list[str], do_not_relearn: str = "- none", forgotten: str = "- none"
+) -> str:
     memory = root / MEMORY_MD
     init = not memory.is_file() or not memory.read_text(encoding="utf-8", errors="replace").strip()
     mode_note = (
@@ -104,7 +107,24 @@ def render_prompt(root: Path, *, selected: int, rejections: list[str]) -> str:
         mode_note=mode_note,
         selected_count=str(selected),
         rejections=rej,
+        do_not_relearn=do_not_relearn,
+        forgotten=forgotten,
     )
+
+
+def do_not_relearn_section(conn: Any) -> str:
+    """Hunks a person left out of earlier runs, with their reasons (issue 11): the agent must not add them again."""
+    from memtui.review.decide import rejected_hunks
+
+    hunks = rejected_hunks(conn)
+    if not hunks:
+        return "- none"
+    out = ["A person left these changes out of an approved memory. Do not write these lines again:"]
+    for h in hunks:
+        why = f" (reason: {h.reason})" if h.reason else ""
+        out.append(f"- in {h.file}{why}:")
+        out += [f"    + {line}" for line in h.added if line.strip()][:20]
+    return "\n".join(out)
 
 
 def _cancelled(cancel: Cancel) -> bool:
@@ -262,6 +282,7 @@ def run_phase2(
                 " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
                 (now, now, int(offline), base, claim.input_watermark, new_watermark, None),
             )
+            forget.finish_without_changes(conn)
             say("no changes since the baseline")
             return Phase2Result(outcome="no_changes", run_id=cur.lastrowid, selected=len(selected), offline=offline)
         say(f"workspace: {len(changes)} file(s) changed since the baseline")
@@ -284,18 +305,27 @@ def run_phase2(
             ),
         )
         run_id = int(cur.lastrowid or 0)
+        forget.claim_for_run(conn, run_id)
         journal = Journal(root, on_change=_persist_journal(conn, run_id))
 
         tag = "failed_agent"
         ptok = ctok = 0
         if offline:
-            written = consolidate_offline(root, selected, journal)
+            written = consolidate_offline(root, selected, journal, rejected=rejected_lines(conn))
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
         else:
-            prompt = render_prompt(root, selected=len(selected), rejections=review.recent_rejection_reasons(conn))
+            prompt = render_prompt(
+                root,
+                selected=len(selected),
+                rejections=review.recent_rejection_reasons(conn),
+                do_not_relearn=do_not_relearn_section(conn),
+                forgotten=forget.prompt_section(conn),
+            )
             tools = MemoryTools(root, journal, s.agent_max_write_bytes)
             say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
             turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
+        if scrubbed := forget.scrub_workspace(conn, root, journal.write):
+            say(f"forgotten rollouts: removed the lines derived from them in {', '.join(scrubbed)}")
         remove_diff_file(root)
 
         tag = "failed_invalid_artifacts"
@@ -342,6 +372,7 @@ def run_phase2(
             )
             if undone:
                 review.drop_journal(conn, run_id)
+            forget.release_after_rejection(conn, run_id)
         if not isinstance(exc, Exception):
             raise
         say(f"failed: {reason}")

@@ -263,11 +263,25 @@ def _read(path: Path) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
 
-def consolidate_offline(root: Path, memories: list[Stage1Output], journal: Journal) -> list[str]:
-    """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written."""
+def drop_rejected(text: str, rejected: set[str]) -> str:
+    """Leave out every generated line a person rejected before (compared without bullets and ``[Task n]`` tags)."""
+    if not rejected:
+        return text
+    from memtui.review.decide import normalize_line
+
+    return "".join(line for line in text.splitlines(keepends=True) if normalize_line(line) not in rejected)
+
+
+def consolidate_offline(
+    root: Path, memories: list[Stage1Output], journal: Journal, *, rejected: set[str] | None = None
+) -> list[str]:
+    """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written.
+
+    ``rejected``: normalised lines a person left out of an earlier run; the generated parts never hold them again."""
+    rejected = rejected or set()
     targets = {
-        MEMORY_MD: merge_memory_md(_read(root / MEMORY_MD), render_memory_block(memories)),
-        MEMORY_SUMMARY: merge_summary(_read(root / MEMORY_SUMMARY), render_summary(memories)),
+        MEMORY_MD: merge_memory_md(_read(root / MEMORY_MD), drop_rejected(render_memory_block(memories), rejected)),
+        MEMORY_SUMMARY: merge_summary(_read(root / MEMORY_SUMMARY), drop_rejected(render_summary(memories), rejected)),
     }
     written = []
     for rel, text in targets.items():

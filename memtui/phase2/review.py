@@ -47,6 +47,8 @@ class Phase2Run(BaseModel):
     input_diff: str = ""
     reason: str | None = None
     turns: int | None = None
+    kind: str = "consolidation"  # consolidation | restore (issue 11)
+    restore_of: int | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Phase2Run:
@@ -68,6 +70,9 @@ class ReviewResult(BaseModel):
     watermark: int | None = None
     restored: list[str] = []
     kept: list[str] = []  # files a person edited after the run: a reject leaves them alone
+    decision: int | None = None  # the audit record (and, after an approve, the version number)
+    hunks_in: int = 0
+    hunks_out: int = 0
 
 
 def worker_id() -> str:
@@ -115,8 +120,21 @@ def _awaiting(conn: sqlite3.Connection, run_id: int | None) -> Phase2Run:
     return run
 
 
-def approve(ctx: Context, run_id: int | None = None) -> ReviewResult:
-    """Diff file out, new one-commit baseline, success recorded with the run's exact selection and watermark."""
+def approve(
+    ctx: Context,
+    run_id: int | None = None,
+    *,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+    reason: str | None = None,
+) -> ReviewResult:
+    """Diff file out, new one-commit baseline, success recorded with the run's exact selection and watermark.
+
+    ``except_ids`` leaves those hunks out (their lines stay as in the baseline) and records them as rejected with
+    ``reason``; ``amendments`` ({hunk id: text}) commit a reviewer's text instead of the run's new lines.
+    """
+    from memtui.review import decide
+
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     run = _awaiting(conn, run_id)
     claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
@@ -125,10 +143,22 @@ def approve(ctx: Context, run_id: int | None = None) -> ReviewResult:
     try:
         remove_diff_file(root)  # BEFORE the commit: the diff holds deleted content
         baseline.ensure_baseline(root, clear_stale_lock=True)  # we hold the lock: a leftover index.lock is stale
-        commit = baseline.reset_baseline(root, f"memtui baseline: approved Phase 2 run #{run.id}")
-        watermark = int(run.new_watermark or 0)
-        if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
-            raise ReviewError("lost the Phase 2 lock while approving; approve again")
+        try:
+            p = decide.plan(root, run.diff, except_ids or [], amendments)
+        except ValueError as exc:
+            raise ReviewError(str(exc)) from exc
+        evidence_threads = _evidence_threads(ctx, run, p) if p.rejected else {}
+        decide.write_plan(root, p)
+        if run.kind == "restore":
+            commit = baseline.commit_keeping(
+                root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], f"memtui baseline: restored version {run.restore_of}"
+            )
+            global_job.release_global_phase2_job(conn, claim.token)
+        else:
+            commit = baseline.reset_baseline(root, f"memtui baseline: approved Phase 2 run #{run.id}")
+            watermark = int(run.new_watermark or 0)
+            if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
+                raise ReviewError("lost the Phase 2 lock while approving; approve again")
     except BaseException:
         global_job.release_global_phase2_job(conn, claim.token)
         raise
@@ -137,8 +167,39 @@ def approve(ctx: Context, run_id: int | None = None) -> ReviewResult:
         (clock.now_s(), commit, run.id),
     )
     drop_journal(conn, run.id)
+    decision = decide.record_approval(
+        conn,
+        root,
+        run_id=run.id,
+        kind=run.kind,
+        p=p,
+        commit=commit,
+        reason=reason,
+        keep_versions=s.history_versions,
+        evidence_threads=evidence_threads,
+    )
+    from memtui import forget
+
+    forget.finish_after_approval(ctx, run.id)
     job = global_job.read_global_job(conn)
-    return ReviewResult(run_id=run.id, status="approved", commit=commit, watermark=job["last_success_watermark"])
+    return ReviewResult(
+        run_id=run.id,
+        status="approved",
+        commit=commit,
+        watermark=job["last_success_watermark"],
+        decision=decision,
+        hunks_in=len(p.hunk_refs(True)),
+        hunks_out=len(p.rejected),
+    )
+
+
+def _evidence_threads(ctx: Context, run: Phase2Run, p: Any) -> dict[str, list[str]]:
+    """Rollouts behind each rejected hunk (so forgetting one of them also scrubs the rejected text)."""
+    from memtui.review.evidence import evidence_for_hunks
+
+    rejected = [h for h in p.hunks if h.id in p.rejected]
+    found = evidence_for_hunks(ctx, rejected, run)
+    return {hid: sorted({e.thread_id for e in items}) for hid, items in found.items()}
 
 
 def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -> ReviewResult:
@@ -156,7 +217,12 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
         (clock.now_s(), (reason or "").strip() or None, run.id),
     )
     drop_journal(conn, run.id)
-    return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept)
+    from memtui import forget
+    from memtui.review import decide
+
+    decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
+    forget.release_after_rejection(conn, run.id)
+    return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)
 
 
 def workspace_diff(ctx: Context) -> tuple[list[tuple[str, str]], str]:
@@ -181,4 +247,12 @@ def commit_manual_edit(ctx: Context, message: str) -> str:
         raise ReviewError("a Phase 2 run is in progress; try again when it has finished")
     baseline.ensure_baseline(root)
     remove_diff_file(root)
-    return baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or "memtui: manual edit")
+    changed = [p for _, p in baseline.changes(root) if not p.startswith((RAW_MEMORIES, ROLLOUT_SUMMARIES + "/"))]
+    commit = baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or "memtui: manual edit")
+    from memtui import history
+
+    decision = history.record_decision(
+        conn, "manual_commit", files_in=changed, reason=message, tree=history.baseline_tree(root), commit=commit
+    )
+    history.take_snapshot(conn, root, decision, ctx.settings.history_versions)
+    return commit
