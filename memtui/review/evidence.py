@@ -27,7 +27,56 @@ from memtui.review.hunks import Hunk
 
 EVIDENCE_FILES = (MEMORY_MD, MEMORY_SUMMARY)
 MAX_EVIDENCE = 5
-MAX_QUERY_TERMS = 32
+MAX_QUERY_TERMS = 64
+# Words of the MEMORY.md format itself: they say nothing about where a line came from.
+_FORMAT_WORDS = frozenset(
+    [
+        "task",
+        "group",
+        "scope",
+        "applies_to",
+        "cwd",
+        "reuse_rule",
+        "rollout_summary_files",
+        "rollout_summaries",
+        "keywords",
+        "thread_id",
+        "updated_at",
+        "rollout_path",
+        "memory",
+        "summary",
+        "the",
+        "and",
+        "for",
+        "with",
+        "from",
+        "that",
+        "this",
+        "was",
+        "were",
+        "are",
+        "you",
+        "your",
+        "not",
+        "but",
+        "when",
+        "then",
+        "into",
+        "user",
+        "preferences",
+        "reusable",
+        "knowledge",
+        "failures",
+        "how",
+        "differently",
+        "apply",
+        "working",
+        "project",
+        "sessions",
+        "run",
+        "none",
+    ]
+)
 _TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
 _TAG = re.compile(r"\[Task (\d+)\]")
 _SUMMARY_REF = re.compile(rf"{ROLLOUT_SUMMARIES}/([^\s)]+?\.md)")
@@ -80,8 +129,9 @@ def _outputs(conn: sqlite3.Connection, thread_ids: list[str] | None) -> list[_Ou
         " t.updated_at, COALESCE(NULLIF(t.title, ''), NULLIF(t.preview, '')) AS title"
         " FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id"
     )
-    if thread_ids is None:
+    if thread_ids is None:  # no run selection (a restore, a person's edit): what the memory was built from
         rows = conn.execute(sql + " WHERE o.selected_for_phase2 = 1").fetchall()
+        rows = rows or conn.execute(sql + " ORDER BY o.source_updated_at DESC LIMIT 4096").fetchall()
     else:
         rows = []
         for i in range(0, len(thread_ids), 500):
@@ -95,13 +145,14 @@ def _outputs(conn: sqlite3.Connection, thread_ids: list[str] | None) -> list[_Ou
     ]
 
 
-def _terms(lines: Iterable[str]) -> list[str]:
-    seen: list[str] = []
+def _terms(lines: Iterable[str], limit: int | None = MAX_QUERY_TERMS) -> list[str]:
+    seen: dict[str, None] = {}
     for line in lines:
         for w in _WORD.findall(line.lower()):
-            if w not in seen:
-                seen.append(w)
-    return seen[:MAX_QUERY_TERMS]
+            if w not in _FORMAT_WORDS and not w.isdigit():
+                seen.setdefault(w, None)
+    words = list(seen)
+    return words if limit is None else words[:limit]
 
 
 class _Index:
@@ -182,17 +233,20 @@ def _file_text(root: Path, rel: str, hunk: Hunk) -> str:
         return ""
 
 
-def _closest_items(summary: str, query: list[str]) -> list[int]:
-    """Items cited by the rollout-summary line sharing the most words with ``query`` (among lines that cite)."""
-    words = set(_terms(query))
-    best: tuple[int, list[int]] = (0, [])
-    for line in summary.splitlines():
-        refs = item_refs(line)
-        if not refs:
-            continue
-        overlap = len(words & set(_terms([line])))
-        if overlap > best[0]:
-            best = (overlap, refs)
+def _closest_items(texts: list[str], excerpt: str, query: list[str]) -> list[int]:
+    """Items cited by the line (of the rollout's summary and raw memory) sharing the most words with the excerpt,
+    then with the hunk; ties go to the earlier line."""
+    first, second = set(_terms([excerpt], None)), set(_terms(query, None))
+    best: tuple[tuple[int, int], list[int]] = ((0, 0), [])
+    for text in texts:
+        for line in text.splitlines():
+            refs = item_refs(line)
+            if not refs:
+                continue
+            words = set(_terms([line], None))
+            key = (len(first & words), len(second & words))
+            if key > best[0]:
+                best = (key, refs)
     return best[1]
 
 
@@ -247,7 +301,7 @@ def _first_line(text: str) -> str:
 
 
 def _make(out: _Output, score: float, line: str, via: Literal["task", "raw_memory"], query: list[str]) -> Evidence:
-    items = item_refs(line) or _closest_items(out.rollout_summary, query or [line])
+    items = item_refs(line) or _closest_items([out.rollout_summary, out.raw_memory], line, query)
     return Evidence(
         thread_id=out.thread_id,
         rollout_summary_file=f"{ROLLOUT_SUMMARIES}/{out.stem}",

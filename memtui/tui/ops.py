@@ -62,9 +62,35 @@ def phase2_task(force: bool = False) -> TaskFn:
     return run
 
 
-def approve_task(run_id: int | None) -> TaskFn:
+def approve_task(
+    run_id: int | None,
+    *,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+    reason: str | None = None,
+) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
-        return resolve("approve")(ctx, run_id=run_id)
+        from memtui.phase2.review import approve
+
+        return approve(ctx, run_id=run_id, except_ids=except_ids, amendments=amendments, reason=reason or None)
+
+    return run
+
+
+def restore_task(version: int) -> TaskFn:
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
+        from memtui.history import restore_version
+
+        return restore_version(ctx, version)
+
+    return run
+
+
+def forget_task(thread_id: str, reason: str | None) -> TaskFn:
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
+        from memtui.forget import forget
+
+        return forget(ctx, thread_id, reason)
 
     return run
 
@@ -102,6 +128,8 @@ def describe(result: Any) -> str:
             text += f", {len(result.restored)} file(s) restored"
         if getattr(result, "kept", None):
             text += f", your edits to {', '.join(result.kept)} kept"
+        if getattr(result, "hunks_out", 0):
+            text += f", {result.hunks_in} hunk(s) in, {result.hunks_out} left out"
         return text
     fields: dict[str, Any] | None = None
     if hasattr(result, "model_dump"):

@@ -234,8 +234,8 @@ def insert_rows(conn: sqlite3.Connection, home: Path, docs_path: Path) -> None:
                 T_DOCS,
                 now - 2 * DAY,
                 "---\ndescription: checkout test fails only in CI\ntask: find why\n---\n"
-                "- CI runs in UTC; `startOfWeek` depends on TZ.\n- The run printed OPENAI_API_KEY=[REDACTED_SECRET].",
-                "# Checkout test timezone\nThe test failed in CI (UTC) and passed locally (Europe/Lisbon).",
+                "- CI runs in UTC; `startOfWeek` depends on TZ [item 5].\n- The run printed OPENAI_API_KEY=[REDACTED_SECRET] [item 3].",
+                "# Checkout test timezone\nThe test failed in CI (UTC) and passed locally (Europe/Lisbon) [item 5].",
                 "checkout_tz",
                 now - DAY,
                 3,
