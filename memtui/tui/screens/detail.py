@@ -183,6 +183,7 @@ class RolloutDetailScreen(MemtuiScreen):
                 ("stage 1: " + status, "bold $text-success" if status == "done" else "bold"),
                 (f" ({reason})", "$text-error") if reason else "",
                 (f"  {redactions} redacted", "bold $text-error") if redactions else "",
+                (f"  cited item {self.item}", "bold $text-warning") if self.item else "",
                 f"  {path}",
             )
         )

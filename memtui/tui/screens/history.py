@@ -59,7 +59,7 @@ class HistoryScreen(MemtuiScreen):
             ("at", "When", 16),
             ("kind", "Decision", 15),
             ("what", "Run / rollout", 14),
-            ("hunks", "Hunks in/out", 12),
+            ("hunks", "Hunks", 6),
             ("kept", "Kept", 4),
         ]:
             table.add_column(label, key=key, width=width)
@@ -90,7 +90,7 @@ class HistoryScreen(MemtuiScreen):
                 (f"{len(decisions)} decisions", "bold"),
                 f"  {kept[0]} versions kept ({ops.fmt_size(kept[1])} compressed, history_versions = {keep})",
                 (
-                    "   enter shows a version's diff against the current memory, r restores it (through review)",
+                    "   r restores the highlighted version through review",
                     "$text-muted",
                 ),
             )

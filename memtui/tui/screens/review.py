@@ -131,7 +131,7 @@ class ReviewScreen(MemtuiScreen):
                 (f"{what} awaiting review", "bold $text-warning"),
                 f"  {len(stat)} files  started {ops.fmt_time(run['started_at'])}  ",
                 ("offline" if run.get("offline") else (run.get("model") or "")),
-                ("   space takes/leaves a hunk, e amends it, v evidence", "$text-muted"),
+                ("   space take/leave · e amend · v evidence", "$text-muted"),
             )
         )
         for status, path in stat:

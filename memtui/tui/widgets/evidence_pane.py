@@ -50,7 +50,7 @@ class EvidencePane(OptionList):
             return
         for i, e in enumerate(self.evidence):
             via = "task" if e.via == "task" else f"match {e.score:.2f}"
-            items = f"  [item {', '.join(map(str, e.items))}]" if e.items else ""
+            items = f"  ↵ item {e.items[0]}" if e.items else ""
             head = Content.assemble(
                 (e.project or "(unknown project)", "bold"),
                 f"  {_day(e.date)}  ",
@@ -60,6 +60,7 @@ class EvidencePane(OptionList):
             excerpt = Content("  “").append(mark_redactions(e.excerpt or "-")).append(Content("”"))
             line = Content.assemble(excerpt, (items, "$text-accent"))
             self.add_option(Option(Content("\n").join([head, line]), id=str(i)))
+        self.highlighted = 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
