@@ -27,7 +27,6 @@ from memtui.context import Context
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.review.decide import normalize_line
-from memtui.state import global_job
 from memtui.state.jobs import STAGE1
 
 MIN_KEY_CHARS = 12  # shorter lines ("- none", "## Task 1") are too generic to say where they came from
@@ -198,20 +197,6 @@ def lineage(ctx: Context, thread_id: str) -> Lineage:
 # ---- forget / undo ----------------------------------------------------------------------------------------
 
 
-def _lock(ctx: Context) -> str:
-    from memtui.phase2.review import pending_run, worker_id
-
-    conn = ctx.conn
-    if (run := pending_run(conn)) is not None:
-        raise ForgetError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
-    claim = global_job.try_claim_global_phase2_job(
-        conn, worker_id(), ctx.settings.job_lease_seconds, 0, skip_backoff=True
-    )
-    if not claim.claimed or claim.token is None:
-        raise ForgetError("a Phase 2 run holds the lock; try again when it has finished")
-    return claim.token
-
-
 def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetResult:
     """Forget ``thread_id`` now (see the module docstring); the next Phase 2 run removes what was derived."""
     conn, root = ctx.conn, ctx.paths.memory_root
@@ -219,10 +204,13 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
     has_output = conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id=?", (thread_id,)).fetchone()
     if not known and not has_output:
         raise ForgetError(f"no rollout {thread_id} in the index (`memtui status` counts them; ids are exact)")
-    token = _lock(ctx)
-    try:
+    from memtui.memroot.lock import memory_root_lock
+    from memtui.phase2.review import pending_run
+
+    with memory_root_lock(root, "forget"):
+        if (run := pending_run(conn)) is not None:
+            raise ForgetError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
         found = lineage(ctx, thread_id)
-        history.secure(conn)
         removed_files: list[str] = []
         for rel in found.summary_files:
             path = root / rel
@@ -260,8 +248,6 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
             raise
         rewritten, dropped = scrub_state(conn, {thread_id, *_stems_of(found)}, set(found.keys), thread_id)
         history.checkpoint(conn)
-    finally:
-        global_job.release_global_phase2_job(conn, token)
     return ForgetResult(
         thread_id=thread_id,
         forgotten=True,
@@ -280,7 +266,6 @@ def unforget(ctx: Context, thread_id: str) -> ForgetResult:
     row = conn.execute("SELECT 1 FROM forgotten_threads WHERE thread_id=?", (thread_id,)).fetchone()
     if row is None:
         raise ForgetError(f"{thread_id} is not forgotten")
-    history.secure(conn)
     conn.execute("DELETE FROM forgotten_threads WHERE thread_id=?", (thread_id,))
     path = conn.execute("SELECT path FROM threads WHERE id=?", (thread_id,)).fetchone()
     if path is not None:
@@ -335,7 +320,6 @@ def scrub_state(
 ) -> tuple[int, int]:
     """Rewrite the history snapshots and drop the rejected hunks and old run records that hold the rollout's
     text. Returns (snapshots rewritten, snapshots dropped)."""
-    history.secure(conn)
     rewritten = dropped = 0
     for decision_id, files in list(history.snapshots(conn)):
         new = {rel: scrub_text(rel, text, marks, keys) for rel, text in files.items()}
@@ -393,7 +377,6 @@ def finish_after_approval(ctx: Context, run_id: int) -> int:
     keys = {k for lin in lins for k in lin.keys}
     for lin in lins:
         scrub_state(conn, marks, keys, lin.thread_id)
-    history.secure(conn)
     conn.execute(
         "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE run_id=? AND done_at IS NULL",
         (clock.now_s(), run_id),
@@ -404,7 +387,6 @@ def finish_after_approval(ctx: Context, run_id: int) -> int:
 
 def finish_without_changes(conn: sqlite3.Connection) -> None:
     """A Phase 2 run found nothing to change: nothing derived from a forgotten rollout is left in memory."""
-    history.secure(conn)
     if conn.execute(
         "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE done_at IS NULL", (clock.now_s(),)
     ).rowcount:

@@ -71,14 +71,11 @@ def is_snapshot_path(rel: str) -> bool:
     return rel in (MEMORY_MD, MEMORY_SUMMARY) or rel.startswith(SKILLS_DIR)
 
 
-def secure(conn: sqlite3.Connection) -> None:
-    """Deleted rows are zeroed on disk, not just unlinked (the default keeps their bytes in free pages)."""
-    conn.execute("PRAGMA secure_delete = ON")
-
-
 def checkpoint(conn: sqlite3.Connection) -> None:
-    """Move the WAL into the database and truncate it, so deleted content does not linger in old WAL frames."""
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    """Deleted rows are zeroed (every connection runs ``secure_delete``); this also empties the WAL of old frames."""
+    from memtui.state.db import checkpoint_wal
+
+    checkpoint_wal(conn)
 
 
 # ---- audit records ------------------------------------------------------------------------------------------
@@ -183,7 +180,6 @@ def take_snapshot(conn: sqlite3.Connection, root: Path, decision_id: int, keep: 
 
 def prune(conn: sqlite3.Connection, keep: int) -> int:
     """Drop all but the ``keep`` newest snapshots (zeroed on disk, WAL truncated)."""
-    secure(conn)
     cur = conn.execute(
         "DELETE FROM history_snapshots WHERE decision_id NOT IN"
         " (SELECT decision_id FROM history_snapshots ORDER BY decision_id DESC LIMIT ?)",
@@ -196,7 +192,6 @@ def prune(conn: sqlite3.Connection, keep: int) -> int:
 
 def purge(conn: sqlite3.Connection) -> int:
     """Drop every snapshot; the audit records stay (they hold no memory text)."""
-    secure(conn)
     n = conn.execute("DELETE FROM history_snapshots").rowcount
     checkpoint(conn)
     return n
@@ -220,7 +215,6 @@ def snapshots(conn: sqlite3.Connection) -> Iterable[tuple[int, dict[str, str]]]:
 
 
 def drop_snapshots(conn: sqlite3.Connection, ids: Iterable[int]) -> int:
-    secure(conn)
     n = sum(conn.execute("DELETE FROM history_snapshots WHERE decision_id = ?", (i,)).rowcount for i in ids)
     return n
 
@@ -266,20 +260,19 @@ def _workspace_snapshot_files(root: Path) -> dict[str, str]:
 def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
     """Write version ``decision_id``'s memory files into the workspace as a run awaiting review (never a commit).
 
-    Refused while a run awaits review, while Phase 2 holds the lock, or when a person's uncommitted edit to the
-    memory files would be overwritten (commit or undo it first)."""
+    Under the memory-root lock. Refused while a run awaits review, or when a person's uncommitted edit to the memory
+    files would be overwritten (commit or undo it first). The run records the exact tree it proposes: the baseline
+    with these files replaced, so synced inputs waiting for the next Phase 2 are no part of it."""
+    from memtui.memroot.lock import memory_root_lock
     from memtui.phase2 import baseline, review
     from memtui.phase2.tools import Journal
-    from memtui.state import global_job
+    from memtui.review.decide import Plan, apply_to_tree
 
-    conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
-    if (run := review.pending_run(conn)) is not None:
-        raise HistoryError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
+    conn, root = ctx.conn, ctx.paths.memory_root
     target = version_files(conn, decision_id)
-    claim = global_job.try_claim_global_phase2_job(conn, review.worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
-    if not claim.claimed or claim.token is None:
-        raise HistoryError("a Phase 2 run holds the lock; try again when it has finished")
-    try:
+    with memory_root_lock(root, "restore"):
+        if (run := review.pending_run(conn)) is not None:
+            raise HistoryError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
         base = baseline.ensure_baseline(root)
         current = baseline_files(root)
         edited = sorted(
@@ -300,11 +293,27 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
             for rel in set(current) | set(target)
             if current.get(rel) != target.get(rel)
         )
+        tree = apply_to_tree(
+            root,
+            baseline.run_git(root, "rev-parse", "HEAD^{tree}").strip(),
+            Plan(hunks=[], files={rel: target.get(rel) for _, rel in stat}),
+        )
+        added, removed = review.count_lines(diff)
         now = clock.now_s()
         cur = conn.execute(
             "INSERT INTO phase2_runs (status, kind, restore_of, started_at, offline, baseline_commit, selected,"
-            " pre_snapshot, reason) VALUES ('running', 'restore', ?, ?, 1, ?, '[]', '{}', ?)",
-            (decision_id, now, base, f"restore of version {decision_id}"),
+            " pre_snapshot, reason, reviewed_tree, reviewed_files, lines_added, lines_removed)"
+            " VALUES ('running', 'restore', ?, ?, 1, ?, '[]', '{}', ?, ?, ?, ?, ?)",
+            (
+                decision_id,
+                now,
+                base,
+                f"restore of version {decision_id}",
+                tree,
+                json.dumps(baseline.tree_files(root, tree)),
+                added,
+                removed,
+            ),
         )
         run_id = int(cur.lastrowid or 0)
 
@@ -325,6 +334,4 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
             "UPDATE phase2_runs SET status='awaiting_review', finished_at=?, diff=?, stat=? WHERE id=?",
             (clock.now_s(), diff, json.dumps(stat), run_id),
         )
-    finally:
-        global_job.release_global_phase2_job(conn, claim.token)
     return RestoreResult(run_id=run_id, version=decision_id, stat=stat)

@@ -211,3 +211,36 @@ def normalize_line(line: str) -> str:
     text = re.sub(r"\s*\[Task \d+\]", "", text)
     text = text.lstrip("-*> ").strip()
     return " ".join(text.split()).lower()
+
+
+def apply_to_tree(root: Path, base_tree: str, p: Plan) -> str:
+    """``base_tree`` with the decided files replaced (or removed): the tree to commit. Under the memory-root lock.
+
+    Works in a temporary index, so ``.git/index`` keeps pointing at what it did until the commit moves it."""
+    import os
+    import tempfile
+
+    git_dir = root / ".git"
+    fd, index = tempfile.mkstemp(prefix="memtui-partial-index-", dir=git_dir)
+    os.close(fd)
+    os.unlink(index)  # git creates it; an empty file is not a valid index
+    env = {"GIT_INDEX_FILE": index}
+    try:
+        baseline.run_git(root, "read-tree", base_tree, env=env)
+        for rel, text in sorted(p.files.items()):
+            if text is None:
+                baseline.run_git(root, "update-index", "--force-remove", "--", rel, env=env)
+                continue
+            fd, tmp = tempfile.mkstemp(prefix="memtui-partial-blob-", dir=git_dir)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text.encode("utf-8"))
+                blob = baseline.run_git(root, "hash-object", "-w", "--no-filters", tmp).strip()
+            finally:
+                os.unlink(tmp)
+            baseline.run_git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
+        return baseline.run_git(root, "write-tree", env=env).strip()
+    finally:
+        for leftover in (index, index + ".lock"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)

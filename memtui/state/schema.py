@@ -161,6 +161,17 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE threads DROP COLUMN user_messages;
     """,
+    # issue 10: a run records the exact tree it produced (approve commits that tree and nothing else) with a blob
+    # id per file, and keeps only counts once decided: stored diffs and pre-run snapshots of decided runs are dropped.
+    """
+    ALTER TABLE phase2_runs ADD COLUMN reviewed_tree TEXT;      -- git tree id of the workspace the review shows
+    ALTER TABLE phase2_runs ADD COLUMN reviewed_files TEXT;     -- JSON {path: blob id} of that tree (until decided)
+    ALTER TABLE phase2_runs ADD COLUMN lines_added INTEGER;
+    ALTER TABLE phase2_runs ADD COLUMN lines_removed INTEGER;
+    ALTER TABLE phase2_runs ADD COLUMN included_changes TEXT;   -- JSON [[status, path]] approved with the run
+    UPDATE phase2_runs SET diff = NULL, input_diff = NULL, pre_snapshot = NULL
+        WHERE status NOT IN ('running', 'awaiting_review');
+    """,
     # issue 11: the paper trail: decisions (audit records), snapshots of approved versions, rejected hunks that
     # teach the next run, forgotten rollouts; a run's kind tells a consolidation from a restore awaiting review.
     """
