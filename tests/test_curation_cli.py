@@ -285,3 +285,27 @@ def test_forget_refuses_unknown_threads_and_a_pending_review(pipeline, capsys):
     assert code == 1 and "no rollout" in err
     code, _, err = cli(capsys, "forget", T_GONE)
     assert code == 1 and "awaits review" in err
+
+
+def test_partial_approve_is_pinned_to_the_reviewed_tree(pipeline, capsys):
+    root = _home(pipeline) / "memories"
+    data = show_json(capsys)
+    summary = next(h for h in data["hunks"] if h["file"] == MEMORY_SUMMARY)["id"]
+    reviewed_memory, reviewed_summary = (root / MEMORY_MD).read_text(), (root / MEMORY_SUMMARY).read_text()
+    (root / MEMORY_MD).write_text(reviewed_memory + "- sneaked in after the review\n")
+    code, _, err = cli(capsys, "review", "approve", "--except", summary)
+    assert code == 1 and "changed since run" in err  # issue 10's gate holds for a partial approve too
+    (root / MEMORY_SUMMARY).write_text("v1\n- a person's summary\n")
+    code, _, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
+    assert code == 1 and "cannot be applied" in err  # a decided file changed: its hunks are not what was seen
+    (root / MEMORY_SUMMARY).write_text(reviewed_summary)  # undo that edit; the MEMORY.md one is approved knowingly
+    code, out, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
+    assert code == 0, err
+    head = subprocess.run(["git", "show", "HEAD:MEMORY.md"], cwd=root, capture_output=True, text=True).stdout
+    assert head.endswith("- sneaked in after the review\n")
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout
+    assert MEMORY_SUMMARY not in listing and not (root / MEMORY_SUMMARY).exists()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
+    assert status == ""  # the root is exactly the committed tree
