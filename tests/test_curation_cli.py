@@ -299,7 +299,7 @@ def test_partial_approve_is_pinned_to_the_reviewed_tree(pipeline, capsys):
     code, _, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
     assert code == 1 and "cannot be applied" in err  # a decided file changed: its hunks are not what was seen
     (root / MEMORY_SUMMARY).write_text(reviewed_summary)  # undo that edit; the MEMORY.md one is approved knowingly
-    code, out, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
+    code, _out, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
     assert code == 0, err
     head = subprocess.run(["git", "show", "HEAD:MEMORY.md"], cwd=root, capture_output=True, text=True).stdout
     assert head.endswith("- sneaked in after the review\n")
