@@ -309,3 +309,32 @@ def test_partial_approve_is_pinned_to_the_reviewed_tree(pipeline, capsys):
     assert MEMORY_SUMMARY not in listing and not (root / MEMORY_SUMMARY).exists()
     status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
     assert status == ""  # the root is exactly the committed tree
+
+
+def test_a_partial_approve_cut_short_before_its_commit_finishes_when_run_again(pipeline, capsys, monkeypatch):
+    from memtui.phase2 import baseline
+
+    root = _home(pipeline) / "memories"
+    summary = next(h for h in show_json(capsys)["hunks"] if h["file"] == MEMORY_SUMMARY)["id"]
+    real = baseline.commit_tree
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the process dies between writing the root and committing
+
+    monkeypatch.setattr(baseline, "commit_tree", killed)
+    with pytest.raises(KeyboardInterrupt):
+        from memtui.phase2 import review
+
+        ctx = open_context()
+        try:
+            review.approve(ctx, except_ids=[summary], reason="vague")
+        finally:
+            ctx.close()
+    assert not (root / MEMORY_SUMMARY).exists()  # the root already shows the decision
+    monkeypatch.setattr(baseline, "commit_tree", real)
+    code, _out, err = cli(capsys, "review", "approve", "--except", summary, "--reason", "vague")
+    assert code == 0, err
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout
+    assert MEMORY_MD in listing and MEMORY_SUMMARY not in listing

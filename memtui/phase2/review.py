@@ -260,6 +260,8 @@ def approve(
                     "approve with `memtui review approve --include-changes`"
                 )
             changed = _tree_changes(root, run, tree)
+            # a decided file that already holds the decided text: an approve of these same decisions was cut short
+            changed = [c for c in changed if not (c[1] in p.files and _current_text(root, c[1]) == p.files[c[1]])]
             if run.kind == "restore":  # synced inputs waiting for the next Phase 2 are no part of a restore
                 changed = [c for c in changed if is_snapshot_path(c[1])]
             if changed and not include_changes:
@@ -274,13 +276,15 @@ def approve(
             base = run.reviewed_tree if run.kind == "restore" and not changed else tree
             if p.files:
                 base = decide.apply_to_tree(root, str(base), p)
+                # the root first, then the commit: a kill in between leaves the run awaiting review with the root
+                # already showing the decided text, and approving with the same decisions again finishes it
+                decide.write_plan(root, p)
             message = (
                 f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
                 if run.kind == "restore"
                 else f"memtui baseline: approved Phase 2 run #{run.id}"
             )
             commit = baseline.commit_tree(root, str(base), message)
-            decide.write_plan(root, p)  # the root shows what was committed: left-out lines back, amended text in
             if run.kind == "restore":
                 global_job.release_global_phase2_job(conn, claim.token)
             else:
@@ -320,6 +324,11 @@ def approve(
         hunks_in=len(p.hunk_refs(True)),
         hunks_out=len(p.rejected),
     )
+
+
+def _current_text(root: Any, rel: str) -> str | None:
+    path = root / rel
+    return path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
 
 
 def _reviewed_text(root: Any, run: Phase2Run) -> Any:
