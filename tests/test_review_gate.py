@@ -211,7 +211,10 @@ def test_5_a_live_index_lock_makes_phase2_busy_not_failed_and_is_never_deleted(c
     finally:
         holder.kill()
         holder.wait()
-    # The holder is gone and nobody has the file open: provably stale, removed, and the run goes ahead.
+    assert run_phase2(ctx, offline=True, force=True).outcome == "busy"  # nobody holds it, but it is young
+    old = time.time() - ctx.settings.index_lock_stale_seconds - 1
+    os.utime(index_lock, (old, old))
+    # Older than the threshold, nobody has it open, memtui holds the root: provably stale, removed, the run goes on.
     assert run_phase2(ctx, offline=True, force=True).outcome == "awaiting_review"
     assert not index_lock.exists()
 
