@@ -109,20 +109,21 @@ def test_index_lock_is_removed_only_when_provably_stale(tmp_path):
     root = tmp_path / "memories"
     (root / ".git").mkdir(parents=True)
     lock = root / ".git" / "index.lock"
+    old = time.time() - 120
     with pytest.raises(RuntimeError, match="needs the memory-root lock"):
         clear_stale_index_lock(root, 60)
     with memory_root_lock(root, "test"):
         assert clear_stale_index_lock(root, 60) is False  # none there
-        proc = _hold_open(lock)  # a live git process writing the index
+        lock.write_bytes(b"")  # fresh and nobody has it open: still maybe a git between close and rename
+        with pytest.raises(MemoryRootBusy, match=r"index\.lock in the memory root is 0 s old"):
+            clear_stale_index_lock(root, 60, purpose="Phase 2")
+        proc = _hold_open(lock)  # a live git process writing the index, for longer than the threshold
         try:
-            with pytest.raises(MemoryRootBusy, match=r"index\.lock"):
-                clear_stale_index_lock(root, 60, purpose="Phase 2")
+            os.utime(lock, (old, old))
+            with pytest.raises(MemoryRootBusy, match=r"holds git's index\.lock"):
+                clear_stale_index_lock(root, 60)
             assert lock.exists()
-            old = time.time() - 120
-            os.utime(lock, (old, old))  # older than the threshold: stale whatever holds it
-            assert clear_stale_index_lock(root, 60) is True and not lock.exists()
         finally:
             proc.kill()
             proc.wait()
-        lock.write_bytes(b"")  # fresh, but no process has it open (a killed git): provably stale
-        assert clear_stale_index_lock(root, 60) is True and not lock.exists()
+        assert clear_stale_index_lock(root, 60) is True and not lock.exists()  # old, nobody holds it: stale

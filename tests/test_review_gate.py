@@ -133,8 +133,8 @@ def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(ctx, m
     add_output(ctx.conn, B, FROZEN_NOW - 60)
     result = run_phase2(ctx, offline=False, force=True)
     assert result.outcome == "failed" and "failed_invalid_artifacts" in result.reason
-    assert "kept MEMORY.md" in result.reason
     assert memory.read_text() == edited  # the old main put the pre-run version back
+    assert "kept MEMORY.md" in result.reason
     assert (root / "memory_summary.md").read_text().startswith("v1")  # the agent's own write was undone
 
 
@@ -176,11 +176,11 @@ def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(ctx, mod
 
         with memory_root_lock(root, "test recovery"):
             assert recover_interrupted_runs(ctx2.conn, root)
+        assert (root / "MEMORY.md").read_text() == "# Memory\n\n- my edit after the agent's write\n"
         run = ctx2.conn.execute("SELECT status, reason, pre_snapshot FROM phase2_runs ORDER BY id DESC").fetchone()
         assert run["status"] == "failed" and "kept MEMORY.md" in run["reason"] and run["pre_snapshot"] is None
     finally:
         ctx2.close()
-    assert (root / "MEMORY.md").read_text() == "# Memory\n\n- my edit after the agent's write\n"
 
 
 # --- 5. one lock; a live index.lock is busy, not a failure; views never write the index ---------------------------
@@ -211,7 +211,10 @@ def test_5_a_live_index_lock_makes_phase2_busy_not_failed_and_is_never_deleted(c
     finally:
         holder.kill()
         holder.wait()
-    # The holder is gone and nobody has the file open: provably stale, removed, and the run goes ahead.
+    assert run_phase2(ctx, offline=True, force=True).outcome == "busy"  # nobody holds it, but it is young
+    old = time.time() - ctx.settings.index_lock_stale_seconds - 1
+    os.utime(index_lock, (old, old))
+    # Older than the threshold, nobody has it open, memtui holds the root: provably stale, removed, the run goes on.
     assert run_phase2(ctx, offline=True, force=True).outcome == "awaiting_review"
     assert not index_lock.exists()
 
@@ -226,11 +229,12 @@ def test_5_ui_diffs_never_write_the_index(ctx):
     before = (index.stat().st_mtime_ns, index.stat().st_ino, index.read_bytes())
     objects = sorted(p.name for p in (root / ".git" / "objects").rglob("*"))
     stat, diff = review.workspace_diff(ctx)
-    state = review.review_state(ctx)
     assert stat == [("M", "MEMORY.md"), ("A", "notes.md")] and "+- pending edit" in diff
+    assert (index.stat().st_mtime_ns, index.stat().st_ino, index.read_bytes()) == before  # old main: git add -A
+    assert sorted(p.name for p in (root / ".git" / "objects").rglob("*")) == objects
+    state = review.review_state(ctx)
     assert state.own_edits.stat == stat and state.own_edits.diff == diff
     assert (index.stat().st_mtime_ns, index.stat().st_ino, index.read_bytes()) == before
-    assert sorted(p.name for p in (root / ".git" / "objects").rglob("*")) == objects
     assert not [p for p in (root / ".git").iterdir() if p.name.startswith("memtui-view-")]
 
 

@@ -177,9 +177,10 @@ def _opened_by_a_process(path: Path) -> bool | None:
 def clear_stale_index_lock(root: Path, stale_after: float, *, purpose: str = "") -> bool:
     """Remove ``.git/index.lock`` only when provably stale; True when one was removed.
 
-    Provably stale means: this thread holds the memory-root lock (so no memtui process is running git on the
-    index; UI diffs use a temporary index), and either the file is older than ``stale_after`` seconds (the setting
-    ``index_lock_stale_seconds``) or no process has it open. Otherwise a live git process (a person's own ``git`` in the root) may own it: ``MemoryRootBusy``.
+    Provably stale means all of: this thread holds the memory-root lock (so no memtui process is running git on the
+    index; UI diffs use a temporary index), the file is older than ``stale_after`` seconds (the setting
+    ``index_lock_stale_seconds``), and no process has it open (Linux ``/proc``; skipped where it cannot be told).
+    Otherwise a live git process (a person's own ``git`` in the root) may own it: ``MemoryRootBusy``.
     """
     if not held(root):
         raise RuntimeError("clear_stale_index_lock needs the memory-root lock")
@@ -188,10 +189,11 @@ def clear_stale_index_lock(root: Path, stale_after: float, *, purpose: str = "")
         age = clock.file_time() - lock.stat().st_mtime
     except (FileNotFoundError, NotADirectoryError):  # no index.lock, or no usable .git (rebuilt later)
         return False
-    if age >= stale_after or _opened_by_a_process(lock) is False:
+    if age < stale_after:
+        why = f"git's index.lock in the memory root is {int(age)} s old and may belong to a running git process"
+    elif _opened_by_a_process(lock):
+        why = "a running process holds git's index.lock in the memory root open"
+    else:
         lock.unlink(missing_ok=True)
         return True
-    raise MemoryRootBusy(
-        purpose or "this action",
-        detail=f"git's index.lock in the memory root is {int(age)} s old and may belong to a running git process",
-    )
+    raise MemoryRootBusy(purpose or "this action", detail=why)

@@ -25,6 +25,7 @@ from memtui.tui import ops
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.messages import TaskFailed, TaskFinished, TaskProgress
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.screens.choice import Choice, ChoiceModal
 from memtui.tui.screens.citations import CitationsScreen
 from memtui.tui.screens.detail import RolloutDetailScreen
 from memtui.tui.screens.file_view import FileViewScreen
@@ -257,6 +258,71 @@ class MemtuiApp(App[int]):
                 screen.action_approve()
             else:
                 screen.action_reject()
+
+    # ---- leaving with unsaved edits (issue 10: a person's edit is never lost) ---------------------------------
+
+    def _editor(self) -> MemoryScreen | None:
+        for stack in self._screen_stacks.values():
+            for screen in stack:
+                if isinstance(screen, MemoryScreen):
+                    return screen
+        return None
+
+    async def action_quit(self) -> None:
+        """Quit, but ask first when the memory editor holds unsaved changes."""
+        editor = self._editor()
+        names = editor.unsaved() if editor is not None else []
+        if editor is None or not names:
+            self.exit()
+            return
+
+        def decided(choice: str | None) -> None:
+            if choice == "save":
+                editor.save_all(after=self.exit)
+            elif choice == "discard":
+                self.exit()
+
+        self.push_screen(
+            ChoiceModal(
+                "Unsaved changes",
+                f"{', '.join(names)}: your edits are not saved. Save them before quitting?",
+                [
+                    Choice("Save and quit", "save", "primary"),
+                    Choice("Quit without saving", "discard", "error"),
+                    Choice("Cancel", "cancel"),
+                ],
+            ),
+            decided,
+        )
+
+    async def action_switch_mode(self, mode: str) -> None:
+        """Switch screens; leaving the memory editor with unsaved changes asks first."""
+        screen = self.screen
+        names = screen.unsaved() if isinstance(screen, MemoryScreen) and mode != "memory" else []
+        if not names:
+            self.switch_mode(mode)
+            return
+        assert isinstance(screen, MemoryScreen)
+
+        def decided(choice: str | None) -> None:
+            if choice == "save":
+                screen.save_all(after=lambda: self.switch_mode(mode))
+            elif choice == "discard":
+                screen.discard_changes()
+                self.switch_mode(mode)
+
+        self.push_screen(
+            ChoiceModal(
+                "Unsaved changes",
+                f"{', '.join(names)}: your edits are not saved. Save them before leaving the editor?",
+                [
+                    Choice("Save", "save", "primary"),
+                    Choice("Discard", "discard", "error"),
+                    Choice("Stay", "cancel"),
+                ],
+            ),
+            decided,
+        )
 
     # ---- navigation -----------------------------------------------------------------------------
 

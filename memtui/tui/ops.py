@@ -62,17 +62,9 @@ def phase2_task(force: bool = False) -> TaskFn:
     return run
 
 
-def approve_task(
-    run_id: int | None,
-    *,
-    except_ids: list[str] | None = None,
-    amendments: dict[str, str] | None = None,
-    reason: str | None = None,
-) -> TaskFn:
+def approve_task(run_id: int | None) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
-        from memtui.phase2.review import approve
-
-        return approve(ctx, run_id=run_id, except_ids=except_ids, amendments=amendments, reason=reason or None)
+        return resolve("approve")(ctx, run_id=run_id)
 
     return run
 
