@@ -59,8 +59,10 @@ class Phase2Result(BaseModel):
     commit: str | None = None
 
     def message(self) -> str:
-        if self.outcome in ("skipped", "busy"):
-            return f"{self.outcome}: {self.reason}" if self.outcome == "skipped" else str(self.reason)
+        if self.outcome == "skipped":
+            return f"skipped: {self.reason}"
+        if self.outcome == "busy":
+            return str(self.reason)  # "busy: ... Retry shortly."
         if self.outcome == "failed":
             return f"failed: {self.reason}"
         if self.outcome == "no_changes":
