@@ -402,18 +402,10 @@ def is_forgotten(conn: sqlite3.Connection, thread_id: str) -> bool:
     return conn.execute("SELECT 1 FROM forgotten_threads WHERE thread_id=?", (thread_id,)).fetchone() is not None
 
 
-def prompt_section(conn: sqlite3.Connection) -> str:
-    """For the agent: which rollouts were forgotten and what they contributed (remove all of it)."""
-    todo = pending(conn)
-    if not todo:
-        return "- none"
-    out = [
-        "A person asked memtui to forget these rollouts. Remove everything that came only from them from MEMORY.md, "
-        "memory_summary.md and skills/ (task blocks, bullets, summary lines, pointers to their summary files); keep "
-        "what other rollouts also support. Their inputs are already gone from this folder."
-    ]
-    for lin in todo:
-        out.append(f"- thread_id={lin.thread_id}; summary files: {', '.join(lin.summary_files) or 'none'}")
-        for line in lin.lines[:40]:
-            out.append(f"  - {line['file']}:{line['line']}: {line['text'].strip()}")
-    return "\n".join(out)
+def prompt_lines(conn: sqlite3.Connection) -> list[str]:
+    """For the agent: each forgotten rollout still to be removed, and the memory lines derived from it."""
+    out = []
+    for lin in pending(conn):
+        out.append(f"thread_id={lin.thread_id}; summary files: {', '.join(lin.summary_files) or 'none'}")
+        out += [f"  {line['file']}:{line['line']}: {line['text'].strip()}" for line in lin.lines[:40]]
+    return out

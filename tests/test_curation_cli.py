@@ -130,10 +130,10 @@ def test_a_rejected_line_does_not_come_back_in_the_next_offline_run(pipeline, ca
     assert "never npm" not in text, line
     assert all("never npm" not in h["text"] for h in show_json(capsys)["hunks"] if h["file"] == MEMORY_MD)
     # the agent prompt lists it as "do not re-learn", with the reason
-    from memtui.phase2.consolidate import do_not_relearn_section
+    from memtui.review.decide import do_not_relearn_lines
 
     ctx = open_context()
-    section = do_not_relearn_section(ctx.conn)
+    section = "\n".join(do_not_relearn_lines(ctx.conn))
     ctx.close()
     assert "never npm" in section and "we moved to bun" in section
 

@@ -76,6 +76,9 @@ def test_1_approve_refuses_a_file_changed_after_the_run_and_names_it(ctx, capsys
     run_part, since_part = out.split("=== changed since the run")
     assert "+# Task Group: /work/proj" in run_part and "a line nobody reviewed" not in run_part
     assert "+- a line nobody reviewed" in since_part and f"--expect {state.since_run.tree}" in since_part
+    assert main(["review", "show", "--json"]) == 0
+    shown_json = json.loads(capsys.readouterr().out)
+    assert shown_json["since_run"]["stat"] == [["M", "MEMORY.md"]] and shown_json["tree"] == state.run.reviewed_tree
 
     # Approving with the changes, pinned to what was shown: refused if the root changed again since.
     memory.write_text(memory.read_text() + "- and one more\n")

@@ -188,6 +188,15 @@ def rejected_hunks(conn: sqlite3.Connection, limit: int = MAX_DO_NOT_RELEARN) ->
     return out
 
 
+def do_not_relearn_lines(conn: sqlite3.Connection) -> list[str]:
+    """For the agent: the hunks a person left out (newest first), each with its reason and the lines it added."""
+    out = []
+    for h in rejected_hunks(conn):
+        out.append(f"in {h.file}" + (f" (reason: {h.reason})" if h.reason else "") + ":")
+        out += [f"  + {line}" for line in h.added if line.strip()][:20]
+    return out
+
+
 def rejected_lines(conn: sqlite3.Connection) -> set[str]:
     """Every line a person left out, normalised: the offline consolidator never writes one of them again."""
     out: set[str] = set()

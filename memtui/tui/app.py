@@ -38,6 +38,7 @@ from memtui.tui.screens.review import ReviewScreen
 from memtui.tui.screens.rollouts import RolloutsScreen
 
 STATUS_REFRESH_SECONDS = 15.0
+MEMORY_ROOT_POLL_SECONDS = 2.0  # how soon a change made outside memtui (a shell, an editor) shows in the UI
 
 
 class MemtuiApp(App[int]):
@@ -105,6 +106,7 @@ class MemtuiApp(App[int]):
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
+            self.set_interval(MEMORY_ROOT_POLL_SECONDS, self.watch_memory_root)
         if self.ingest_on_start:
             self.run_ingest(quiet=True)
 
@@ -258,6 +260,27 @@ class MemtuiApp(App[int]):
                 screen.action_approve()
             else:
                 screen.action_reject()
+
+    def _memory_root_signature(self) -> tuple[object, ...]:
+        root = self.ctx.paths.memory_root
+        sig: list[object] = []
+        for path in (root, root / MEMORY_FILES["memory-md"], root / MEMORY_FILES["summary-md"]):
+            try:
+                st = path.stat()
+                sig.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                sig.append(None)
+        return tuple(sig)
+
+    def watch_memory_root(self) -> None:
+        """Changes made outside memtui reach the screens: the editor's checks, the review's "changed since"."""
+        sig = self._memory_root_signature()
+        last, self._memory_root_sig = getattr(self, "_memory_root_sig", None), sig
+        if last is not None and sig != last:
+            for stack in self._screen_stacks.values():
+                for screen in stack:
+                    if isinstance(screen, MemoryScreen | ReviewScreen):
+                        screen.mark_stale("disk")
 
     # ---- leaving with unsaved edits (issue 10: a person's edit is never lost) ---------------------------------
 

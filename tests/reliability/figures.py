@@ -22,6 +22,7 @@ AREAS = (
     "fuzz: citations",
     "prompt injection",
     "secrets",
+    "UI diff vs phase 2",
     "save during a run",
     "deleted content",
 )

@@ -95,7 +95,7 @@ def test_ui_diff_refresh_during_phase2_and_approve_never_fails_nor_backs_off(tmp
     assert not (home.root / ".git" / "index.lock").exists()
     # A fault here is a UI refresh that ran while Phase 2 or approve held the root; it survived if it returned a
     # diff (the runs' own failures and backoffs are asserted above).
-    figures.record("races", trials=1, faults=overlapping["during"], survived=overlapping["ok"])
+    figures.record("UI diff vs phase 2", trials=rounds, faults=overlapping["during"], survived=overlapping["ok"])
 
 
 def _failing_agent(memory: Path, edit: str, mode: str, started: threading.Event):

@@ -198,3 +198,30 @@ async def test_approving_with_changes_since_the_run_is_a_choice_made_after_seein
         assert not app.task_errors, app.task_errors
     assert baseline.head_commit(root) != before
     assert "- edited during review" in baseline.run_git(root, "show", "HEAD:MEMORY.md")
+
+
+async def test_a_change_made_in_a_shell_reaches_the_editor_and_the_review(ui_home: Path) -> None:
+    """The app polls the memory root: an untouched editor shows the new text, an edited one warns."""
+    path = ui_home / "memories" / "MEMORY.md"
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MemoryScreen)
+        app.watch_memory_root()  # the first poll only remembers what it saw
+        path.write_text(path.read_text() + "- from a shell\n")
+        app.watch_memory_root()
+        await settle(pilot)
+        assert screen.query_one("#memory-md", TextArea).text.endswith("- from a shell\n") and not screen.unsaved()
+        await pilot.press("enter", *"typing", "enter")
+        path.write_text(path.read_text() + "- and again\n")
+        app.watch_memory_root()
+        await settle(pilot)
+        assert screen.unsaved() == ["MEMORY.md"]  # the person's text is kept...
+        warnings = str(screen.query_one("#memory-warnings", Static).render())
+        assert "MEMORY.md changed on disk since you opened it" in warnings  # ...and they are told
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, ChoiceModal)

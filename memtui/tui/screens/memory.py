@@ -52,7 +52,6 @@ class MemoryScreen(MemtuiScreen):
         self.saved: dict[str, str] = {}
         self.hashes: dict[str, str | None] = {}  # sha256 of what each pane loaded: a save checks it is still there
         self.disk_warnings: list[str] = []
-        self.shown_tree: str | None = None  # the tree of the diff in the side panel
 
     @property
     def root(self) -> Path:
@@ -166,22 +165,18 @@ class MemoryScreen(MemtuiScreen):
                 on_disk[pane_id] = digest((self.root / name).read_bytes())
             except OSError:
                 on_disk[pane_id] = None
-        tree = None
         try:
             if not is_usable(self.root):
                 diff, empty = "", "No baseline yet: the first Phase 2 run or commit creates it."
             else:
-                view = worktree_view(self.root)
-                tree, diff = view.tree, view.diff
+                diff = worktree_view(self.root).diff
                 empty = "No pending change: the memory root matches the baseline."
         except (BaselineError, OSError) as exc:  # (a broken .git, git missing: show it, don't crash)
             diff, empty = "", f"No diff: {exc}"
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_checks, warnings, diff, empty, tree, on_disk)
+            self.app.call_from_thread(self._show_checks, warnings, diff, empty, on_disk)
 
-    def _show_checks(
-        self, warnings: list[str], diff: str, empty: str, tree: str | None, on_disk: dict[str, str | None]
-    ) -> None:
+    def _show_checks(self, warnings: list[str], diff: str, empty: str, on_disk: dict[str, str | None]) -> None:
         for pane_id, name in FILES.items():
             if on_disk.get(pane_id) == self.hashes.get(pane_id):
                 continue
@@ -190,7 +185,6 @@ class MemoryScreen(MemtuiScreen):
             else:
                 self._load_pane(pane_id)  # nothing typed here: show what is on disk now
         self.disk_warnings = warnings
-        self.shown_tree = tree
         self._show_warnings()
         self.query_one("#edit-diff", DiffView).show_diff(diff or "", empty=empty)
 
