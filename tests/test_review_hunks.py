@@ -118,3 +118,19 @@ def test_python_unified_diff_round_trips_through_the_parser():
     (created,) = parse_diff(unified_diff("x.md", None, "a\nb\n"))
     assert created.status == "A" and created.hunks[0].added == ["a", "b"]
     assert unified_diff("x.md", "same\n", "same\n") == ""
+
+
+def test_a_left_out_hunk_bans_only_what_it_really_added_not_renumbered_lines(tmp_path):
+    from memtui.review.decide import normalize_line, plan
+
+    old = "# Group\n\n## Task 1: alpha\n- use uv [Task 1]\n"
+    new = "# Group\n\n## Task 1: beta\n- pin TZ=UTC [Task 1]\n\n## Task 2: alpha\n- use uv [Task 2]\n"
+    diff = _diff(tmp_path, {"MEMORY.md": old}, {"MEMORY.md": new})
+    root = tmp_path / "root"
+    hunks = hunks_of(diff)
+    p = plan(root, diff, [h.id for h in hunks])
+    assert p.files["MEMORY.md"] == old
+    added = [line for h in hunks for line in p.new_lines(h)]
+    keys = {normalize_line(line) for line in added}
+    assert keys == {"task: beta", "pin tz=utc"}
+    assert "use uv" not in keys and "task: alpha" not in keys

@@ -328,7 +328,16 @@ def drop_rejected(text: str, rejected: set[str]) -> str:
         return text
     from memtui.review.decide import normalize_line
 
-    return "".join(line for line in text.splitlines(keepends=True) if normalize_line(line) not in rejected)
+    kept = [line for line in text.splitlines(keepends=True) if normalize_line(line) not in rejected]
+    # a sub-heading whose every line was left out goes too ("### keywords" with nothing under it)
+    out = []
+    for i, line in enumerate(kept):
+        if line.startswith("### "):
+            nxt = next((x for x in kept[i + 1 :] if x.strip()), "")
+            if not nxt or nxt.startswith(("#", "<!--")):
+                continue
+        out.append(line)
+    return "".join(out)
 
 
 def consolidate_offline(

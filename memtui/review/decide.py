@@ -31,6 +31,13 @@ class Plan:
     rejected: set[str] = field(default_factory=set)
     amended: dict[str, str] = field(default_factory=dict)
     files: dict[str, str | None] = field(default_factory=dict)  # rel -> content to commit (None: absent)
+    baseline_keys: dict[str, set[str]] = field(default_factory=dict)  # rel -> normalised lines of its baseline
+
+    def new_lines(self, h: Hunk) -> list[str]:
+        """What a left-out hunk really wanted to add: its '+' lines that are not already in the baseline (a line
+        that only moved or was renumbered, ``[Task 2]`` -> ``[Task 3]``, is not new)."""
+        known = self.baseline_keys.get(h.file, set()) | {normalize_line(line) for line in h.removed}
+        return [line for line in h.added if normalize_line(line) not in known]
 
     @property
     def partial(self) -> bool:
@@ -96,9 +103,10 @@ def plan(
     for f in files:
         if not any(h.id in rejected or h.id in amended for h in f.hunks):
             continue
-        result.files[f.path] = apply_decisions(
-            _baseline_text(root, f.path), reviewed_text(root, f.path), f.hunks, rejected, amended
-        )
+        old = _baseline_text(root, f.path)
+        result.files[f.path] = apply_decisions(old, reviewed_text(root, f.path), f.hunks, rejected, amended)
+        if any(h.id in rejected for h in f.hunks):
+            result.baseline_keys[f.path] = {normalize_line(line) for line in (old or "").split("\n")}
     return result
 
 
@@ -150,7 +158,7 @@ def record_approval(
                     h.file,
                     h.content_hash,
                     h.text,
-                    json.dumps(h.added),
+                    json.dumps(p.new_lines(h)),
                     (reason or "").strip() or None,
                     json.dumps((evidence_threads or {}).get(h.id, [])),
                     now,
@@ -211,10 +219,13 @@ def rejected_lines(conn: sqlite3.Connection) -> set[str]:
 def normalize_line(line: str) -> str:
     """The content of a memory line, without bullet, ``[Task n]`` tags and spacing (which renumber run to run).
 
-    Structure (headings, blank lines, the generated block's markers) normalises to "" and is never filtered."""
+    A task heading is keyed by its title (``## Task 3: X`` -> ``task: x``); other structure (headings, blank lines,
+    the generated block's markers) normalises to "" and is never filtered."""
     import re
 
     text = line.strip()
+    if task := re.match(r"^##\s+Task\s+\d+:\s*(.+)$", text):
+        return "task: " + " ".join(task.group(1).split()).lower()
     if not text or text.startswith(("#", "<!--")) or text in ("---", "v1"):
         return ""
     text = re.sub(r"\s*\[Task \d+\]", "", text)
