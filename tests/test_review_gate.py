@@ -275,6 +275,7 @@ def test_6_reject_and_failure_drop_the_stored_content_too(ctx):
     decided = review.reject(ctx, "no")
     row = ctx.conn.execute("SELECT * FROM phase2_runs WHERE id=?", (decided.run_id,)).fetchone()
     assert row["diff"] is None and row["input_diff"] is None and row["pre_snapshot"] is None
+    assert json.loads(row["written_files"]) == ["MEMORY.md", "memory_summary.md"]  # the record keeps the names
     ctx.conn.execute("DELETE FROM stage1_outputs")  # the input row (forgetting it is another issue's work)
     checkpoint_wal(ctx.conn)
     assert marker.encode() not in _db_bytes(ctx)

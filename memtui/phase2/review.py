@@ -185,14 +185,18 @@ def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
 
 
 def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
-    """A decided run keeps its file list and counts, never memory content: diffs and pre-run snapshot go.
+    """A decided run keeps its file lists (changed, and written by the run itself) and counts, never memory
+    content: the diffs and the pre-run snapshot go.
 
     The connection runs with ``secure_delete`` (freed pages are zeroed) and the WAL is checkpointed and truncated,
     so the deleted text leaves no copy in ``state.sqlite`` or its ``-wal`` file.
     """
+    row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
+    written = sorted(json.loads(row[0])) if row and row[0] and row[0] != "null" else []
     conn.execute(
-        "UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL, reviewed_files=NULL WHERE id=?",
-        (run_id,),
+        "UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL, reviewed_files=NULL,"
+        " written_files=? WHERE id=?",
+        (json.dumps(written), run_id),
     )
     drop_journal(conn, run_id)
     checkpoint_wal(conn)

@@ -169,6 +169,9 @@ MIGRATIONS: list[str] = [
     ALTER TABLE phase2_runs ADD COLUMN lines_added INTEGER;
     ALTER TABLE phase2_runs ADD COLUMN lines_removed INTEGER;
     ALTER TABLE phase2_runs ADD COLUMN included_changes TEXT;   -- JSON [[status, path]] approved with the run
+    ALTER TABLE phase2_runs ADD COLUMN written_files TEXT;      -- JSON [path] the run itself wrote (kept when decided)
+    UPDATE phase2_runs SET written_files = (SELECT json_group_array(key) FROM json_each(pre_snapshot))
+        WHERE pre_snapshot IS NOT NULL AND json_valid(pre_snapshot);
     UPDATE phase2_runs SET diff = NULL, input_diff = NULL, pre_snapshot = NULL
         WHERE status NOT IN ('running', 'awaiting_review');
     """,
