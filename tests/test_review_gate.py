@@ -115,7 +115,8 @@ def test_1_cli_include_changes(ctx, capsys):
 # --- 4. the undo of a failed run keeps a person's edit ---------------------------------------------------------------
 
 
-def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(ctx, model_env):
+def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(model_env, ctx):
+    # model_env first: the context then reads the loopback server settings (provider openai), as issue 13 requires
     server = model_env
     root = ctx.paths.memory_root
     add_output(ctx.conn, A, FROZEN_NOW - 3600)

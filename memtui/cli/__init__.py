@@ -30,6 +30,7 @@ COMMANDS = [
     "export",
     "demo",
     "doctor",
+    "batch",
     "history",  # issue 11
     "forget",  # issue 11
 ]
