@@ -19,7 +19,7 @@ from memtui.cli import common
 from memtui.settings import SettingsError
 from memtui.state.db import StateError
 
-COMMANDS = ["ingest", "status", "config", "phase1", "phase2", "review", "cite", "export", "demo", "doctor"]
+COMMANDS = ["ingest", "status", "config", "phase1", "phase2", "review", "cite", "export", "demo", "doctor", "batch"]
 
 
 def build_parser() -> argparse.ArgumentParser:
