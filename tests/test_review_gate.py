@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
+from memtui.memroot.view import views_dir
 from memtui.phase2 import review
 from memtui.phase2.baseline import head_commit, run_git
 from memtui.phase2.consolidate import run_phase2
@@ -33,6 +34,14 @@ SUMMARY = "v1\n## User Profile\n- a developer\n"
 
 @pytest.fixture
 def ctx(frozen_clock):
+    c = context()
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def agent_ctx(frozen_clock, model_env):
+    """A context built after the loopback model is configured (provider openai)."""
     c = context()
     yield c
     c.close()
@@ -115,9 +124,8 @@ def test_1_cli_include_changes(ctx, capsys):
 # --- 4. the undo of a failed run keeps a person's edit ---------------------------------------------------------------
 
 
-def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(model_env, ctx):
-    # model_env first: the context then reads the loopback server settings (provider openai), as issue 13 requires
-    server = model_env
+def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(agent_ctx, model_env):
+    ctx, server = agent_ctx, model_env
     root = ctx.paths.memory_root
     add_output(ctx.conn, A, FROZEN_NOW - 3600)
     run_phase2(ctx, offline=True, auto_approve=True)
@@ -142,9 +150,9 @@ def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(model_
     assert (root / "memory_summary.md").read_text().startswith("v1")  # the agent's own write was undone
 
 
-def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(ctx, model_env, tmp_path):
+def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ctx, model_env, tmp_path):
     """kill -9 mid-agent, a person edits a file the agent wrote, the next run's recovery keeps that edit."""
-    server = model_env
+    ctx, server = agent_ctx, model_env
     root = ctx.paths.memory_root
     add_output(ctx.conn, A, FROZEN_NOW - 3600)
     run_phase2(ctx, offline=True, auto_approve=True)
@@ -239,7 +247,10 @@ def test_5_ui_diffs_never_write_the_index(ctx):
     state = review.review_state(ctx)
     assert state.own_edits.stat == stat and state.own_edits.diff == diff
     assert (index.stat().st_mtime_ns, index.stat().st_ino, index.read_bytes()) == before
-    assert not [p for p in (root / ".git").iterdir() if p.name.startswith("memtui-view-")]
+    git_files = sorted(str(p) for p in (root / ".git").rglob("*"))
+    review.review_state(ctx)
+    assert sorted(str(p) for p in (root / ".git").rglob("*")) == git_files  # a view leaves nothing under .git
+    assert not list(views_dir(root).iterdir())  # the view's own folder is gone
 
 
 # --- 6. deleted means gone ------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 A view stages the working tree into a temporary index (``GIT_INDEX_FILE``) seeded from a copy of ``.git/index``
 (so git's stat cache still answers), and writes any new objects into a temporary object folder that borrows the
-repository's objects as an alternate. So ``.git/index`` and ``.git/objects`` are never written: a UI refresh can run
+repository's objects as an alternate, both in ``.<root>-views/`` next to the root. So nothing under ``.git`` is
+ever written: a UI refresh can run
 while Phase 2, approve or a commit holds the memory-root lock, and it never leaves a ``index.lock`` behind.
 """
 
@@ -33,11 +34,20 @@ class TreeView(BaseModel):
     diff: str = ""  # unified diff against the base ("" when only the file list was asked for, or unavailable)
 
 
+def views_dir(root: Path) -> Path:
+    """Where views keep their temporary index and objects: next to the root, never inside ``.git`` (whose bytes the
+    CLI agent's check compares before and after a run) nor inside the root (the agent's working tree)."""
+    root = Path(root)
+    return root.with_name(f".{root.name}-views")
+
+
 @contextlib.contextmanager
 def temporary_git_env(root: Path) -> Iterator[dict[str, str]]:
     """Environment for git commands that must not write ``.git/index`` nor ``.git/objects``."""
     git_dir = root / ".git"
-    tmp = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=git_dir))
+    base = views_dir(root)
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=VIEW_PREFIX, dir=base))
     try:
         index = tmp / "index"
         with contextlib.suppress(FileNotFoundError):
@@ -55,11 +65,11 @@ def temporary_git_env(root: Path) -> Iterator[dict[str, str]]:
 def remove_leftover_views(root: Path, older_than: float = LEFTOVER_VIEW_SECONDS) -> int:
     """Delete view folders left by killed processes (they may hold copies of deleted content). Under the lock."""
     removed = 0
-    git_dir = root / ".git"
-    if not git_dir.is_dir():
+    base = views_dir(root)
+    if not base.is_dir():
         return 0
     now = clock.file_time()
-    for entry in git_dir.iterdir():
+    for entry in base.iterdir():
         if entry.name.startswith(VIEW_PREFIX) and entry.is_dir():
             try:
                 if now - entry.stat().st_mtime >= older_than:

@@ -33,11 +33,11 @@ class Candidate:
 NEVER_ELIGIBLE_SQL = """CASE
     WHEN EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id) THEN 'forgotten'
     WHEN t.archived != 0 THEN 'archived'
-    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ('cli', 'vscode'))
+    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
               OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
     WHEN t.memory_mode != 'enabled' OR t.history_mode != 'legacy' THEN 'memory_disabled'
     WHEN t.preview = '' THEN 'no_preview'
-  END"""
+  END""".format(codex_sources=", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
 
 _QUERY = (
     """
