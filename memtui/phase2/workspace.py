@@ -15,6 +15,7 @@ from pathlib import Path
 
 from memtui import clock
 from memtui.phase2.stems import rollout_summary_file_stem
+from memtui.private import write_private_bytes
 from memtui.state.selection import Stage1Output
 
 DIFF_FILENAME = "phase2_workspace_diff.md"
@@ -44,7 +45,7 @@ def write_if_changed(path: Path, data: str | bytes) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_bytes(raw)
+        write_private_bytes(tmp, raw)  # memory files are 0600 whatever the umask
         os.replace(tmp, path)
     except BaseException:  # disk full, read-only...: no half-written temp file stays behind in the memory root
         tmp.unlink(missing_ok=True)
