@@ -109,11 +109,11 @@ def test_export_creates_private_files_and_keeps_the_mode_of_existing_ones(isolat
     (root / "memory_summary.md").write_text("v1\nsummary\n")
     os.umask(0o022)
     created = tmp_path / "notes" / "CLAUDE.md"
-    assert main(["export", "agents-md", str(created)]) == 0
+    assert main(["export", "agents-md", "--scope", "global", str(created)]) == 0
     assert mode(created) == 0o600
     existing = tmp_path / "shared" / "AGENTS.md"
     existing.parent.mkdir()
     existing.write_text("# Team rules\n")
     os.chmod(existing, 0o644)
-    assert main(["export", "agents-md", str(existing)]) == 0
+    assert main(["export", "agents-md", "--scope", "global", str(existing)]) == 0
     assert mode(existing) == 0o644 and "summary" in existing.read_text()

@@ -21,7 +21,19 @@ from memtui.private import private_umask, tighten_home
 from memtui.settings import SettingsError
 from memtui.state.db import StateError
 
-COMMANDS = ["ingest", "status", "config", "phase1", "phase2", "review", "cite", "export", "demo", "doctor"]
+COMMANDS = [
+    "ingest",
+    "status",
+    "config",
+    "phase1",
+    "phase2",
+    "review",
+    "cite",
+    "export",
+    "demo",
+    "doctor",
+    "lint",  # issue 14
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
