@@ -33,6 +33,7 @@ COMMANDS = [
     "demo",
     "doctor",
     "lint",  # issue 14
+    "search",  # issue 14
 ]
 
 

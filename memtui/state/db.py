@@ -96,7 +96,9 @@ def _split(script: str) -> list[str]:
     for line in script.splitlines():
         code = line.split("--", 1)[0]
         buf.append(code)
-        if code.rstrip().endswith(";"):
+        if code.rstrip().endswith(";") and sqlite3.complete_statement(
+            "\n".join(buf)
+        ):  # a trigger's inner ";" is not the end
             stmt = "\n".join(buf).strip()
             if stmt.strip(";").strip():
                 out.append(stmt)
