@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import sqlite_utils
-
 from memtui.private import create_private_file, make_private_dir
 from memtui.state.schema import MIGRATIONS, SCHEMA_VERSION
 
@@ -120,8 +118,3 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
-
-
-def open_db(path: Path) -> sqlite_utils.Database:
-    """A sqlite-utils view over a configured connection (for reads and simple bulk writes)."""
-    return sqlite_utils.Database(connect(path))
