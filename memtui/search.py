@@ -37,6 +37,8 @@ MAX_CHUNK_LINES = 40
 MAX_MESSAGE_CHARS = 64_000
 THREAD_BATCH = 200
 DEFAULT_LIMIT = 20
+MAX_CANDIDATES = 10_000  # matches scored per query (the newest); see search()
+SNIPPET_CHARS = 200
 
 Kind = Literal["memory", "summary", "raw_memory", "message"]
 
@@ -105,6 +107,7 @@ def ensure_index(conn: sqlite3.Connection) -> bool:
     if index_exists(conn):
         return False
     table = _db(conn)[DOCS]
+    before = conn.execute("PRAGMA data_version").fetchone()[0]
     try:
         table.enable_fts(["text"], fts_version="FTS5", create_triggers=True, tokenize=TOKENIZE)
     except sqlite3.OperationalError as exc:
@@ -115,7 +118,8 @@ def ensure_index(conn: sqlite3.Connection) -> bool:
         conn.execute(f"INSERT INTO {FTS} ({FTS}, rank) VALUES ('secure-delete', 1)")
     except sqlite3.DatabaseError:
         pass
-    table.rebuild_fts()
+    if conn.execute("PRAGMA data_version").fetchone()[0] != before:
+        table.rebuild_fts()  # another process wrote documents before our triggers existed
     return True
 
 
@@ -359,6 +363,12 @@ def _first_matching_line(text: str, query: str) -> int:
     return best
 
 
+def _snippet(text: str, line: int, width: int = SNIPPET_CHARS) -> str:
+    lines = text.splitlines()
+    one = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
+    return one if len(one) <= width else one[: width - 1] + "…"
+
+
 def search(
     conn: sqlite3.Connection,
     query: str,
@@ -378,29 +388,38 @@ def search(
         ensure_index(conn)
     where = [f"{FTS} MATCH ?"]
     args: list[Any] = [match]
+    join = ""
     if project is not None:
         p = str(project.expanduser().resolve()).rstrip("/")
         esc = p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         where.append("(d.project = '' OR d.project = ? OR d.project LIKE ? ESCAPE '\\')")
         args += [p, esc + "/%"]
+        join = f" JOIN {DOCS} d ON d.id = {FTS}.rowid"
     if kinds is not None:
         kinds = list(kinds)
         where.append(f"d.kind IN ({','.join('?' * len(kinds))})")
         args += kinds
+        join = f" JOIN {DOCS} d ON d.id = {FTS}.rowid"
+    # bm25 is computed for each candidate: the newest MAX_CANDIDATES matches (FTS5 streams rowids in order), so a
+    # word found in nearly every document still answers in bounded time; rarer queries are ranked over all matches.
+    candidates = (
+        f"SELECT {FTS}.rowid AS id, bm25({FTS}) AS score FROM {FTS}{join} WHERE {' AND '.join(where)}"
+        f" ORDER BY {FTS}.rowid DESC LIMIT {MAX_CANDIDATES}"
+    )
     rows = conn.execute(
-        f"SELECT d.kind, d.source, d.loc, d.role, d.project, d.text, bm25({FTS}) AS score,"
-        f" snippet({FTS}, 0, '[', ']', '…', 16) AS snip"
-        f" FROM {FTS} JOIN {DOCS} d ON d.id = {FTS}.rowid WHERE {' AND '.join(where)} ORDER BY score LIMIT ?",
+        f"SELECT d.kind, d.source, d.loc, d.role, d.project, d.text, c.score FROM ({candidates}) c"
+        f" JOIN {DOCS} d ON d.id = c.id ORDER BY c.score, c.id DESC LIMIT ?",
         (*args, limit),
     ).fetchall()
     hits = []
     for r in rows:
         kind, loc, text = r["kind"], r["loc"], r["text"]
+        best = _first_matching_line(text, query)
         line = item = None
         if kind == "message":
             item = loc
         else:
-            line = _first_matching_line(text, query) + (loc - 1 if kind == "memory" else 0)
+            line = best + (loc - 1 if kind == "memory" else 0)
         hits.append(
             SearchHit(
                 kind=kind,
@@ -410,7 +429,7 @@ def search(
                 role=r["role"],
                 project=r["project"],
                 score=round(float(r["score"]), 4),
-                snippet=" ".join(r["snip"].split()),
+                snippet=_snippet(text, best),
             )
         )
     return hits

@@ -34,6 +34,7 @@ COMMANDS = [
     "doctor",
     "lint",  # issue 14
     "search",  # issue 14
+    "mcp",  # issue 14
 ]
 
 

@@ -1,0 +1,118 @@
+"""Full-text search over 100,000 threads: each with a rollout summary, a raw memory and two indexed messages.
+
+    .venv/bin/python benchmarks/search.py [--threads 100000] [--repeat 7]
+
+Builds a throwaway MEMTUI_HOME, inserts threads and stage-1 rows with SQL (the stage-1 triggers add the summary and
+raw-memory documents), message documents as refresh() would store them (Zipf-distributed words), then times ``memtui.search.search`` (bm25,
+top 20, with file/line or thread/item resolution) for rare, common and multi-word queries, with and without
+``--project``. Target: under 100 ms each. The ratio column is each median over the cheapest query's median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+VOCABULARY = 5_000  # Zipf-distributed words, as in prose: a few in most documents, most in few
+
+
+def vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = sorted({"".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(VOCABULARY * 2)})
+    rng.shuffle(words)
+    words = words[:VOCABULARY]
+    return words, [1 / (rank + 1) ** 1.05 for rank in range(len(words))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="memtui-bench-search-"))
+    os.environ.update({"MEMTUI_HOME": str(tmp / "home"), "HOME": str(tmp / "user")})
+
+    from memtui.context import open_context
+    from memtui.search import ensure_index, search
+
+    rng = random.Random(14)
+    ctx = open_context()
+    conn = ctx.conn
+    now = 1_783_684_800
+
+    words, weights = vocabulary(rng)
+
+    def sentence(n: int) -> str:
+        return " ".join(rng.choices(words, weights, k=n))
+
+    t0 = time.perf_counter()
+    conn.execute("BEGIN")
+    for i in range(args.threads):
+        tid = f"0194f5a6-89ab-7cde-8123-{i:012x}"
+        cwd = f"/work/proj{i % 50}"
+        conn.execute(
+            "INSERT INTO threads (id, source_kind, path, cwd, session_source, updated_at, ingested_at)"
+            " VALUES (?, 'codex', ?, ?, 'cli', ?, ?)",
+            (tid, f"/rollouts/{tid}.jsonl", cwd, now - i, now),
+        )
+        rare = " zqmarker" if i % 1000 == 0 else ""  # 100 documents hold a rare word
+        conn.execute(
+            "INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug,"
+            " generated_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (tid, now - i, f"- {sentence(20)}", f"# Session {i}\n{sentence(25)}{rare}\n{sentence(15)}", "s", now),
+        )
+        conn.executemany(
+            "INSERT INTO search_docs (kind, source, loc, role, project, text) VALUES ('message', ?, ?, ?, ?, ?)",
+            [(tid, n, "user" if n % 2 else "assistant", cwd, sentence(25)) for n in (1, 2)],
+        )
+    conn.execute("COMMIT")
+    ensure_index(conn)  # one bulk build, as after the migration of an existing home; later writes go through triggers
+    build = time.perf_counter() - t0
+    docs = conn.execute("SELECT COUNT(*) FROM search_docs").fetchone()[0]
+    size = ctx.paths.state_db.stat().st_size
+    print(f"built {args.threads:,} threads, {docs:,} documents in {build:.1f} s; database {size / 1e6:.0f} MB")
+
+    def share(word: str) -> str:
+        n = conn.execute("SELECT COUNT(*) FROM search_docs_fts WHERE search_docs_fts MATCH ?", (f'"{word}"',))
+        return f"{n.fetchone()[0] / docs:.0%}"
+
+    top, mid, low = words[0], words[60], words[1500]
+    cases = [
+        ("rare word (100 docs)", "zqmarker", None),
+        (f"word in {share(low)} of docs", low, None),
+        (f"word in {share(mid)} of docs", mid, None),
+        (f"word in {share(top)} of docs", top, None),
+        ("two words", f"{mid} {low}", None),
+        ("three frequent words", " ".join(words[:3]), None),
+        (f"word in {share(mid)}, --project", mid, Path("/work/proj7")),
+        (f"word in {share(top)}, --project", top, Path("/work/proj7")),
+        ("no match", "kumquatx", None),
+    ]
+    results = []
+    for label, query, project in cases:
+        times = []
+        for _ in range(args.repeat):
+            t = time.perf_counter()
+            hits = search(conn, query, project=project, limit=20)
+            times.append((time.perf_counter() - t) * 1000)
+        results.append((label, query, statistics.median(times), max(times), len(hits)))
+    base = min(r[2] for r in results) or 1e-9
+    worst = 0.0
+    print(f"{'query':<28} {'median ms':>10} {'max ms':>8} {'hits':>5} {'ratio':>6}")
+    for label, _query, med, mx, n in results:
+        worst = max(worst, med)
+        print(f"{label:<28} {med:>10.1f} {mx:>8.1f} {n:>5} {med / base:>6.1f}")
+    verdict = "OK" if worst < 100 else "OVER"
+    print(f"slowest median {worst:.1f} ms over {args.threads:,} threads: {verdict} (target < 100 ms)")
+    ctx.close()
+    return 0 if worst < 100 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
