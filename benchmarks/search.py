@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -111,6 +112,7 @@ def main() -> int:
     verdict = "OK" if worst < 100 else "OVER"
     print(f"slowest median {worst:.1f} ms over {args.threads:,} threads: {verdict} (target < 100 ms)")
     ctx.close()
+    shutil.rmtree(tmp, ignore_errors=True)
     return 0 if worst < 100 else 1
 
 

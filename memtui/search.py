@@ -32,7 +32,7 @@ from memtui.state.db import immediate
 DOCS = "search_docs"
 FTS = "search_docs_fts"
 PURGE_KEY = "search.purge"
-TOKENIZE = "porter"
+GLOBAL_SCOPE = "memtuiglobal"  # the scope column's token for text tied to no project
 MAX_CHUNK_LINES = 40
 MAX_MESSAGE_CHARS = 64_000
 THREAD_BATCH = 200
@@ -109,7 +109,8 @@ def ensure_index(conn: sqlite3.Connection) -> bool:
     table = _db(conn)[DOCS]
     before = conn.execute("PRAGMA data_version").fetchone()[0]
     try:
-        table.enable_fts(["text"], fts_version="FTS5", create_triggers=True, tokenize=TOKENIZE)
+        # unicode61 without stemming: the scope column holds paths, where "shopping" must not match "shop"
+        table.enable_fts(["text", "scope"], fts_version="FTS5", create_triggers=True)
     except sqlite3.OperationalError as exc:
         if "already exists" not in str(exc):
             raise
@@ -343,12 +344,25 @@ def refresh(
 
 # --- queries -----------------------------------------------------------------------------------------------------
 
-_TERM = re.compile(r"\w+", re.UNICODE)
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)  # what FTS5's unicode61 tokenizer keeps as a token
+PREFIX_MIN = 3  # words this long also match as prefixes ("deploy" finds "deploys", "deployment")
 
 
 def fts_query(query: str) -> str:
-    """The person's words as an FTS5 query: every word must match (quoted, so AND/OR/NEAR/* are plain words)."""
-    return " ".join(f'"{w}"' for w in _TERM.findall(query))
+    """The person's words as an FTS5 query on the text column: every word must match (quoted, so AND/OR/NEAR are
+    plain words); words of PREFIX_MIN letters or more match as prefixes too."""
+    words = _TERM.findall(query)
+    if not words:
+        return ""
+    terms = " ".join(f'"{w}"*' if len(w) >= PREFIX_MIN else f'"{w}"' for w in words)
+    return f"text : ({terms})"
+
+
+def scope_query(project: Path) -> str:
+    """FTS5 phrase for 'inside this project, or tied to none': the project's path tokens at the start of the
+    scope column (so /work/shop matches /work/shop/api but not /x/work/shop), or the global token."""
+    tokens = " ".join(_TERM.findall(str(project).lower()))
+    return f'scope : (^"{tokens}" OR "{GLOBAL_SCOPE}")' if tokens else f'scope : "{GLOBAL_SCOPE}"'
 
 
 def _first_matching_line(text: str, query: str) -> int:
@@ -387,14 +401,16 @@ def search(
             return []
         ensure_index(conn)
     where = [f"{FTS} MATCH ?"]
-    args: list[Any] = [match]
+    outer, outer_args = "", []
     join = ""
     if project is not None:
         p = str(project.expanduser().resolve()).rstrip("/")
+        match = f"({match}) AND {scope_query(Path(p))}"
+        # the phrase also takes /work/shop-api for /work/shop/api (same tokens): the exact check on the candidates
         esc = p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        where.append("(d.project = '' OR d.project = ? OR d.project LIKE ? ESCAPE '\\')")
-        args += [p, esc + "/%"]
-        join = f" JOIN {DOCS} d ON d.id = {FTS}.rowid"
+        outer = " WHERE (d.project = '' OR d.project = ? OR d.project LIKE ? ESCAPE '\\')"
+        outer_args = [p, esc + "/%"]
+    args: list[Any] = [match]
     if kinds is not None:
         kinds = list(kinds)
         where.append(f"d.kind IN ({','.join('?' * len(kinds))})")
@@ -403,13 +419,13 @@ def search(
     # bm25 is computed for each candidate: the newest MAX_CANDIDATES matches (FTS5 streams rowids in order), so a
     # word found in nearly every document still answers in bounded time; rarer queries are ranked over all matches.
     candidates = (
-        f"SELECT {FTS}.rowid AS id, bm25({FTS}) AS score FROM {FTS}{join} WHERE {' AND '.join(where)}"
+        f"SELECT {FTS}.rowid AS id, bm25({FTS}, 1.0, 0.0) AS score FROM {FTS}{join} WHERE {' AND '.join(where)}"
         f" ORDER BY {FTS}.rowid DESC LIMIT {MAX_CANDIDATES}"
     )
     rows = conn.execute(
         f"SELECT d.kind, d.source, d.loc, d.role, d.project, d.text, c.score FROM ({candidates}) c"
-        f" JOIN {DOCS} d ON d.id = c.id ORDER BY c.score, c.id DESC LIMIT ?",
-        (*args, limit),
+        f" JOIN {DOCS} d ON d.id = c.id{outer} ORDER BY c.score, c.id DESC LIMIT ?",
+        (*args, *outer_args, limit),
     ).fetchall()
     hits = []
     for r in rows:

@@ -33,7 +33,7 @@ def index_bytes(ctx) -> bytes:
 
 
 def test_fts_query_quotes_every_word():
-    assert fts_query('deploy OR "rm -rf" NEAR(x)') == '"deploy" "OR" "rm" "rf" "NEAR" "x"'
+    assert fts_query('deploy OR "rm -rf" NEAR(x)') == 'text : ("deploy"* "OR" "rm" "rf" "NEAR"* "x")'
     assert fts_query("  ...  ") == ""
 
 
@@ -87,6 +87,8 @@ def test_project_filter_keeps_the_project_and_unscoped_text(ctx):
         add_output(ctx.conn, "b", 1, summary="okapi in the shop sub folder", cwd="/work/shop/api")
         add_output(ctx.conn, "c", 1, summary="okapi in blog", cwd="/work/blog")
         add_output(ctx.conn, "d", 1, summary="okapi in shopping", cwd="/work/shopping")
+        add_output(ctx.conn, "e", 1, summary="okapi in shop-api", cwd="/work/shop-api")  # same tokens as shop/api
+        add_output(ctx.conn, "f", 1, summary="okapi elsewhere", cwd="/x/work/shop")
     (ctx.paths.memory_root / "memory_summary.md").write_text("v1\n- okapi everywhere\n")
     hits = search_memory(ctx.conn, ctx.paths.memory_root, "okapi", project=Path("/work/shop"), kinds=None)
     assert sorted(h.source for h in hits if h.kind == "summary") == ["a", "b"]

@@ -172,7 +172,9 @@ MIGRATIONS: list[str] = [
         loc INTEGER NOT NULL DEFAULT 0,       -- memory: first line of the chunk; message: item N (1-based); else 0
         role TEXT,                            -- message: user | assistant
         project TEXT NOT NULL DEFAULT '',     -- the cwd the text belongs to ('' = not tied to one project)
-        text TEXT NOT NULL                    -- redacted before it is stored
+        text TEXT NOT NULL,                   -- redacted before it is stored
+        -- indexed beside the text so a project filter is an FTS phrase query, not a scan ('' = tied to no project)
+        scope TEXT GENERATED ALWAYS AS (CASE WHEN project = '' THEN 'memtuiglobal' ELSE project END) VIRTUAL
     );
     CREATE INDEX IF NOT EXISTS idx_search_docs_source ON search_docs(source, kind);
     CREATE TABLE IF NOT EXISTS search_sources (
