@@ -35,6 +35,7 @@ COMMANDS = [
     "lint",  # issue 14
     "search",  # issue 14
     "mcp",  # issue 14
+    "hooks",  # issue 14
 ]
 
 
