@@ -462,6 +462,16 @@ def refresh_memory_index(conn: sqlite3.Connection, memory_root: Path) -> Refresh
     return stats
 
 
+def try_refresh_memory_index(conn: sqlite3.Connection, memory_root: Path) -> str | None:
+    """``refresh_memory_index`` after a command's own work: a failure here (disk full, a locked database) must not
+    turn that command's outcome into an error. Returns the problem, if any; the next search retries."""
+    try:
+        refresh_memory_index(conn, memory_root)
+    except (sqlite3.Error, OSError) as exc:
+        return f"the search index was not updated ({exc}); the next search retries"
+    return None
+
+
 def search_memory(conn: sqlite3.Connection, memory_root: Path, query: str, **kwargs: Any) -> list[SearchHit]:
     """What the CLI, the TUI and the MCP server call: refresh the memory files (cheap when unchanged), then search."""
     refresh_memory_index(conn, memory_root)

@@ -162,3 +162,26 @@ def test_lint_clean_memory_exits_zero(capsys):
     (root / "MEMORY.md").write_text("# Task Group: x\napplies_to: cwd=/work/x; reuse_rule=always\n")
     assert main(["lint"]) == 0
     assert "no findings" in capsys.readouterr().out
+
+
+def test_lint_flags_another_projects_folder_name():
+    from memtui.lint import lint_groups
+
+    groups = parse_memory(
+        "# Task Group: shop\napplies_to: cwd=/work/shop-api; reuse_rule=x\n- copied the setup from blog-engine\n\n"
+        "# Task Group: blog\napplies_to: cwd=/work/blog-engine; reuse_rule=x\n- a src folder and docs, nothing else\n"
+    )
+    findings = lint_groups(groups, ["/work/shop-api", "/work/blog-engine", "/work/src"])
+    assert [(f.rule, f.group, f.line) for f in findings] == [("cross_project", "shop", 3)]  # generic names ignored
+
+
+def test_a_memory_root_under_the_home_is_exported_as_a_tilde_path(projects, monkeypatch):
+    home_memtui = projects["home"] / ".memtui"
+    monkeypatch.setenv("MEMTUI_HOME", str(home_memtui))
+    root = home_memtui / "memories"
+    root.mkdir(parents=True)
+    (root / "MEMORY.md").write_text((projects["root"] / "MEMORY.md").read_text())
+    from memtui.export_scope import render_project_prompt
+
+    text = render_project_prompt(root, projects["shop"])
+    assert "~/.memtui/memories" in text and str(projects["home"]) not in text

@@ -79,6 +79,10 @@ def test_memory_files_hit_with_file_and_line_and_summaries_follow_stage1(ctx):
     with immediate(ctx.conn):  # a new snapshot replaces the old text (trigger on stage1_outputs)
         upsert_stage1_output(ctx.conn, "t-1", 200, "- raw", "# Session\nthe heron build is fine\n", None)
     assert search(ctx.conn, "pelican") == [] and search(ctx.conn, "heron")[0].kind == "summary"
+    with immediate(ctx.conn):  # INSERT OR REPLACE (no delete trigger fires) replaces the documents too
+        add_output(ctx.conn, "t-1", 300, summary="the ibis build", raw="- ibis")
+    assert [h.kind for h in search(ctx.conn, "heron")] == []
+    assert sorted(h.kind for h in search(ctx.conn, "ibis")) == ["raw_memory", "summary"]
 
 
 def test_project_filter_keeps_the_project_and_unscoped_text(ctx):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 from memtui.cli.common import Progress, make_context, print_json
@@ -50,6 +51,12 @@ def index_for_search(ctx: Context) -> None:
     bar = Progress("search index")
     try:
         stats = refresh(ctx.conn, ctx.paths.memory_root, progress=lambda done, total: _count(bar, done, total))
+    except (sqlite3.Error, OSError) as exc:  # the ingest itself succeeded: say so, and let the next run index
+        print(
+            f"memtui ingest: the search index was not updated ({exc}); the next ingest or search retries",
+            file=sys.stderr,
+        )
+        return
     finally:
         bar.done()
     if stats.threads_indexed or stats.docs_removed:

@@ -182,6 +182,10 @@ MIGRATIONS: list[str] = [
         stamp TEXT NOT NULL                   -- what was indexed: size/mtime of the file, bytes/updated_at of the thread
     );
     CREATE TRIGGER IF NOT EXISTS search_stage1_ai AFTER INSERT ON stage1_outputs BEGIN
+        -- an INSERT OR REPLACE deletes the old row without firing the delete trigger: drop its documents here
+        INSERT OR REPLACE INTO meta (key, value) SELECT 'search.purge', '1' WHERE EXISTS (
+            SELECT 1 FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory'));
+        DELETE FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory');
         INSERT INTO search_docs (kind, source, project, text)
         SELECT 'summary', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
                new.rollout_summary

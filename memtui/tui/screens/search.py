@@ -12,7 +12,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from memtui.search import SearchHit, search_memory
+from memtui.search import SearchHit, refresh, search
 from memtui.tui.screens.base import MemtuiScreen
 
 RESULT_LIMIT = 50
@@ -57,7 +57,9 @@ class SearchScreen(MemtuiScreen):
         worker = get_current_worker()
         conn = self.mapp.ctx.new_conn()
         try:
-            hits = search_memory(conn, self.mapp.ctx.paths.memory_root, query, limit=RESULT_LIMIT)
+            # memory files and rollouts ingested since the last refresh (only changed ones are read)
+            refresh(conn, self.mapp.ctx.paths.memory_root)
+            hits = search(conn, query, limit=RESULT_LIMIT)
         finally:
             conn.close()
         if not worker.is_cancelled:
