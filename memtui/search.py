@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 import sqlite_utils
 from pydantic import BaseModel
 
@@ -38,7 +39,7 @@ MAX_CHUNK_LINES = 40
 MAX_MESSAGE_CHARS = 64_000
 THREAD_BATCH = 200
 DEFAULT_LIMIT = 20
-MAX_CANDIDATES = 10_000  # matches scored per query (the newest); see search()
+MAX_CANDIDATES = 4_000  # candidates per query, and the document count above which a word is 'very common'; see search()
 SNIPPET_CHARS = 200
 
 Kind = Literal["memory", "summary", "raw_memory", "message"]
@@ -378,6 +379,14 @@ def _first_matching_line(text: str, query: str) -> int:
     return best
 
 
+def _capped_df(conn: sqlite3.Connection, word: str) -> int:
+    """How many documents hold ``word``, counted up to MAX_CANDIDATES (a bounded doclist walk, no bm25)."""
+    row = conn.execute(
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT {MAX_CANDIDATES})", (fts_query(word),)
+    ).fetchone()
+    return int(row[0])
+
+
 def _snippet(text: str, line: int, width: int = SNIPPET_CHARS) -> str:
     lines = text.splitlines()
     one = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
@@ -393,42 +402,72 @@ def search(
     kinds: Iterable[str] | None = None,
 ) -> list[SearchHit]:
     """Hits ranked by bm25. ``project`` keeps documents of that project (its cwd or below) and those tied to none
-    (memory_summary.md, user-level groups). Call ``refresh`` (or ``search_memory``) first for fresh memory files."""
-    match = fts_query(query)
-    if not match:
+    (memory_summary.md, user-level groups). Call ``refresh`` (or ``search_memory``) first for fresh memory files.
+
+    FTS5's bm25 counts, for every phrase of the MATCH, all the documents holding it: a scan of the whole doclist of a
+    word found nearly everywhere (50 ms per such word at 400k documents), and of the scope phrase. So the match is
+    done in two steps. First the candidates: every word and the scope, unranked, newest first, at most
+    MAX_CANDIDATES (cheap: FTS5 streams rowids). Then bm25 over the candidates for the query's words found in fewer
+    than MAX_CANDIDATES documents; a word that common carries almost no weight in bm25 anyway. Consequences: a query
+    with such a rarer word is ranked over all its matches (they are fewer than MAX_CANDIDATES); a query made only of
+    very common words is ordered newest first among its newest MAX_CANDIDATES matches.
+    """
+    words = _TERM.findall(query)
+    if not words:
         return []
     if not index_exists(conn):
         if conn.in_transaction:
             return []
         ensure_index(conn)
-    where = [f"{FTS} MATCH ?"]
-    outer, outer_args = "", []
-    join = ""
+    match = fts_query(query)
+    exact, exact_args = "", []
     if project is not None:
         p = str(project.expanduser().resolve()).rstrip("/")
         match = f"({match}) AND {scope_query(Path(p))}"
         # the phrase also takes /work/shop-api for /work/shop/api and /work/shopping for /work/shop (same tokens once
-        # split and stemmed): the exact check on the candidates keeps them out
+        # split and stemmed): the exact check keeps them out
         esc = p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        outer = " WHERE (d.project = '' OR d.project = ? OR d.project LIKE ? ESCAPE '\\')"
-        outer_args = [p, esc + "/%"]
-    args: list[Any] = [match]
+        exact = " AND (project = '' OR project = ? OR project LIKE ? ESCAPE '\\')"
+        exact_args = [p, esc + "/%"]
     if kinds is not None:
         kinds = list(kinds)
-        where.append(f"d.kind IN ({','.join('?' * len(kinds))})")
-        args += kinds
-        join = f" JOIN {DOCS} d ON d.id = {FTS}.rowid"
-    # bm25 is computed for each candidate: the newest MAX_CANDIDATES matches (FTS5 streams rowids in order), so a
-    # word found in nearly every document still answers in bounded time; rarer queries are ranked over all matches.
-    candidates = (
-        f"SELECT {FTS}.rowid AS id, bm25({FTS}, 1.0, 0.0) AS score FROM {FTS}{join} WHERE {' AND '.join(where)}"
-        f" ORDER BY {FTS}.rowid DESC LIMIT {MAX_CANDIDATES}"
-    )
-    rows = conn.execute(
-        f"SELECT d.kind, d.source, d.loc, d.role, d.project, d.text, c.score FROM ({candidates}) c"
-        f" JOIN {DOCS} d ON d.id = c.id{outer} ORDER BY c.score, c.id DESC LIMIT ?",
-        (*args, *outer_args, limit),
-    ).fetchall()
+        exact += f" AND kind IN ({','.join('?' * len(kinds))})"
+        exact_args += kinds
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? ORDER BY rowid DESC LIMIT {MAX_CANDIDATES}", (match,)
+        )
+    ]
+    if not ids:
+        return []
+    if exact:
+        keep = {
+            r[0]
+            for r in conn.execute(
+                f"SELECT id FROM {DOCS} WHERE id IN (SELECT value FROM json_each(?)){exact}",
+                (orjson.dumps(ids).decode(), *exact_args),
+            )
+        }
+        ids = [i for i in ids if i in keep]
+    rare = [w for w in dict.fromkeys(words) if _capped_df(conn, w) < MAX_CANDIDATES]
+    scores: dict[int, float] = {}
+    if rare and ids:
+        # every match of the rarer words (fewer than MAX_CANDIDATES by their definition); the candidates are among them
+        scores = dict(
+            conn.execute(
+                f"SELECT rowid, bm25({FTS}, 1.0, 0.0) FROM {FTS} WHERE {FTS} MATCH ?", (fts_query(" ".join(rare)),)
+            ).fetchall()
+        )
+    top = sorted(ids, key=lambda i: (scores.get(i, 0.0), -i))[:limit]
+    by_id = {
+        r["id"]: r
+        for r in conn.execute(
+            f"SELECT id, kind, source, loc, role, project, text FROM {DOCS} WHERE id IN (SELECT value FROM json_each(?))",
+            (orjson.dumps(top).decode(),),
+        )
+    }
+    rows = [{**dict(by_id[i]), "score": scores.get(i, 0.0)} for i in top if i in by_id]
     hits = []
     for r in rows:
         kind, loc, text = r["kind"], r["loc"], r["text"]

@@ -152,3 +152,21 @@ def test_cli_search_json_and_exit_codes(ctx, capsys):
     assert main(["search", "nothing-like-this"]) == 1
     assert main(["search", "capybara"]) == 0
     assert capsys.readouterr().out.startswith("MEMORY.md:1\n")
+
+
+def test_very_common_words_are_filtered_but_not_ranked(ctx, monkeypatch):
+    """A word in MAX_CANDIDATES documents or more still filters; ranking uses the rarer words, else recency."""
+    import memtui.search as search_module
+
+    monkeypatch.setattr(search_module, "MAX_CANDIDATES", 3)
+    with immediate(ctx.conn):
+        for i in range(6):
+            extra = " yak yak yak" if i == 1 else (" yak" if i == 4 else "")
+            add_output(ctx.conn, f"t{i}", 1, summary=f"common words here{extra}", raw="-", cwd=f"/work/p{i % 2}")
+    common = search(ctx.conn, "common words")  # both words in 6 documents (>= 3): newest first, at most 3
+    assert [h.source for h in common if h.kind == "summary"] == ["t5", "t4", "t3"]
+    assert all(h.score == 0.0 for h in common)
+    ranked = search(ctx.conn, "common yak")  # yak is in 2 documents: bm25 on it, the common word still filters
+    assert [h.source for h in ranked] == ["t1", "t4"] and ranked[0].score < ranked[1].score
+    scoped = search(ctx.conn, "common yak", project=Path("/work/p0"))
+    assert [h.source for h in scoped] == ["t4"]
