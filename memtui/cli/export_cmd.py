@@ -78,6 +78,8 @@ def run_agents_md(args: argparse.Namespace) -> int:
         )
     elif target.scope == "global":
         _warn(root, bpt)
-    outcome = write_agents_md(target.path, block)
+    outcome = write_agents_md(
+        target.path, block, warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr)
+    )
     print(f"{outcome} {args.path}")
     return 0
