@@ -86,7 +86,7 @@ def main() -> int:
 
     def share(word: str) -> str:
         n = conn.execute("SELECT COUNT(*) FROM search_docs_fts WHERE search_docs_fts MATCH ?", (f'"{word}"',))
-        return f"{n.fetchone()[0] / docs:.0%}"
+        return f"{n.fetchone()[0] / docs:.1%}"
 
     top, mid, low = words[0], words[60], words[1500]
     cases = [
