@@ -8,8 +8,8 @@ before the first install are saved under ``$MEMTUI_HOME/hooks/``, so ``uninstall
 nothing else changed the file since; otherwise it removes memtui's entry only. A file that does not parse is
 reported and left untouched.
 
-The hook command (``hooks run``) only starts a detached worker and returns: it never opens the database, never
-waits, prints nothing. The worker (``hooks work``) takes a lock, so one runs at a time (a run asked for meanwhile
+The hook command (``python -m memtui.hook_entry``, standard library only) starts a detached worker and returns:
+it never opens the database, never waits, prints nothing. The worker (``hooks work``) takes a lock, so one runs at a time (a run asked for meanwhile
 is done next), and logs to ``$MEMTUI_HOME/logs/hooks.log``. Phase 2 stays a person's decision: the hooks never run it.
 """
 
@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -31,7 +30,8 @@ import tomlkit
 from pydantic import BaseModel
 from tomlkit.exceptions import TOMLKitError
 
-from memtui import clock
+from memtui import clock, hook_entry
+from memtui.hook_entry import LOG
 from memtui.paths import Paths
 from memtui.private import make_private_dir, write_private_bytes
 
@@ -39,6 +39,7 @@ Agent = Literal["claude", "codex"]
 AGENTS: tuple[Agent, ...] = ("claude", "codex")
 CLAUDE_EVENT = "SessionEnd"
 CHAIN_SEPARATOR = "--"
+ENTRY_MODULE = "memtui.hook_entry"  # the fast, stdlib-only command the agents run
 
 
 class HookError(RuntimeError):
@@ -72,7 +73,7 @@ def settings_path(paths: Paths, agent: Agent) -> Path:
 
 
 def _state_dir(paths: Paths) -> Path:
-    return paths.home / "hooks"
+    return paths.home / hook_entry.STATE_DIR
 
 
 def _backup(paths: Paths, agent: Agent) -> Path:
@@ -90,21 +91,15 @@ def _written_hash(paths: Paths, agent: Agent) -> Path:
 def hook_argv(paths: Paths, agent: Agent) -> list[str]:
     """The command the agent runs: this Python and this memtui, with the home pinned (the agent's environment may
     not carry MEMTUI_HOME)."""
-    return [sys.executable, "-m", "memtui", "--home", str(paths.home), "hooks", "run", "--from", agent]
+    return [sys.executable, "-m", ENTRY_MODULE, "--home", str(paths.home), "--from", agent]
 
 
 def _is_ours_claude(command: Any) -> bool:
-    return isinstance(command, str) and "memtui" in command and " hooks run --from claude" in command
+    return isinstance(command, str) and ENTRY_MODULE in command and "--from claude" in command
 
 
 def _is_ours_codex(notify: Any) -> bool:
-    return (
-        isinstance(notify, list)
-        and "hooks" in notify
-        and "run" in notify
-        and any(isinstance(a, str) and "memtui" in a for a in notify)
-        and "codex" in notify
-    )
+    return isinstance(notify, list) and ENTRY_MODULE in notify and "codex" in notify
 
 
 # --- file handling -------------------------------------------------------------------------------------------
@@ -300,41 +295,13 @@ def status(paths: Paths) -> list[HookStatus]:
 # --- what runs when the agent calls ----------------------------------------------------------------------------
 
 
-def _spawn_detached(argv: list[str], log: Path | None = None) -> None:
-    """Start ``argv`` in its own session with no tie to the caller's terminal or pipes, and do not wait for it."""
-    err: Any = subprocess.DEVNULL
-    fh = None
-    if log is not None:
-        make_private_dir(log.parent)
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        fh = os.fdopen(fd, "ab")
-        err = fh
-    try:
-        subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            start_new_session=True,
-            close_fds=True,
-        )
-    finally:
-        if fh is not None:
-            fh.close()
-
-
 def log_path(paths: Paths) -> Path:
-    return paths.logs_dir / "hooks.log"
+    return paths.home / LOG
 
 
 def run_hook(paths: Paths, agent: Agent, rest: list[str]) -> None:
-    """The hook itself: chain to the agent's previous notify program (Codex passes its JSON as the last argument),
-    start the worker, return. No database, no waiting, no output."""
-    if agent == "codex" and len(rest) > 1:
-        _spawn_detached(rest)  # the old notify program, with Codex's JSON argument, as Codex would have run it
-    make_private_dir(_state_dir(paths))
-    write_private_bytes(_state_dir(paths) / "pending", agent.encode())
-    _spawn_detached([sys.executable, "-m", "memtui", "--home", str(paths.home), "hooks", "work"], log_path(paths))
+    """The hook itself (``memtui.hook_entry``): chain to a previous Codex notify program, start the worker, return."""
+    hook_entry.run_hook(paths.home, agent, rest)
 
 
 def worker_lock_path(paths: Paths) -> Path:
@@ -345,7 +312,7 @@ def run_worker(paths: Paths, work: Callable[[Callable[[str], None]], None]) -> b
     """Run ``work`` under the worker lock while runs are pending; False when another worker holds the lock (it
     will see the pending request). ``work`` gets a logger."""
     make_private_dir(_state_dir(paths))
-    pending = _state_dir(paths) / "pending"
+    pending = _state_dir(paths) / hook_entry.PENDING
     ran = False
     while pending.exists():
         fd = os.open(worker_lock_path(paths), os.O_CREAT | os.O_RDWR, 0o600)

@@ -59,10 +59,12 @@ def test_install_twice_is_idempotent_and_uninstall_restores_byte_for_byte(paths,
     session_end = data["hooks"]["SessionEnd"]
     assert session_end[0]["hooks"][0]["command"] == "echo bye"  # the user's own hook is kept
     ours = session_end[1]["hooks"][0]
-    assert ours["type"] == "command" and "hooks run --from claude" in ours["command"]
+    assert (
+        ours["type"] == "command" and "-m memtui.hook_entry" in ours["command"] and "--from claude" in ours["command"]
+    )
     toml = tomllib.loads(once_codex.decode())
     assert toml["model"] == "gpt-5.5" and toml["mcp_servers"]["docs"]["command"] == "docs-mcp"
-    assert toml["notify"][-4:] == ["run", "--from", "codex", "--"]
+    assert toml["notify"][1:3] == ["-m", "memtui.hook_entry"] and toml["notify"][-3:] == ["--from", "codex", "--"]
     assert "# keep this comment" in once_codex.decode()  # formatting kept (tomlkit)
     assert os.stat(claude).st_mode & 0o777 == 0o644  # the user's file keeps its mode
 
@@ -171,3 +173,14 @@ def test_hooks_respect_claude_config_dir(paths, isolated_env, tmp_path, monkeypa
     assert (other / "settings.json").is_file()
     assert not (isolated_env["CLAUDE_CONFIG_DIR"] / "settings.json").exists()
     assert not settings_path(resolve_paths(), "codex").exists()  # --claude only
+
+
+def test_the_hook_command_imports_only_the_standard_library():
+    """The agent waits for the hook: it must not pay for memtui's start-up (the OpenAI SDK alone takes seconds)."""
+    probe = (
+        "import sys, memtui.hook_entry; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('memtui', 'openai', 'pydantic', 'sqlite3', "
+        "'tomlkit', 'textual', 'git')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['memtui', 'memtui.hook_entry']"

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--from", dest="agent", choices=AGENTS, required=True)
     q.add_argument("rest", nargs=argparse.REMAINDER, help="Codex: -- [previous notify argv...] JSON")
     q.set_defaults(func=run_run)
-    q = hk.add_parser("work", help="(started by `hooks run`) ingest and Phase 1 under the worker lock, quietly")
+    q = hk.add_parser("work", help="(started by the hook) ingest and Phase 1 under the worker lock, quietly")
     q.set_defaults(func=run_work)
 
 
