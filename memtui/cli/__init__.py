@@ -32,6 +32,7 @@ COMMANDS = [
     "export",
     "demo",
     "doctor",
+    "batch",  # issue 13
     "lint",  # issue 14
     "search",  # issue 14
     "mcp",  # issue 14

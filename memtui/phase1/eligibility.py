@@ -68,6 +68,7 @@ def select_candidates(
     *,
     thread_id: str | None = None,
     all_threads: bool = False,
+    scan_limit: int = THREAD_SCAN_LIMIT,
 ) -> tuple[list[Candidate], dict[str, int]]:
     """Eligible threads (newest first) and the count of skipped threads by reason.
 
@@ -81,7 +82,7 @@ def select_candidates(
         "newest": now - settings.min_rollout_idle_hours * 3_600,
         "check_done": int(thread_id is None),
         "kind": STAGE1,
-        "limit": THREAD_SCAN_LIMIT,
+        "limit": scan_limit,
         "thread_id": thread_id,
     }
     sql = _QUERY.format(where="WHERE t.id = :thread_id" if thread_id else "")

@@ -161,6 +161,44 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE threads DROP COLUMN user_messages;
     """,
+    # issue 13: bulk extraction through the OpenAI Batch API, or a JSONL file for `vllm run-batch`. One submission
+    # per input file (split at 50,000 requests / 200 MB); one request per claimed rollout, holding the job's token.
+    """
+    CREATE TABLE IF NOT EXISTS batch_submissions (
+        id TEXT PRIMARY KEY,                  -- memtui's id; also the remote batch's metadata.memtui_submission
+        kind TEXT NOT NULL,                   -- openai | file
+        status TEXT NOT NULL,                 -- preparing | prepared | uploaded | submitted | exported | collected | cancelled | abandoned
+        remote_status TEXT,                   -- the Batch API's status when last polled
+        model TEXT NOT NULL,
+        worker_id TEXT NOT NULL,              -- the jobs' worker_id: finds this submission's leases
+        input_path TEXT,                      -- the JSONL memtui wrote
+        input_file_id TEXT,
+        batch_id TEXT,
+        output_file_id TEXT,
+        error_file_id TEXT,
+        requests INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        detail TEXT
+    );
+    CREATE TABLE IF NOT EXISTS batch_requests (
+        submission_id TEXT NOT NULL REFERENCES batch_submissions(id),
+        custom_id TEXT NOT NULL,              -- thread id + ':' + hash of the filtered input
+        thread_id TEXT NOT NULL,
+        input_hash TEXT NOT NULL,
+        ownership_token TEXT NOT NULL,
+        source_updated_at INTEGER NOT NULL,
+        run_id INTEGER,                       -- the job_runs attempt row
+        status TEXT NOT NULL,                 -- pending | succeeded | no_output | failed | stale | released | lost_lease
+        error TEXT,
+        measurements TEXT,                    -- JSON: bytes, estimated tokens, input-side redaction counts
+        PRIMARY KEY (submission_id, custom_id)
+    );
+    CREATE INDEX IF NOT EXISTS idx_batch_requests_status ON batch_requests(submission_id, status);
+    CREATE INDEX IF NOT EXISTS idx_batch_requests_custom ON batch_requests(custom_id);
+    """,
     # issue 14: the full-text search documents (memory.search builds the FTS5 index over them with sqlite-utils).
     # Stage-1 summaries and raw memories follow stage1_outputs through triggers; a deleted thread or output takes
     # its documents with it and asks the next refresh to purge the index (FTS5 keeps deleted terms until merged).
