@@ -11,6 +11,7 @@ Codex appends its JSON notification as the last argument; the previous ``notify`
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -47,11 +48,38 @@ def spawn_detached(argv: list[str], log: Path | None = None) -> None:
             os.close(fd)
 
 
+def own_dirs(home: Path) -> tuple[str, ...]:
+    """The folders memtui runs its own model sessions in: ``selfcalls.own_dirs`` without its imports (a test keeps
+    the two equal). A session there ending must not start another round of memtui work."""
+    return tuple(os.path.realpath(p) for p in (home / "work", home / "memories"))
+
+
+def _session_cwd(agent: str, rest: list[str]) -> str:
+    if agent == "codex" and rest:
+        try:
+            payload = json.loads(rest[-1])
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
+            return payload["cwd"]
+    return os.getcwd()  # Claude Code runs the hook in the session's folder
+
+
+def is_memtui_session(home: Path, agent: str, rest: list[str]) -> bool:
+    try:
+        cwd = os.path.realpath(_session_cwd(agent, rest))
+    except OSError:
+        return False
+    return any(cwd == d or cwd.startswith(d + os.sep) for d in own_dirs(home))
+
+
 def run_hook(home: Path, agent: str, rest: list[str]) -> None:
     """Chain to the agent's previous notify program (Codex: ``rest`` = its argv + the JSON), mark a run as pending,
     start the worker. No database, no waiting, no output."""
     if agent == "codex" and len(rest) > 1:
         spawn_detached(rest)
+    if is_memtui_session(home, agent, rest):
+        return  # memtui's own model call ending (Phase 1 through the codex CLI): no new round
     state = home / STATE_DIR
     _private_dir(state)
     fd = os.open(state / PENDING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

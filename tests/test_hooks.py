@@ -184,3 +184,16 @@ def test_the_hook_command_imports_only_the_standard_library():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['memtui', 'memtui.hook_entry']"
+
+
+def test_a_session_memtui_itself_ran_starts_no_worker(paths):
+    from memtui import hook_entry, selfcalls
+
+    assert hook_entry.own_dirs(paths.home) == selfcalls.own_dirs(paths)
+    work = selfcalls.work_dir(paths)
+    payload = json.dumps({"type": "agent-turn-complete", "cwd": str(work)})
+    assert hook_entry.is_memtui_session(paths.home, "codex", [payload])
+    hook_entry.run_hook(paths.home, "codex", [payload])
+    assert not (paths.home / "hooks" / "pending").exists()  # nothing asked of the worker
+    elsewhere = json.dumps({"type": "agent-turn-complete", "cwd": "/work/shop"})
+    assert not hook_entry.is_memtui_session(paths.home, "codex", [elsewhere])
