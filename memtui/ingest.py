@@ -132,7 +132,9 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.cancelled = True
             break
         readahead.advance(i)
-        batch.append(read_file(f, now, own=own))
+        result, citations = read_file(f, now, own=own)
+        keep_watermark_moving(result, known.get(f.path))
+        batch.append((result, citations))
         if len(batch) >= BATCH:
             _flush(ctx, batch, known, found_paths, claimed, summary, now)
             batch = []
@@ -144,6 +146,18 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.missing = store.mark_missing(conn, vanished)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def keep_watermark_moving(result: FileResult, previous: store.KnownFile | None) -> None:
+    """``updated_at`` is the transcript's last timestamp, and also the Phase 1 watermark: a file whose content
+    changed (its size did) without a later timestamp (lines without one, an edit in the middle) still gets an
+    ``updated_at`` past the one it had, so it is extracted again. A touched or copied file (same size) keeps its
+    date: nothing new to extract."""
+    thread = result.thread
+    if thread is None or previous is None or previous.updated_at is None or previous.thread_id != thread.id:
+        return
+    if result.size != previous.size and thread.updated_at <= previous.updated_at:
+        thread.updated_at = previous.updated_at + 1
 
 
 class _ReadAhead:

@@ -22,8 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ]:
         q = cite.add_parser(name, help=help_)
         q.add_argument("file", nargs="?", default="-", help="the answer text (default: - for stdin)")
+        # parse always prints JSON; it accepts --json like the others, as the README documents for all three
+        q.add_argument("--json", action="store_true", help="one JSON object instead of the table")
         if name != "parse":
-            q.add_argument("--json", action="store_true", help="one JSON object instead of the table")
             q.add_argument("--root", type=Path, help="memory root to resolve paths against (default: the home's)")
         q.set_defaults(func=func)
 

@@ -32,11 +32,11 @@ class Candidate:
 # source rules. NULL when none applies. The UI shows the same reasons.
 NEVER_ELIGIBLE_SQL = """CASE
     WHEN t.archived != 0 THEN 'archived'
-    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ('cli', 'vscode'))
+    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
               OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
     WHEN t.memory_mode != 'enabled' OR t.history_mode != 'legacy' THEN 'memory_disabled'
     WHEN t.preview = '' THEN 'no_preview'
-  END"""
+  END""".format(codex_sources=", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
 
 _QUERY = (
     """
