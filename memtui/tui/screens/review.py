@@ -19,6 +19,7 @@ from memtui.tui import ops
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
 from memtui.tui.widgets.diff_view import DiffView, parse_diff
+from memtui.tui.widgets.lint_line import LintLine
 
 STATUS_STYLE = {"A": "$text-success", "M": "$text-warning", "D": "$text-error"}
 
@@ -55,6 +56,7 @@ class ReviewScreen(MemtuiScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="review-meta", markup=False)
+        yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
         with Horizontal(id="review-body"):
             yield OptionList(id="files")
             yield DiffView(id="diff")
