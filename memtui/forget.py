@@ -228,6 +228,9 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
                 (thread_id,),
             )
             conn.execute("DELETE FROM citation_events WHERE thread_id=?", (thread_id,))
+            # the search index's copies of its messages (its stage-1 documents follow stage1_outputs by trigger)
+            conn.execute("DELETE FROM search_docs WHERE source=? AND kind='message'", (thread_id,))
+            conn.execute("DELETE FROM search_sources WHERE key=?", (f"thread:{thread_id}",))
             conn.execute(
                 "INSERT INTO forgotten_threads (thread_id, forgotten_at, reason, contributed, run_id, done_at)"
                 " VALUES (?,?,?,?,NULL,NULL) ON CONFLICT(thread_id) DO UPDATE SET forgotten_at=excluded.forgotten_at,"
@@ -247,6 +250,7 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
             conn.execute("ROLLBACK")
             raise
         rewritten, dropped = scrub_state(conn, {thread_id, *_stems_of(found)}, set(found.keys), thread_id)
+        _purge_search(conn)
         history.checkpoint(conn)
     return ForgetResult(
         thread_id=thread_id,
@@ -258,6 +262,13 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
         snapshots_rewritten=rewritten,
         snapshots_dropped=dropped,
     )
+
+
+def _purge_search(conn: sqlite3.Connection) -> None:
+    """Deleted search documents leave the FTS5 segments too (issue 14's index keeps terms until merged)."""
+    from memtui import search
+
+    search.purge_deleted(conn, force=True)
 
 
 def unforget(ctx: Context, thread_id: str) -> ForgetResult:
@@ -381,6 +392,10 @@ def finish_after_approval(ctx: Context, run_id: int) -> int:
         "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE run_id=? AND done_at IS NULL",
         (clock.now_s(), run_id),
     )
+    from memtui import search
+
+    search.try_refresh_memory_index(conn, ctx.paths.memory_root)  # the old MEMORY.md chunks leave the index
+    _purge_search(conn)
     history.checkpoint(conn)
     return len(rows)
 

@@ -32,7 +32,7 @@ def _home(isolated_env: dict[str, Path]) -> Path:
 
 
 @pytest.fixture
-def pipeline(isolated_env, capsys):
+def pipeline(isolated_env, capsys, frozen_clock):
     """Two rollouts with durable user statements, extracted and consolidated offline, awaiting review."""
     codex = isolated_env["CODEX_HOME"]
     write_codex_rollout(

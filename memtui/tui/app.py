@@ -353,6 +353,11 @@ class MemtuiApp(App[int]):
         """The rollout detail screen, opened at transcript item ``item`` (a citation's ``[item N]``) if given."""
         self.push_screen(RolloutDetailScreen(thread_id, item=item))
 
+    def open_search(self, query: str = "") -> None:
+        from memtui.tui.screens.search import SearchScreen
+
+        self.push_screen(SearchScreen(query))
+
     def open_memory_file(self, rel_path: str, edit: bool = False) -> None:
         """MEMORY.md and memory_summary.md open in the editor; other memory files in a read-only view."""
         if rel_path in MEMORY_FILES.values():

@@ -28,6 +28,7 @@ from memtui.tui.screens.dialogs import ConfirmModal, TextAreaModal, TextPromptMo
 from memtui.tui.screens.memory import commit_task
 from memtui.tui.widgets.diff_view import DiffView, HunkView, parse_diff
 from memtui.tui.widgets.evidence_pane import EvidencePane
+from memtui.tui.widgets.lint_line import LintLine
 
 STATUS_STYLE = {"A": "$text-success", "M": "$text-warning", "D": "$text-error"}
 
@@ -82,6 +83,7 @@ class ReviewScreen(MemtuiScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="review-meta", markup=False)
+        yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
         with Horizontal(id="review-body"):
             yield OptionList(id="files")
             with Vertical(id="review-diffs"):
