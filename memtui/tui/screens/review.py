@@ -1,5 +1,9 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Consolidation review: the changed files and the diff hunk by hunk; approve, reject, or run Phase 2."""
+"""Consolidation review: the changed files and the diff hunk by hunk; approve, reject, or run Phase 2.
+
+What it shows comes from ``memtui.phase2.review.review_state``, the same as ``memtui review show``: the run awaiting
+review plus what changed since it, or, with no run, a person's own edits since the baseline (commit them with c).
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,18 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import OptionList, Static
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui import views
 from memtui.tui import ops
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.screens.choice import Choice, ChoiceModal
 from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
+from memtui.tui.screens.memory import commit_task
 from memtui.tui.widgets.diff_view import DiffView, parse_diff
 from memtui.tui.widgets.lint_line import LintLine
 
@@ -43,23 +49,38 @@ class ReviewScreen(MemtuiScreen):
         Binding("enter", "open_file", "Open file", id="review.open_file"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
+        Binding("c", "commit", "Commit my edits", id="review.commit"),
         Binding("P", "run_phase2", "Run Phase 2", id="review.run_phase2"),
     ]
 
     def __init__(self) -> None:
         super().__init__(id="review-screen")
         self.run: dict[str, Any] | None = None
+        self.state: Any = None  # memtui.phase2.review.ReviewState
 
     @property
     def awaiting(self) -> bool:
         return bool(self.run and self.run.get("status") == "awaiting_review")
+
+    @property
+    def own_edits(self) -> Any:
+        """A person's pending edits (no run awaiting), else None."""
+        edits = getattr(self.state, "own_edits", None)
+        return edits if edits is not None and edits.stat and not self.awaiting else None
+
+    @property
+    def since_run(self) -> Any:
+        return getattr(self.state, "since_run", None) if self.awaiting else None
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="review-meta", markup=False)
         yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
         with Horizontal(id="review-body"):
             yield OptionList(id="files")
-            yield DiffView(id="diff")
+            with Vertical(id="review-diffs"):
+                yield DiffView(id="diff")
+                yield Label("", id="since-title", classes="section-title")
+                yield DiffView(id="since-diff")
 
     def on_mount(self) -> None:
         self.reload("mount")
@@ -69,21 +90,26 @@ class ReviewScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def _load(self) -> None:
-        worker = get_current_worker()
-        conn = self.mapp.ctx.new_conn()
-        try:
-            run = views.review_run(conn)
-        finally:
-            conn.close()
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, run)
+        from memtui.phase2.review import review_state
 
-    def _show(self, run: dict[str, Any] | None) -> None:
+        worker = get_current_worker()
+        ctx = self.mapp.task_context()
+        try:
+            run = views.review_run(ctx.conn)
+            state = review_state(ctx)  # read-only: a temporary index, no lock
+        finally:
+            ctx.close()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, run, state)
+
+    def _show(self, run: dict[str, Any] | None, state: Any = None) -> None:
         self.run = run
+        self.state = state
         meta = self.query_one("#review-meta", Static)
         files = self.query_one("#files", OptionList)
-        diff = self.query_one(DiffView)
+        diff = self.query_one("#diff", DiffView)
         files.clear_options()
+        self._show_since()
         if not self.awaiting:
             if run is None:
                 text = "No consolidation has run yet. Press P to run Phase 2."
@@ -92,17 +118,40 @@ class ReviewScreen(MemtuiScreen):
                 text = (
                     f"No consolidation awaiting review. Last run #{run['id']} {run['status']}{reason}. P runs Phase 2."
                 )
+            if (edits := self.own_edits) is not None:
+                text += (
+                    f"\nYour own edits and new inputs since the baseline: {len(edits.stat)} file(s). "
+                    "c commits them as a manual change; otherwise the next Phase 2 consolidates them."
+                )
+                for status, path in edits.stat:
+                    files.add_option(
+                        Option(
+                            Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, 31)), id=path
+                        )
+                    )
+                diff.show_diff(edits.diff, empty="Only file modes changed.")
+            else:
+                error = getattr(state, "error", None)
+                diff.show_diff("", empty=f"Nothing to review. ({error})" if error else "Nothing to review.")
             meta.update(Content(text))
-            diff.show_diff("", empty="Nothing to review.")
             self.refresh_bindings()
             return
         assert run is not None
         stat = run["stat"] or [(f.status, f.path) for f in parse_diff(run.get("diff") or "")]
+        since = self.since_run
         meta.update(
             Content.assemble(
                 (f"Run #{run['id']} awaiting review", "bold $text-warning"),
                 f"  {len(stat)} files  started {ops.fmt_time(run['started_at'])}  ",
                 ("offline" if run.get("offline") else (run.get("model") or "")),
+                (
+                    f"\n⚠ {len(since.stat)} file(s) changed since the run (not part of it, shown below): "
+                    + ", ".join(p for _, p in since.stat[:6])
+                    + (" ..." if len(since.stat) > 6 else ""),
+                    "$text-error",
+                )
+                if since is not None
+                else "",
             )
         )
         for status, path in stat:
@@ -112,23 +161,36 @@ class ReviewScreen(MemtuiScreen):
         diff.show_diff(run.get("diff") or "", empty="The run changed no text.")
         self.refresh_bindings()
 
+    def _show_since(self) -> None:
+        since = self.since_run
+        title = self.query_one("#since-title", Label)
+        view = self.query_one("#since-diff", DiffView)
+        title.display = view.display = since is not None
+        if since is not None:
+            title.update(
+                Content(f"Changed since the run (not part of what the run produced): {len(since.stat)} file(s)")
+            )
+            view.show_diff(since.diff, empty=", ".join(f"{s} {p}" for s, p in since.stat))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("approve", "reject"):
             return True if self.awaiting else None
+        if action == "commit":
+            return self.own_edits is not None  # hidden unless there are edits to commit
         return True
 
     # ---- navigation ------------------------------------------------------------------------------
 
     def action_next_hunk(self) -> None:
-        self.query_one(DiffView).next_hunk()
+        self.query_one("#diff", DiffView).next_hunk()
         self._sync_file_highlight()
 
     def action_previous_hunk(self) -> None:
-        self.query_one(DiffView).previous_hunk()
+        self.query_one("#diff", DiffView).previous_hunk()
         self._sync_file_highlight()
 
     def _sync_file_highlight(self) -> None:
-        path = self.query_one(DiffView).current_path
+        path = self.query_one("#diff", DiffView).current_path
         files = self.query_one("#files", OptionList)
         if path is not None:
             try:
@@ -139,7 +201,7 @@ class ReviewScreen(MemtuiScreen):
     @on(OptionList.OptionHighlighted, "#files")
     def _file_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id and self.query_one("#files").has_focus:
-            self.query_one(DiffView).jump_to_file(event.option.id)
+            self.query_one("#diff", DiffView).jump_to_file(event.option.id)
 
     @on(OptionList.OptionSelected, "#files")
     def _file_selected(self, event: OptionList.OptionSelected) -> None:
@@ -152,7 +214,7 @@ class ReviewScreen(MemtuiScreen):
             option = files.get_option_at_index(files.highlighted)
             path = option.id
         else:
-            path = self.query_one(DiffView).current_path
+            path = self.query_one("#diff", DiffView).current_path
         if path:
             self.mapp.open_memory_file(path)
 
@@ -162,6 +224,28 @@ class ReviewScreen(MemtuiScreen):
         if not self.awaiting or self.run is None:
             return
         run_id = self.run["id"]
+        since = self.since_run
+        if since is not None:
+            names = ", ".join(f"{p} ({s})" for s, p in since.stat)
+
+            def chose(choice: str | None) -> None:
+                if choice == "include":
+                    self.mapp.start_task(
+                        "approve", f"Approve #{run_id} + changes", approve_task(run_id, True, since.tree)
+                    )
+
+            self.app.push_screen(
+                ChoiceModal(
+                    "Files changed since the run",
+                    f"Changed after run #{run_id}: {names}. These changes are not part of what the run produced; "
+                    "they are shown under 'Changed since the run'. Approve the run together with exactly these "
+                    "changes, or cancel (and undo them first to approve the run alone).",
+                    [Choice("Approve with these changes", "include", "warning"), Choice("Cancel", "cancel")],
+                    focus="cancel",
+                ),
+                chose,
+            )
+            return
         body = (
             f"Approve run #{run_id}? Its {len(self.run['stat'])} changed files become the new baseline commit "
             "and the next consolidation starts from them."
@@ -169,9 +253,30 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(ok: bool | None) -> None:
             if ok:
-                self.mapp.start_task("approve", f"Approve #{run_id}", ops.approve_task(run_id))
+                self.mapp.start_task("approve", f"Approve #{run_id}", approve_task(run_id))
 
         self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
+
+    def action_commit(self) -> None:
+        edits = self.own_edits
+        if edits is None:
+            return
+
+        def decided(message: str | None) -> None:
+            if message:
+                self.mapp.start_task("commit", "Commit manual edit", commit_task(message, edits.tree))
+
+        self.app.push_screen(
+            TextPromptModal(
+                "Commit my edits",
+                f"Make the {len(edits.stat)} file(s) shown the new baseline, as your own change. New inputs "
+                "(raw_memories.md, rollout_summaries/) stay pending for Phase 2.",
+                "commit message",
+                "Commit",
+                value="Manual edit",
+            ),
+            decided,
+        )
 
     def action_reject(self) -> None:
         if not self.awaiting or self.run is None:
@@ -181,7 +286,7 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(reason: str | None) -> None:
             if reason:
-                self.mapp.start_task("reject", f"Reject #{run_id}", ops.reject_task(reason, run_id))
+                self.mapp.start_task("reject", f"Reject #{run_id}", reject_task(reason, run_id))
 
         self.app.push_screen(
             TextPromptModal(
@@ -196,3 +301,23 @@ class ReviewScreen(MemtuiScreen):
 
     def action_run_phase2(self) -> None:
         self.mapp.run_phase2()
+
+
+def approve_task(run_id: int, include_changes: bool = False, expected_tree: str | None = None) -> Any:
+    """Approve as a background task: exactly the reviewed tree, or it plus the changes the person was shown."""
+
+    def run(ctx: Any, progress: Any, cancel: Any) -> Any:
+        from memtui.phase2.review import approve
+
+        return approve(ctx, run_id=run_id, include_changes=include_changes, expected_tree=expected_tree)
+
+    return run
+
+
+def reject_task(reason: str, run_id: int) -> Any:
+    def run(ctx: Any, progress: Any, cancel: Any) -> Any:
+        from memtui.phase2.review import reject
+
+        return reject(ctx, reason, run_id=run_id)
+
+    return run
