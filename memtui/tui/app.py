@@ -1,5 +1,5 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""MemtuiApp: five screens (modes) over the domain, long work in thread workers, one status signal.
+"""MemtuiApp: six screens (modes) over the domain, long work in thread workers, one status signal.
 
 Workers never touch widgets: they post messages or use ``call_from_thread``. Each worker opens its own
 Context (and so its own sqlite connection: sqlite objects are thread-bound).
@@ -30,6 +30,7 @@ from memtui.tui.screens.citations import CitationsScreen
 from memtui.tui.screens.detail import RolloutDetailScreen
 from memtui.tui.screens.file_view import FileViewScreen
 from memtui.tui.screens.help import HelpScreen
+from memtui.tui.screens.history import HistoryScreen
 from memtui.tui.screens.jobs import JobsScreen
 from memtui.tui.screens.memory import FILES as MEMORY_FILES
 from memtui.tui.screens.memory import MemoryScreen
@@ -50,6 +51,7 @@ class MemtuiApp(App[int]):
         "review": ReviewScreen,
         "memory": MemoryScreen,
         "citations": CitationsScreen,
+        "history": HistoryScreen,
     }
     DEFAULT_MODE = "rollouts"
     SCREEN_LABELS = {
@@ -58,6 +60,7 @@ class MemtuiApp(App[int]):
         "review": "Review",
         "memory": "Memory",
         "citations": "Citations",
+        "history": "History",
     }
     BINDINGS = [
         Binding("1", "switch_mode('rollouts')", "Rollouts", show=False, id="memtui.rollouts"),
@@ -65,6 +68,7 @@ class MemtuiApp(App[int]):
         Binding("3", "switch_mode('review')", "Review", show=False, id="memtui.review"),
         Binding("4", "switch_mode('memory')", "Memory", show=False, id="memtui.memory"),
         Binding("5", "switch_mode('citations')", "Cite", show=False, id="memtui.citations"),
+        Binding("6", "switch_mode('history')", "History", show=False, id="memtui.history"),
         Binding("f1,question_mark", "help", "Help", id="memtui.help"),
         Binding("f5", "ingest", "Ingest", show=False, id="memtui.ingest"),
         Binding("ctrl+g", "cancel_work", "Cancel work", id="memtui.cancel"),
@@ -345,8 +349,9 @@ class MemtuiApp(App[int]):
 
     # ---- navigation -----------------------------------------------------------------------------
 
-    def open_rollout(self, thread_id: str) -> None:
-        self.push_screen(RolloutDetailScreen(thread_id))
+    def open_rollout(self, thread_id: str, item: int | None = None) -> None:
+        """The rollout detail screen, opened at transcript item ``item`` (a citation's ``[item N]``) if given."""
+        self.push_screen(RolloutDetailScreen(thread_id, item=item))
 
     def open_search(self, query: str = "") -> None:
         from memtui.tui.screens.search import SearchScreen
