@@ -145,6 +145,7 @@ def skip_reason(ingest_status: str, ingest_reason: str | None, never: str | None
         "not_interactive": f"not interactive ({session_source})",
         "memory_disabled": "memory disabled",
         "no_preview": "no user message",
+        "forgotten": "forgotten (memtui forget --undo lifts it)",
     }.get(never or "", never or "")
 
 

@@ -199,6 +199,131 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS idx_batch_requests_status ON batch_requests(submission_id, status);
     CREATE INDEX IF NOT EXISTS idx_batch_requests_custom ON batch_requests(custom_id);
     """,
+    # issue 14: the full-text search documents (memory.search builds the FTS5 index over them with sqlite-utils).
+    # Stage-1 summaries and raw memories follow stage1_outputs through triggers; a deleted thread or output takes
+    # its documents with it and asks the next refresh to purge the index (FTS5 keeps deleted terms until merged).
+    """
+    CREATE TABLE IF NOT EXISTS search_docs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,                   -- memory | summary | raw_memory | message
+        source TEXT NOT NULL,                 -- memory: path in the memory root; else the thread id
+        loc INTEGER NOT NULL DEFAULT 0,       -- memory: first line of the chunk; message: item N (1-based); else 0
+        role TEXT,                            -- message: user | assistant
+        project TEXT NOT NULL DEFAULT '',     -- the cwd the text belongs to ('' = not tied to one project)
+        text TEXT NOT NULL,                   -- redacted before it is stored
+        -- indexed beside the text so a project filter is an FTS phrase query, not a scan ('' = tied to no project)
+        scope TEXT GENERATED ALWAYS AS (CASE WHEN project = '' THEN 'memtuiglobal' ELSE project END) VIRTUAL
+    );
+    CREATE INDEX IF NOT EXISTS idx_search_docs_source ON search_docs(source, kind);
+    CREATE TABLE IF NOT EXISTS search_sources (
+        key TEXT PRIMARY KEY,                 -- "file:<path in the memory root>" or "thread:<id>"
+        stamp TEXT NOT NULL                   -- what was indexed: size/mtime of the file, bytes/updated_at of the thread
+    );
+    CREATE TRIGGER IF NOT EXISTS search_stage1_ai AFTER INSERT ON stage1_outputs BEGIN
+        -- an INSERT OR REPLACE deletes the old row without firing the delete trigger: drop its documents here
+        INSERT OR REPLACE INTO meta (key, value) SELECT 'search.purge', '1' WHERE EXISTS (
+            SELECT 1 FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory'));
+        DELETE FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'summary', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.rollout_summary
+        WHERE TRIM(new.rollout_summary) != '';
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'raw_memory', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.raw_memory
+        WHERE TRIM(new.raw_memory) != '';
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_stage1_au AFTER UPDATE OF raw_memory, rollout_summary ON stage1_outputs
+    WHEN old.raw_memory IS NOT new.raw_memory OR old.rollout_summary IS NOT new.rollout_summary BEGIN
+        DELETE FROM search_docs WHERE source = old.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'summary', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.rollout_summary
+        WHERE TRIM(new.rollout_summary) != '';
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'raw_memory', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.raw_memory
+        WHERE TRIM(new.raw_memory) != '';
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_stage1_ad AFTER DELETE ON stage1_outputs BEGIN
+        DELETE FROM search_docs WHERE source = old.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_threads_ad AFTER DELETE ON threads BEGIN
+        DELETE FROM search_docs WHERE source = old.id AND kind = 'message';
+        DELETE FROM search_sources WHERE key = 'thread:' || old.id;
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    INSERT INTO search_docs (kind, source, project, text)
+    SELECT 'summary', o.thread_id, COALESCE(t.cwd, ''), o.rollout_summary
+    FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id WHERE TRIM(o.rollout_summary) != '';
+    INSERT INTO search_docs (kind, source, project, text)
+    SELECT 'raw_memory', o.thread_id, COALESCE(t.cwd, ''), o.raw_memory
+    FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id WHERE TRIM(o.raw_memory) != '';
+    """,
+    # issue 10: a run records the exact tree it produced (approve commits that tree and nothing else) with a blob
+    # id per file, and keeps only counts once decided: stored diffs and pre-run snapshots of decided runs are dropped.
+    """
+    ALTER TABLE phase2_runs ADD COLUMN reviewed_tree TEXT;      -- git tree id of the workspace the review shows
+    ALTER TABLE phase2_runs ADD COLUMN reviewed_files TEXT;     -- JSON {path: blob id} of that tree (until decided)
+    ALTER TABLE phase2_runs ADD COLUMN lines_added INTEGER;
+    ALTER TABLE phase2_runs ADD COLUMN lines_removed INTEGER;
+    ALTER TABLE phase2_runs ADD COLUMN included_changes TEXT;   -- JSON [[status, path]] approved with the run
+    ALTER TABLE phase2_runs ADD COLUMN written_files TEXT;      -- JSON [path] the run itself wrote (kept when decided)
+    UPDATE phase2_runs SET written_files = (SELECT json_group_array(key) FROM json_each(pre_snapshot))
+        WHERE pre_snapshot IS NOT NULL AND json_valid(pre_snapshot);
+    UPDATE phase2_runs SET diff = NULL, input_diff = NULL, pre_snapshot = NULL
+        WHERE status NOT IN ('running', 'awaiting_review');
+    """,
+    # issue 11: the paper trail: decisions (audit records), snapshots of approved versions, rejected hunks that
+    # teach the next run, forgotten rollouts; a run's kind tells a consolidation from a restore awaiting review.
+    """
+    CREATE TABLE IF NOT EXISTS decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,                   -- approve | partial_approve | reject | manual_commit | restore | forget | unforget
+        run_id INTEGER,                       -- the Phase 2 run decided, if any
+        thread_id TEXT,                       -- the rollout forgotten (forget / unforget)
+        files_in TEXT NOT NULL DEFAULT '[]',  -- JSON [path]: changes that went into the baseline
+        files_out TEXT NOT NULL DEFAULT '[]', -- JSON [path]: changes left out (rejected or undone)
+        hunks_in TEXT NOT NULL DEFAULT '[]',  -- JSON [{id, file, hash, amended}]
+        hunks_out TEXT NOT NULL DEFAULT '[]', -- JSON [{id, file, hash}]
+        reason TEXT,
+        tree TEXT,                            -- the baseline tree id after the decision
+        commit_id TEXT
+    );
+    CREATE TABLE IF NOT EXISTS history_snapshots (
+        decision_id INTEGER PRIMARY KEY REFERENCES decisions(id) ON DELETE CASCADE,
+        tree TEXT,
+        created_at INTEGER NOT NULL,
+        files INTEGER NOT NULL,
+        raw_bytes INTEGER NOT NULL,
+        data BLOB NOT NULL                    -- zstd of JSON {path: text} of the consolidated memory files
+    );
+    CREATE TABLE IF NOT EXISTS rejected_hunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id INTEGER,
+        hunk_id TEXT NOT NULL,
+        file TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        text TEXT NOT NULL,                   -- the hunk as the reviewer saw it
+        added TEXT NOT NULL DEFAULT '[]',     -- JSON [line]: the lines the run wanted to add
+        reason TEXT,
+        thread_ids TEXT NOT NULL DEFAULT '[]',-- JSON [thread_id]: the hunk's evidence (forget scrubs by it)
+        decided_at INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS forgotten_threads (
+        thread_id TEXT PRIMARY KEY,
+        forgotten_at INTEGER NOT NULL,
+        reason TEXT,
+        contributed TEXT,                     -- JSON lineage, kept only until a Phase 2 run removing it is approved
+        run_id INTEGER,                       -- the Phase 2 run that carries the removal (awaiting review)
+        done_at INTEGER                       -- when that run was approved: nothing derived is left
+    );
+    ALTER TABLE phase2_runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'consolidation';  -- consolidation | restore
+    ALTER TABLE phase2_runs ADD COLUMN restore_of INTEGER;                          -- the version a restore brings back
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

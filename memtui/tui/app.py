@@ -1,5 +1,5 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""MemtuiApp: five screens (modes) over the domain, long work in thread workers, one status signal.
+"""MemtuiApp: six screens (modes) over the domain, long work in thread workers, one status signal.
 
 Workers never touch widgets: they post messages or use ``call_from_thread``. Each worker opens its own
 Context (and so its own sqlite connection: sqlite objects are thread-bound).
@@ -25,10 +25,12 @@ from memtui.tui import ops
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.messages import TaskFailed, TaskFinished, TaskProgress
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.screens.choice import Choice, ChoiceModal
 from memtui.tui.screens.citations import CitationsScreen
 from memtui.tui.screens.detail import RolloutDetailScreen
 from memtui.tui.screens.file_view import FileViewScreen
 from memtui.tui.screens.help import HelpScreen
+from memtui.tui.screens.history import HistoryScreen
 from memtui.tui.screens.jobs import JobsScreen
 from memtui.tui.screens.memory import FILES as MEMORY_FILES
 from memtui.tui.screens.memory import MemoryScreen
@@ -36,6 +38,7 @@ from memtui.tui.screens.review import ReviewScreen
 from memtui.tui.screens.rollouts import RolloutsScreen
 
 STATUS_REFRESH_SECONDS = 15.0
+MEMORY_ROOT_POLL_SECONDS = 2.0  # how soon a change made outside memtui (a shell, an editor) shows in the UI
 
 
 class MemtuiApp(App[int]):
@@ -48,6 +51,7 @@ class MemtuiApp(App[int]):
         "review": ReviewScreen,
         "memory": MemoryScreen,
         "citations": CitationsScreen,
+        "history": HistoryScreen,
     }
     DEFAULT_MODE = "rollouts"
     SCREEN_LABELS = {
@@ -56,6 +60,7 @@ class MemtuiApp(App[int]):
         "review": "Review",
         "memory": "Memory",
         "citations": "Citations",
+        "history": "History",
     }
     BINDINGS = [
         Binding("1", "switch_mode('rollouts')", "Rollouts", show=False, id="memtui.rollouts"),
@@ -63,6 +68,7 @@ class MemtuiApp(App[int]):
         Binding("3", "switch_mode('review')", "Review", show=False, id="memtui.review"),
         Binding("4", "switch_mode('memory')", "Memory", show=False, id="memtui.memory"),
         Binding("5", "switch_mode('citations')", "Cite", show=False, id="memtui.citations"),
+        Binding("6", "switch_mode('history')", "History", show=False, id="memtui.history"),
         Binding("f1,question_mark", "help", "Help", id="memtui.help"),
         Binding("f5", "ingest", "Ingest", show=False, id="memtui.ingest"),
         Binding("ctrl+g", "cancel_work", "Cancel work", id="memtui.cancel"),
@@ -100,6 +106,7 @@ class MemtuiApp(App[int]):
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
+            self.set_interval(MEMORY_ROOT_POLL_SECONDS, self.watch_memory_root)
         if self.ingest_on_start:
             self.run_ingest(quiet=True)
 
@@ -254,10 +261,102 @@ class MemtuiApp(App[int]):
             else:
                 screen.action_reject()
 
+    def _memory_root_signature(self) -> tuple[object, ...]:
+        root = self.ctx.paths.memory_root
+        sig: list[object] = []
+        for path in (root, root / MEMORY_FILES["memory-md"], root / MEMORY_FILES["summary-md"]):
+            try:
+                st = path.stat()
+                sig.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                sig.append(None)
+        return tuple(sig)
+
+    def watch_memory_root(self) -> None:
+        """Changes made outside memtui reach the screens: the editor's checks, the review's "changed since"."""
+        sig = self._memory_root_signature()
+        last, self._memory_root_sig = getattr(self, "_memory_root_sig", None), sig
+        if last is not None and sig != last:
+            for stack in self._screen_stacks.values():
+                for screen in stack:
+                    if isinstance(screen, MemoryScreen | ReviewScreen):
+                        screen.mark_stale("disk")
+
+    # ---- leaving with unsaved edits (issue 10: a person's edit is never lost) ---------------------------------
+
+    def _editor(self) -> MemoryScreen | None:
+        for stack in self._screen_stacks.values():
+            for screen in stack:
+                if isinstance(screen, MemoryScreen):
+                    return screen
+        return None
+
+    async def action_quit(self) -> None:
+        """Quit, but ask first when the memory editor holds unsaved changes."""
+        editor = self._editor()
+        names = editor.unsaved() if editor is not None else []
+        if editor is None or not names:
+            self.exit()
+            return
+
+        def decided(choice: str | None) -> None:
+            if choice == "save":
+                editor.save_all(after=self.exit)
+            elif choice == "discard":
+                self.exit()
+
+        self.push_screen(
+            ChoiceModal(
+                "Unsaved changes",
+                f"{', '.join(names)}: your edits are not saved. Save them before quitting?",
+                [
+                    Choice("Save and quit", "save", "primary"),
+                    Choice("Quit without saving", "discard", "error"),
+                    Choice("Cancel", "cancel"),
+                ],
+            ),
+            decided,
+        )
+
+    async def action_switch_mode(self, mode: str) -> None:
+        """Switch screens; leaving the memory editor with unsaved changes asks first."""
+        screen = self.screen
+        names = screen.unsaved() if isinstance(screen, MemoryScreen) and mode != "memory" else []
+        if not names:
+            self.switch_mode(mode)
+            return
+        assert isinstance(screen, MemoryScreen)
+
+        def decided(choice: str | None) -> None:
+            if choice == "save":
+                screen.save_all(after=lambda: self.switch_mode(mode))
+            elif choice == "discard":
+                screen.discard_changes()
+                self.switch_mode(mode)
+
+        self.push_screen(
+            ChoiceModal(
+                "Unsaved changes",
+                f"{', '.join(names)}: your edits are not saved. Save them before leaving the editor?",
+                [
+                    Choice("Save", "save", "primary"),
+                    Choice("Discard", "discard", "error"),
+                    Choice("Stay", "cancel"),
+                ],
+            ),
+            decided,
+        )
+
     # ---- navigation -----------------------------------------------------------------------------
 
-    def open_rollout(self, thread_id: str) -> None:
-        self.push_screen(RolloutDetailScreen(thread_id))
+    def open_rollout(self, thread_id: str, item: int | None = None) -> None:
+        """The rollout detail screen, opened at transcript item ``item`` (a citation's ``[item N]``) if given."""
+        self.push_screen(RolloutDetailScreen(thread_id, item=item))
+
+    def open_search(self, query: str = "") -> None:
+        from memtui.tui.screens.search import SearchScreen
+
+        self.push_screen(SearchScreen(query))
 
     def open_memory_file(self, rel_path: str, edit: bool = False) -> None:
         """MEMORY.md and memory_summary.md open in the editor; other memory files in a read-only view."""

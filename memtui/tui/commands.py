@@ -21,6 +21,7 @@ class MemtuiCommands(Provider):
             ("run: Phase 2 (consolidate)", "Consolidate raw memories into MEMORY.md, up to review", app.run_phase2),
             ("review: Approve consolidation", "Make the run awaiting review the new baseline", app.approve_pending),
             ("review: Reject consolidation", "Undo the agent's edits, with a reason", app.reject_pending),
+            ("search: Search memory and messages", "Full-text search (bm25); Enter opens the hit", app.open_search),
             ("work: Cancel running work", "Ask every running task to stop", app.action_cancel_work),
             ("help: Keys and screens", "Show the help screen", app.action_help),
         ]

@@ -69,6 +69,24 @@ def approve_task(run_id: int | None) -> TaskFn:
     return run
 
 
+def restore_task(version: int) -> TaskFn:
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
+        from memtui.history import restore_version
+
+        return restore_version(ctx, version)
+
+    return run
+
+
+def forget_task(thread_id: str, reason: str | None) -> TaskFn:
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
+        from memtui.forget import forget
+
+        return forget(ctx, thread_id, reason)
+
+    return run
+
+
 def reject_task(reason: str, run_id: int | None) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> Any:
         return resolve("reject")(ctx, reason, run_id=run_id)
@@ -102,6 +120,8 @@ def describe(result: Any) -> str:
             text += f", {len(result.restored)} file(s) restored"
         if getattr(result, "kept", None):
             text += f", your edits to {', '.join(result.kept)} kept"
+        if getattr(result, "hunks_out", 0):
+            text += f", {result.hunks_in} hunk(s) in, {result.hunks_out} left out"
         return text
     fields: dict[str, Any] | None = None
     if hasattr(result, "model_dump"):

@@ -1,5 +1,9 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Rollout detail: the filtered conversation beside the stage-1 memory, the job history, and extract-now."""
+"""Rollout detail: the filtered conversation beside the stage-1 memory, the job history, extract-now and forget.
+
+Each block is labelled with its transcript item numbers ("item N" = the N-th element of ``memory_items``, what
+Phase 1 numbers and summaries cite); the screen can open at a cited item, highlighted.
+"""
 
 from __future__ import annotations
 
@@ -40,20 +44,28 @@ def _text_of(content: Any) -> str:
 
 
 def conversation(items: list[dict[str, Any]], redact: Any) -> list[dict[str, Any]]:
-    """Flatten response items into display blocks; tool outputs are attached to their call."""
+    """Flatten response items into display blocks; tool outputs are attached to their call.
+
+    Each block lists the 1-based numbers of the items it shows (``items``)."""
     blocks: list[dict[str, Any]] = []
     calls: dict[str, dict[str, Any]] = {}
-    for item in items:
+    for number, item in enumerate(items, 1):
         kind = item.get("type", "message")
         if kind == "message":
             text = redact(_text_of(item.get("content")))
             if text.strip():
-                blocks.append({"kind": "message", "role": item.get("role", "?"), "text": text})
+                blocks.append({"kind": "message", "role": item.get("role", "?"), "text": text, "items": [number]})
         elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_use"):
             args = item.get("arguments") or item.get("input") or item.get("action") or ""
             if not isinstance(args, str):
                 args = json.dumps(args, ensure_ascii=False)
-            block = {"kind": "tool", "name": item.get("name") or kind, "args": redact(args), "output": ""}
+            block = {
+                "kind": "tool",
+                "name": item.get("name") or kind,
+                "args": redact(args),
+                "output": "",
+                "items": [number],
+            }
             blocks.append(block)
             if item.get("call_id"):
                 calls[item["call_id"]] = block
@@ -65,8 +77,9 @@ def conversation(items: list[dict[str, Any]], redact: Any) -> list[dict[str, Any
             block = calls.get(item.get("call_id") or "")
             if block is not None:
                 block["output"] = text
+                block["items"].append(number)
             else:
-                blocks.append({"kind": "tool", "name": "output", "args": "", "output": text})
+                blocks.append({"kind": "tool", "name": "output", "args": "", "output": text, "items": [number]})
     return blocks
 
 
@@ -83,12 +96,15 @@ class RolloutDetailScreen(MemtuiScreen):
         Binding("escape,backspace", "back", "Back", id="detail.back"),
         Binding("e", "extract", "Extract now", id="detail.extract"),
         Binding("o", "toggle_tools", "Expand tools", id="detail.toggle_tools"),
+        Binding("F", "forget", "Forget rollout", id="detail.forget"),
     ]
 
-    def __init__(self, thread_id: str) -> None:
+    def __init__(self, thread_id: str, item: int | None = None) -> None:
         super().__init__()
         self.thread_id = thread_id
+        self.item = item  # the transcript item to open at (a citation's [item N])
         self.expanded = False
+        self.cited: Widget | None = None
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="detail-meta", markup=False)
@@ -132,9 +148,12 @@ class RolloutDetailScreen(MemtuiScreen):
         if detail is None:
             problem = f"Rollout {thread_id} is not in the index."
         else:
+            from memtui.redact import redact_text
+            from memtui.rollouts.filter import memory_items
+
             try:
-                items = ops.resolve("memory_items")(detail["path"], detail["source_kind"])
-                blocks = conversation(items, ops.resolve("redact_text"))
+                items = memory_items(detail["path"], detail["source_kind"])
+                blocks = conversation(items, redact_text)
             except (OSError, ValueError) as exc:
                 problem = f"Cannot read {detail['path']}: {exc}"
         if not worker.is_cancelled:
@@ -164,6 +183,7 @@ class RolloutDetailScreen(MemtuiScreen):
                 ("stage 1: " + status, "bold $text-success" if status == "done" else "bold"),
                 (f" ({reason})", "$text-error") if reason else "",
                 (f"  {redactions} redacted", "bold $text-error") if redactions else "",
+                (f"  cited item {self.item}", "bold $text-warning") if self.item else "",
                 f"  {path}",
             )
         )
@@ -197,32 +217,72 @@ class RolloutDetailScreen(MemtuiScreen):
         widgets: list[Widget] = []
         if problem:
             widgets.append(Static(Content(problem), classes="problem", markup=False))
-        for block in blocks[:MAX_ITEMS]:
+        target = next((i for i, b in enumerate(blocks) if self.item in b.get("items", ())), None)
+        if self.item is not None and target is None and not problem:
+            widgets.append(Static(Content(f"Item {self.item} is not in this rollout's transcript."), classes="problem"))
+        start = 0 if target is None or target < MAX_ITEMS else max(0, target - MAX_ITEMS // 2)
+        if start:
+            widgets.append(Static(f"… {start} earlier items not shown", classes="problem"))
+        self.cited = None
+        for index, block in enumerate(blocks[start : start + MAX_ITEMS], start):
+            label = "item " + ", ".join(map(str, block.get("items", [])))
+            cited = index == target
             if block["kind"] == "message":
-                widgets.append(Label(Content(block["role"]), classes=f"role role-{block['role']}"))
-                widgets.append(Static(mark_redactions(block["text"]), classes="message", markup=False))
-            else:
-                title = f"⚙ {block['name']}  {_first_line(block['args'])}"
-                body = block["args"] + ("\n── output ──\n" + block["output"] if block["output"] else "")
                 widgets.append(
-                    Collapsible(
-                        Static(mark_redactions(body), markup=False),
-                        title=title,
-                        collapsed=not self.expanded,
-                        classes="tool",
+                    Label(
+                        Content.assemble(block["role"], (f"  {label}", "$text-muted")),
+                        classes=f"role role-{block['role']}",
                     )
                 )
-        if len(blocks) > MAX_ITEMS:
-            widgets.append(Static(f"… {len(blocks) - MAX_ITEMS} more items not shown", classes="problem"))
+                widget: Widget = Static(mark_redactions(block["text"]), classes="message", markup=False)
+            else:
+                title = f"⚙ {block['name']}  {_first_line(block['args'])}  ({label})"
+                body = block["args"] + ("\n── output ──\n" + block["output"] if block["output"] else "")
+                widget = Collapsible(
+                    Static(mark_redactions(body), markup=False),
+                    title=title,
+                    collapsed=not (self.expanded or cited),
+                    classes="tool",
+                )
+            if cited:
+                widget.add_class("-cited")
+                self.cited = widget
+            widgets.append(widget)
+        if len(blocks) > start + MAX_ITEMS:
+            widgets.append(Static(f"… {len(blocks) - start - MAX_ITEMS} more items not shown", classes="problem"))
         if not widgets:
             widgets.append(Static("(no conversation items)", classes="problem"))
         scroll.mount_all(widgets)
+        if self.cited is not None:
+            cited_widget = self.cited
+            self.call_after_refresh(lambda: scroll.scroll_to_widget(cited_widget, animate=False, top=True))
 
     def action_back(self) -> None:
         self.dismiss()
 
     def action_extract(self) -> None:
         self.mapp.run_phase1(thread_id=self.thread_id)
+
+    def action_forget(self) -> None:
+        from memtui.tui.screens.dialogs import TextPromptModal
+
+        thread_id = self.thread_id
+        body = (
+            f"Forget rollout {thread_id}? Its memory and summary are removed now and it is never extracted again "
+            "(`memtui forget --undo` lifts that). What was derived from it leaves MEMORY.md with the next Phase 2 "
+            "run, once you approve it; old versions holding it are rewritten or dropped."
+        )
+
+        def decided(reason: str | None) -> None:
+            if reason is not None:
+                self.mapp.start_task(
+                    f"forget:{thread_id}", f"Forget {thread_id[:12]}", ops.forget_task(thread_id, reason or None)
+                )
+
+        self.app.push_screen(
+            TextPromptModal("Forget this rollout", body, "reason (optional)", "Forget", danger=True, required=False),
+            decided,
+        )
 
     def action_toggle_tools(self) -> None:
         self.expanded = not self.expanded

@@ -13,9 +13,11 @@ from textual.widgets import DataTable, Static
 INTRO = """memtui curates the long-term memory of your coding agents.
 1 Rollouts: every indexed session; Enter opens one (conversation, memory, job history).
 2 Jobs: stage-1 extraction jobs and the Phase 2 consolidation job; retry or release stale leases.
-3 Review: the consolidation awaiting review, hunk by hunk; approve or reject it.
+3 Review: the consolidation awaiting review, hunk by hunk with its evidence; space leaves a hunk out, e amends
+  it, v focuses the evidence (Enter opens the rollout at the cited item); approve or reject.
 4 Memory: edit MEMORY.md and memory_summary.md; commit your edit as a manual change.
 5 Citations: paste an agent answer; Enter jumps to the cited lines or opens a cited rollout.
+6 History: every decision and each kept version's diff; r restores a version through review.
 ctrl+p opens the command palette (ingest, Phase 1, Phase 2, approve, reject, screens).
 Keys can be remapped by binding id (App.set_keymap / make_app(keymap=...))."""
 

@@ -1,5 +1,11 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Consolidation review: the changed files and the diff hunk by hunk; approve, reject, or run Phase 2."""
+"""Consolidation review: the changed files and the diff hunk by hunk with the evidence behind each hunk; take,
+leave out (space) or amend (e) hunks one by one, then approve (what goes in is exactly what the screen shows),
+reject, or run Phase 2.
+
+What it shows comes from ``memtui.phase2.review.review_state``, the same as ``memtui review show``: the run awaiting
+review plus what changed since it, or, with no run, a person's own edits since the baseline (commit them with c).
+"""
 
 from __future__ import annotations
 
@@ -8,17 +14,21 @@ from typing import Any
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import OptionList, Static
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui import views
 from memtui.tui import ops
 from memtui.tui.screens.base import MemtuiScreen
-from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
-from memtui.tui.widgets.diff_view import DiffView, parse_diff
+from memtui.tui.screens.choice import Choice, ChoiceModal
+from memtui.tui.screens.dialogs import ConfirmModal, TextAreaModal, TextPromptModal
+from memtui.tui.screens.memory import commit_task
+from memtui.tui.widgets.diff_view import DiffView, HunkView, parse_diff
+from memtui.tui.widgets.evidence_pane import EvidencePane
+from memtui.tui.widgets.lint_line import LintLine
 
 STATUS_STYLE = {"A": "$text-success", "M": "$text-warning", "D": "$text-error"}
 
@@ -40,24 +50,47 @@ class ReviewScreen(MemtuiScreen):
         Binding("right_square_bracket,right", "next_hunk", "Next hunk", id="review.next_hunk"),
         Binding("left_square_bracket,left", "previous_hunk", "Prev hunk", id="review.previous_hunk"),
         Binding("enter", "open_file", "Open file", id="review.open_file"),
+        Binding("space", "toggle_hunk", "Take/leave hunk", id="review.toggle_hunk"),
+        Binding("e", "amend_hunk", "Amend hunk", id="review.amend_hunk"),
+        Binding("v", "focus_evidence", "Evidence", id="review.evidence"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
+        Binding("c", "commit", "Commit my edits", id="review.commit"),
         Binding("P", "run_phase2", "Run Phase 2", id="review.run_phase2"),
     ]
 
     def __init__(self) -> None:
         super().__init__(id="review-screen")
         self.run: dict[str, Any] | None = None
+        self.state: Any = None  # memtui.phase2.review.ReviewState
+        self.rejected: set[str] = set()  # hunk ids left out
+        self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
+        self.evidence: dict[str, list[Any]] = {}
 
     @property
     def awaiting(self) -> bool:
         return bool(self.run and self.run.get("status") == "awaiting_review")
 
+    @property
+    def own_edits(self) -> Any:
+        """A person's pending edits (no run awaiting), else None."""
+        edits = getattr(self.state, "own_edits", None)
+        return edits if edits is not None and edits.stat and not self.awaiting else None
+
+    @property
+    def since_run(self) -> Any:
+        return getattr(self.state, "since_run", None) if self.awaiting else None
+
     def compose_body(self) -> ComposeResult:
         yield Static("", id="review-meta", markup=False)
+        yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
         with Horizontal(id="review-body"):
             yield OptionList(id="files")
-            yield DiffView(id="diff")
+            with Vertical(id="review-diffs"):
+                yield DiffView(id="diff")
+                yield Label("", id="since-title", classes="section-title")
+                yield DiffView(id="since-diff")
+                yield EvidencePane(id="evidence")
 
     def on_mount(self) -> None:
         self.reload("mount")
@@ -67,21 +100,44 @@ class ReviewScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def _load(self) -> None:
-        worker = get_current_worker()
-        conn = self.mapp.ctx.new_conn()
-        try:
-            run = views.review_run(conn)
-        finally:
-            conn.close()
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, run)
+        from memtui.phase2.review import review_state
 
-    def _show(self, run: dict[str, Any] | None) -> None:
+        worker = get_current_worker()
+        ctx = self.mapp.task_context()
+        evidence: dict[str, list[Any]] = {}
+        try:
+            run = views.review_run(ctx.conn)
+            state = review_state(ctx)  # read-only: a temporary index, no lock
+            if state.run is not None:
+                evidence = self._evidence(ctx, state.run)
+        finally:
+            ctx.close()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, run, state, evidence)
+
+    @staticmethod
+    def _evidence(ctx: Any, run: Any) -> dict[str, list[Any]]:
+        from memtui.review.evidence import evidence_for_hunks
+        from memtui.review.hunks import hunks_of
+
+        return evidence_for_hunks(ctx, hunks_of(run.diff), run)
+
+    def _show(
+        self, run: dict[str, Any] | None, state: Any = None, evidence: dict[str, list[Any]] | None = None
+    ) -> None:
+        same_run = bool(
+            run and self.run and run.get("id") == self.run.get("id") and run.get("diff") == self.run.get("diff")
+        )
         self.run = run
+        self.state = state
+        self.evidence = evidence or {}
+        if not same_run:
+            self.rejected, self.amended = set(), {}
         meta = self.query_one("#review-meta", Static)
         files = self.query_one("#files", OptionList)
-        diff = self.query_one(DiffView)
+        diff = self.query_one("#diff", DiffView)
         files.clear_options()
+        self._show_since()
         if not self.awaiting:
             if run is None:
                 text = "No consolidation has run yet. Press P to run Phase 2."
@@ -90,17 +146,43 @@ class ReviewScreen(MemtuiScreen):
                 text = (
                     f"No consolidation awaiting review. Last run #{run['id']} {run['status']}{reason}. P runs Phase 2."
                 )
+            if (edits := self.own_edits) is not None:
+                text += (
+                    f"\nYour own edits and new inputs since the baseline: {len(edits.stat)} file(s). "
+                    "c commits them as a manual change; otherwise the next Phase 2 consolidates them."
+                )
+                for status, path in edits.stat:
+                    files.add_option(
+                        Option(
+                            Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, 31)), id=path
+                        )
+                    )
+                diff.show_diff(edits.diff, empty="Only file modes changed.")
+            else:
+                error = getattr(state, "error", None)
+                diff.show_diff("", empty=f"Nothing to review. ({error})" if error else "Nothing to review.")
             meta.update(Content(text))
-            diff.show_diff("", empty="Nothing to review.")
+            self.query_one(EvidencePane).show([], "Nothing awaits review.")
             self.refresh_bindings()
             return
         assert run is not None
         stat = run["stat"] or [(f.status, f.path) for f in parse_diff(run.get("diff") or "")]
+        since = self.since_run
+        what = f"Restore of version {run.get('restore_of')}" if run.get("kind") == "restore" else f"Run #{run['id']}"
         meta.update(
             Content.assemble(
-                (f"Run #{run['id']} awaiting review", "bold $text-warning"),
+                (f"{what} awaiting review", "bold $text-warning"),
                 f"  {len(stat)} files  started {ops.fmt_time(run['started_at'])}  ",
                 ("offline" if run.get("offline") else (run.get("model") or "")),
+                ("   space take/leave · e amend · v evidence", "$text-muted"),
+                (
+                    f"\n⚠ {len(since.stat)} file(s) changed since the run (not part of it, shown below): "
+                    + ", ".join(p for _, p in since.stat[:6])
+                    + (" ..." if len(since.stat) > 6 else ""),
+                    "$text-error",
+                )
+                if since is not None
+                else "",
             )
         )
         for status, path in stat:
@@ -108,25 +190,112 @@ class ReviewScreen(MemtuiScreen):
                 Option(Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, 31)), id=path)
             )
         diff.show_diff(run.get("diff") or "", empty="The run changed no text.")
+        for view in diff.hunks:
+            view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
+        self._show_evidence()
         self.refresh_bindings()
 
+    def _show_evidence(self) -> None:
+        view = self.query_one("#diff", DiffView).current_hunk
+        pane = self.query_one(EvidencePane)
+        if view is None:
+            pane.show([], "No hunk selected.")
+            return
+        pane.border_title = f"Evidence for {view.hunk.file} hunk {view.hunk.id}"
+        pane.show(self.evidence.get(view.hunk.id), "")
+
+    def _show_since(self) -> None:
+        since = self.since_run
+        title = self.query_one("#since-title", Label)
+        view = self.query_one("#since-diff", DiffView)
+        title.display = view.display = since is not None
+        if since is not None:
+            title.update(
+                Content(f"Changed since the run (not part of what the run produced): {len(since.stat)} file(s)")
+            )
+            view.show_diff(since.diff, empty=", ".join(f"{s} {p}" for s, p in since.stat))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("approve", "reject"):
+        if action in ("approve", "reject", "toggle_hunk", "amend_hunk"):
             return True if self.awaiting else None
+        if action == "commit":
+            return self.own_edits is not None  # hidden unless there are edits to commit
         return True
 
     # ---- navigation ------------------------------------------------------------------------------
 
     def action_next_hunk(self) -> None:
-        self.query_one(DiffView).next_hunk()
+        self.query_one("#diff", DiffView).next_hunk()
         self._sync_file_highlight()
+        self._show_evidence()
 
     def action_previous_hunk(self) -> None:
-        self.query_one(DiffView).previous_hunk()
+        self.query_one("#diff", DiffView).previous_hunk()
         self._sync_file_highlight()
+        self._show_evidence()
+
+    def action_focus_evidence(self) -> None:
+        self.query_one(EvidencePane).focus()
+
+    @on(EvidencePane.Open)
+    def _open_evidence(self, event: EvidencePane.Open) -> None:
+        self.mapp.open_rollout(event.thread_id, item=event.item)
+
+    # ---- hunk decisions ---------------------------------------------------------------------------
+
+    def _current(self) -> HunkView | None:
+        return self.query_one("#diff", DiffView).current_hunk if self.awaiting else None
+
+    def action_toggle_hunk(self) -> None:
+        view = self._current()
+        if view is None:
+            return
+        hid = view.hunk.id
+        if hid in self.rejected:
+            self.rejected.discard(hid)
+        else:
+            self.rejected.add(hid)
+        view.set_decision(hid in self.rejected, self.amended.get(hid))
+
+    def action_amend_hunk(self) -> None:
+        view = self._current()
+        if view is None:
+            return
+        if view.hunk.whole_file:
+            self.notify_literal("This change has no text lines to amend; space leaves it out.", severity="warning")
+            return
+        hid = view.hunk.id
+        current = self.amended.get(hid, view.hunk.new_text())
+
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            if text == view.hunk.new_text():
+                self.amended.pop(hid, None)
+            else:
+                self.amended[hid] = text
+            self.rejected.discard(hid)
+            view.set_decision(False, self.amended.get(hid))
+
+        self.app.push_screen(
+            TextAreaModal(
+                f"Amend hunk {hid} of {view.hunk.file}",
+                "Edit the hunk's new lines; what you save here is what gets committed when you approve.",
+                current,
+                "Use this text",
+            ),
+            done,
+        )
+
+    def decision_counts(self) -> tuple[int, int, int]:
+        """(hunks going in, hunks left out, hunks amended)."""
+        ids = [v.hunk.id for v in self.query_one("#diff", DiffView).hunks]
+        out = sum(1 for i in ids if i in self.rejected)
+        amended = sum(1 for i in ids if i in self.amended and i not in self.rejected)
+        return len(ids) - out, out, amended
 
     def _sync_file_highlight(self) -> None:
-        path = self.query_one(DiffView).current_path
+        path = self.query_one("#diff", DiffView).current_path
         files = self.query_one("#files", OptionList)
         if path is not None:
             try:
@@ -137,7 +306,7 @@ class ReviewScreen(MemtuiScreen):
     @on(OptionList.OptionHighlighted, "#files")
     def _file_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id and self.query_one("#files").has_focus:
-            self.query_one(DiffView).jump_to_file(event.option.id)
+            self.query_one("#diff", DiffView).jump_to_file(event.option.id)
 
     @on(OptionList.OptionSelected, "#files")
     def _file_selected(self, event: OptionList.OptionSelected) -> None:
@@ -150,7 +319,7 @@ class ReviewScreen(MemtuiScreen):
             option = files.get_option_at_index(files.highlighted)
             path = option.id
         else:
-            path = self.query_one(DiffView).current_path
+            path = self.query_one("#diff", DiffView).current_path
         if path:
             self.mapp.open_memory_file(path)
 
@@ -160,16 +329,94 @@ class ReviewScreen(MemtuiScreen):
         if not self.awaiting or self.run is None:
             return
         run_id = self.run["id"]
+        taken, left, amended = self.decision_counts()
+        decisions = {
+            "except_ids": sorted(self.rejected),
+            "amendments": {k: v for k, v in self.amended.items() if k not in self.rejected},
+        }
+        counts = f"{taken} hunk(s) go in" + (f" ({amended} amended)" if amended else "") + f", {left} left out."
+        since = self.since_run
+        if since is not None:
+            names = ", ".join(f"{p} ({s})" for s, p in since.stat)
+
+            def chose(choice: str | None) -> None:
+                if choice == "include":
+                    self.mapp.start_task(
+                        "approve",
+                        f"Approve #{run_id} + changes",
+                        approve_task(run_id, True, since.tree, **decisions),  # type: ignore[arg-type]
+                    )
+
+            self.app.push_screen(
+                ChoiceModal(
+                    "Files changed since the run",
+                    f"Changed after run #{run_id}: {names}. These changes are not part of what the run produced; "
+                    "they are shown under 'Changed since the run'. Approve the run together with exactly these "
+                    f"changes, or cancel (and undo them first to approve the run alone). {counts}",
+                    [Choice("Approve with these changes", "include", "warning"), Choice("Cancel", "cancel")],
+                    focus="cancel",
+                ),
+                chose,
+            )
+            return
+        if not left:
+            body = (
+                f"Approve run #{run_id}? {counts} Its {len(self.run['stat'])} changed files become the new baseline "
+                "commit and the next consolidation starts from them."
+            )
+
+            def decided(ok: bool | None) -> None:
+                if ok:
+                    self.mapp.start_task(
+                        "approve", f"Approve #{run_id}", approve_task(run_id, amendments=decisions["amendments"])
+                    )
+
+            self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
+            return
         body = (
-            f"Approve run #{run_id}? Its {len(self.run['stat'])} changed files become the new baseline commit "
-            "and the next consolidation starts from them."
+            f"Approve run #{run_id} in part? {counts} The hunks left out keep the baseline's lines and are "
+            "remembered as rejected, so later runs do not learn them again. Why leave them out?"
         )
 
-        def decided(ok: bool | None) -> None:
-            if ok:
-                self.mapp.start_task("approve", f"Approve #{run_id}", ops.approve_task(run_id))
+        def decided_partial(reason: str | None) -> None:
+            if reason is not None:
+                self.mapp.start_task(
+                    "approve",
+                    f"Approve #{run_id} ({taken} in, {left} out)",
+                    approve_task(run_id, reason=reason or None, **decisions),  # type: ignore[arg-type]
+                )
 
-        self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
+        self.app.push_screen(
+            TextPromptModal(
+                "Approve consolidation in part",
+                body,
+                "reason (optional; the next consolidation sees it)",
+                "Approve",
+                required=False,
+            ),
+            decided_partial,
+        )
+
+    def action_commit(self) -> None:
+        edits = self.own_edits
+        if edits is None:
+            return
+
+        def decided(message: str | None) -> None:
+            if message:
+                self.mapp.start_task("commit", "Commit manual edit", commit_task(message, edits.tree))
+
+        self.app.push_screen(
+            TextPromptModal(
+                "Commit my edits",
+                f"Make the {len(edits.stat)} file(s) shown the new baseline, as your own change. New inputs "
+                "(raw_memories.md, rollout_summaries/) stay pending for Phase 2.",
+                "commit message",
+                "Commit",
+                value="Manual edit",
+            ),
+            decided,
+        )
 
     def action_reject(self) -> None:
         if not self.awaiting or self.run is None:
@@ -179,7 +426,7 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(reason: str | None) -> None:
             if reason:
-                self.mapp.start_task("reject", f"Reject #{run_id}", ops.reject_task(reason, run_id))
+                self.mapp.start_task("reject", f"Reject #{run_id}", reject_task(reason, run_id))
 
         self.app.push_screen(
             TextPromptModal(
@@ -194,3 +441,40 @@ class ReviewScreen(MemtuiScreen):
 
     def action_run_phase2(self) -> None:
         self.mapp.run_phase2()
+
+
+def approve_task(
+    run_id: int,
+    include_changes: bool = False,
+    expected_tree: str | None = None,
+    *,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+    reason: str | None = None,
+) -> Any:
+    """Approve as a background task: exactly the reviewed tree (with the hunks left out or amended), or it plus the
+    changes the person was shown."""
+
+    def run(ctx: Any, progress: Any, cancel: Any) -> Any:
+        from memtui.phase2.review import approve
+
+        return approve(
+            ctx,
+            run_id=run_id,
+            include_changes=include_changes,
+            expected_tree=expected_tree,
+            except_ids=except_ids,
+            amendments=amendments,
+            reason=reason,
+        )
+
+    return run
+
+
+def reject_task(reason: str, run_id: int) -> Any:
+    def run(ctx: Any, progress: Any, cancel: Any) -> Any:
+        from memtui.phase2.review import reject
+
+        return reject(ctx, reason, run_id=run_id)
+
+    return run

@@ -15,6 +15,7 @@ SCREENS = [
     ("review", "3", "Review"),
     ("memory", "4", "Memory"),
     ("citations", "5", "Citations"),
+    ("history", "6", "History"),
 ]
 
 
