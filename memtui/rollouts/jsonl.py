@@ -261,28 +261,51 @@ class _AnyObject(msgspec.Struct):
 _OBJECT_LINES = msgspec.json.Decoder(type=_AnyObject)
 
 
+_PROBE_LINES = 1024  # after this many lines the boundary walk checks that lines are long enough for it
+_WALK_MIN_LINE = 512  # average bytes per line below which two C counts beat one Python step per line
+
+
+def boundary_lines(data: bytes, boundary: bytes) -> int | None:
+    """The file's line count when every newline but a final one sits inside ``boundary``, else None.
+
+    One ``memchr`` walk from newline to newline checks each boundary in place: about three times faster than
+    ``count(b"\\n")`` plus ``count(boundary)`` on rollouts (lines of kilobytes). Files of short lines go back
+    to the two counts, where a Python step per line would cost more."""
+    k = boundary.index(b"\n")
+    last = len(data) - 1
+    find, at = data.find, data.startswith
+    n = 0
+    pos = find(b"\n")
+    while pos >= 0:
+        n += 1
+        if pos != last and (pos < k or not at(boundary, pos - k)):
+            return None
+        if n == _PROBE_LINES and pos < _PROBE_LINES * _WALK_MIN_LINE:
+            lines = count_lines(data)
+            return lines if data.count(boundary) == lines - 1 else None
+        pos = find(b"\n", pos + 1)
+    return n + (0 if data.endswith(b"\n") else 1) if data else None
+
+
 def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
     """Exact count of skipped lines. When the file proves every line a record nothing is counted line by line:
     it starts with ``start``, ends with ``}``, every newline is a ``boundary`` (``}\\n{``: outside any string and
-    between two top-level values), and msgspec validates the whole buffer as exactly one JSON object per line
-    (``decode_lines``, about 1 GB/s, no Python objects built). Otherwise every line is parsed.
+    between two top-level values; ``boundary_lines``), and msgspec validates the whole buffer as exactly one JSON
+    object per line (``decode_lines``, about 2 GB/s, no Python objects built: the boundaries alone would take a
+    line cut after an inner ``}`` for a record). Otherwise every line is parsed.
 
     UTF-8 is not validated on the fast path (decoding a whole file costs more than reading it): an invalid byte
     never makes a line skipped, only repaired, so ``skipped`` stays exact; ``repaired_utf8`` is counted by the
     full readers (``iter_objects``) and on the slow path."""
-    lines = count_lines(data)
-    clean = (
-        data.startswith(start, 3 if data.startswith(BOM) else 0)
-        and (data.endswith(b"}\n") or data.endswith(b"}"))
-        and data.count(boundary) == lines - 1
-    )
-    if clean:
+    lines = None
+    if data.startswith(start, 3 if data.startswith(BOM) else 0) and (data.endswith(b"}\n") or data.endswith(b"}")):
+        lines = boundary_lines(data, boundary)
+    if lines is not None:
         try:
-            clean = len(_OBJECT_LINES.decode_lines(data)) == lines
+            if len(_OBJECT_LINES.decode_lines(data)) == lines:
+                return LineStats(lines=lines)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # msgspec stops at depth 1000
-            clean = False
-    if clean:
-        return LineStats(lines=lines)
+            pass
     stats = LineStats()
     for _ in iter_objects(data, stats):
         pass
