@@ -209,11 +209,15 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
     becomes a user message at its place; one that repeats a user message is a duplicate and is dropped."""
     parsed: list[tuple[str, dict[str, Any]]] = []
     said: Counter[str] = Counter()
+    loads = orjson.loads
     for _, line, last in jsonl.iter_raw_lines(data):
         if _droppable(line):
             continue
-        obj = jsonl.loads_line(line, last=last)
-        if obj is None:
+        try:
+            obj = loads(line)
+        except orjson.JSONDecodeError:
+            obj = jsonl.loads_line(line, last=last)  # the rare path: repairs, lone surrogates
+        if not isinstance(obj, dict):
             continue
         kind = obj.get("type")
         payload = obj.get("payload")
@@ -228,6 +232,9 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
             continue
         item = _response_payload(obj)
         if item is None:
+            continue
+        if item.get("type") in PERSISTED_ITEM_TYPES:  # kept as is (``sanitize_response_item``), never a message
+            parsed.append(("item", item))
             continue
         for kept in sanitize_response_item(item):
             parsed.append(("item", kept))

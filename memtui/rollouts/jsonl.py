@@ -164,14 +164,18 @@ def iter_raw_lines(data: bytes, stats: LineStats | None = None) -> Iterator[tupl
     if stats is not None:
         stats.lines += n
         stats.trailing_blank += n - content_end
-    ends_open = not data.endswith(b"\n")
-    for i, raw in enumerate(parts[:content_end]):
-        line = strip_line(raw, first=i == 0)
-        if is_blank(line):
+    last = n - 1 if not data.endswith(b"\n") else -1  # an unterminated last line may be cut
+    if content_end and parts[0].startswith(BOM):
+        parts[0] = parts[0][3:]
+    for i in range(content_end):  # ``strip_line`` and ``is_blank`` inlined: this loop runs once per line
+        line = parts[i]
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if not line or line.isspace():
             if stats is not None:
                 stats.blank += 1
             continue
-        yield i + 1, line, ends_open and i == n - 1
+        yield i + 1, line, i == last
 
 
 def iter_objects(data: bytes, stats: LineStats | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
