@@ -264,14 +264,14 @@ def iter_head_objects(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
         pos = end + 1
 
 
-class PayloadHead(msgspec.Struct):
+class PayloadHead(msgspec.Struct, gc=False):
     """The payload fields that say what a Codex line is; every other field is skipped by msgspec, not built."""
 
     type: Any = None
     role: Any = None
 
 
-class RecordHead(msgspec.Struct):
+class RecordHead(msgspec.Struct, gc=False):
     """The fields that say what a line is: its ``type`` and (Codex) its payload's ``type`` and ``role``."""
 
     type: Any = None
