@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.widgets import Label, Static, TabbedContent, TabPane, TextArea
 from textual.worker import get_current_worker
 
-from memtui.tui import ops
+from memtui.tui import tasks
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.dialogs import TextPromptModal
 from memtui.tui.widgets.diff_view import DiffView
@@ -52,7 +52,7 @@ class MemoryScreen(MemtuiScreen):
 
     @property
     def root(self) -> Path:
-        return self.mapp.ctx.paths.memory_root
+        return self.app.ctx.paths.memory_root
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="memory-body"):
@@ -75,7 +75,7 @@ class MemoryScreen(MemtuiScreen):
 
     def on_mount(self) -> None:
         for area in self.query(TextArea):
-            area.cursor_blink = self.mapp.cursor_blink
+            area.cursor_blink = self.app.cursor_blink
         self.load_files()
 
     def load_files(self) -> None:
@@ -123,8 +123,18 @@ class MemoryScreen(MemtuiScreen):
         live = summary_warnings(self.query_one("#summary-md", TextArea).text)
         warnings = live + [w for w in self.disk_warnings if w not in live]
         box = self.query_one("#memory-warnings", Static)
-        box.update(Content("\n".join(f"⚠ {w}" for w in warnings) if warnings else "✓ loads cleanly"))
-        box.set_class(bool(warnings), "-warning")
+        missing = [name for name in FILES.values() if not (self.root / name).exists()]
+        if warnings:
+            text = "\n".join(f"⚠ {w}" for w in warnings)
+        elif missing:
+            text = (
+                f"{' and '.join(missing)} {'does' if len(missing) == 1 else 'do'} not exist yet: Phase 2 creates "
+                "it from your memories, or type here and save (ctrl+s)."
+            )
+        else:
+            text = "✓ agents can load both files"
+        box.update(Content(text))
+        box.set_class(bool(warnings) or bool(missing), "-warning")
 
     def _refresh_checks(self) -> None:
         self._show_warnings()
@@ -134,9 +144,12 @@ class MemoryScreen(MemtuiScreen):
     def _compute_checks(self) -> None:
         worker = get_current_worker()
         warnings: list[str] = []
-        warnings = list(ops.resolve("loader_warnings")(self.root))
+        from memtui.export import loader_warnings
+        from memtui.phase2.review import workspace_diff
+
+        warnings = list(loader_warnings(self.root))
         try:
-            _stat, diff = ops.resolve("workspace_diff")(self.mapp.task_context())
+            _stat, diff = workspace_diff(self.app.task_context())
         except Exception as exc:  # (no baseline yet, git missing: show it, don't crash)
             diff = None
             empty = f"No diff: {exc}"
@@ -162,7 +175,7 @@ class MemoryScreen(MemtuiScreen):
                 saved.append(name)
         if saved:
             self.notify_literal(f"Saved {', '.join(saved)} (pending change until committed or consolidated)")
-            self.mapp.data_changed("memory-save")
+            self.app.data_changed("memory-save")
         else:
             self.notify_literal("Nothing to save.")
         self._refresh_checks()
@@ -179,7 +192,7 @@ class MemoryScreen(MemtuiScreen):
 
         def decided(message: str | None) -> None:
             if message:
-                self.mapp.start_task("commit", "Commit manual edit", ops.commit_task(message))
+                self.app.start_task("commit", "Commit manual edit", tasks.commit_task(message))
 
         self.app.push_screen(
             TextPromptModal(

@@ -6,14 +6,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pygments.token import Token
-from textual.containers import VerticalScroll
+from rich.table import Table
+from rich.text import Text
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from memtui.redact import PLACEHOLDER
+from memtui.tui.widgets.search import Searchable, find_all
 from memtui.tui.widgets.text import REDACTION_STYLE
+from memtui.tui.widgets.vim import VimScroll
 
 
 class DiffTheme(HighlightTheme):
@@ -94,21 +97,62 @@ def parse_diff(diff: str) -> list[FileDiff]:
     return files
 
 
-class HunkView(Static):
+def side_by_side(hunk_text: str) -> Table:
+    """A hunk as two columns, old on the left and new on the right; changed lines are paired in order."""
+    table = Table.grid(expand=True, padding=(0, 1))
+    table.add_column(ratio=1, overflow="fold")
+    table.add_column(ratio=1, overflow="fold")
+    lines = hunk_text.splitlines()
+    table.add_row(Text(lines[0] if lines else "", style="bold"), Text(""))
+    old: list[str] = []
+    new: list[str] = []
+
+    def flush() -> None:
+        for i in range(max(len(old), len(new))):
+            left = Text(old[i], style="red") if i < len(old) else Text("")
+            right = Text(new[i], style="green") if i < len(new) else Text("")
+            table.add_row(left, right)
+        old.clear()
+        new.clear()
+
+    for line in lines[1:]:
+        if line.startswith("-"):
+            old.append(line)
+        elif line.startswith("+"):
+            new.append(line)
+        else:
+            flush()
+            table.add_row(Text(line, style="dim"), Text(line, style="dim"))
+    flush()
+    return table
+
+
+class HunkView(Searchable):
     DEFAULT_CSS = """
     HunkView { padding: 0 1; border: round $panel; border-title-color: $text-muted; }
     HunkView.-current { border: round $accent; border-title-color: $text-accent; background: $boost; }
     """
 
-    def __init__(self, hunk: Hunk, index: int, of_file: tuple[int, int]) -> None:
-        super().__init__(mark_placeholders(highlight(hunk.text, language="diff", theme=DiffTheme)), markup=False)
+    def __init__(self, hunk: Hunk, index: int, of_file: tuple[int, int], split: bool = False) -> None:
+        super().__init__(mark_placeholders(highlight(hunk.text, language="diff", theme=DiffTheme)))
         self.hunk = hunk
         self.index = index
+        self.split = split
         self.border_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}")
+        if split:
+            self.update(side_by_side(hunk.text))
+
+    def search(self, query: str, current: int | None = None) -> int:
+        if not self.split:
+            return super().search(query, current)
+        self.matches = len(find_all(self.base.plain, query))
+        return self.matches
 
 
-class DiffView(VerticalScroll, can_focus=True):
-    """All files' hunks in one scroll; ``current`` is the hunk the keys move between."""
+class DiffView(VimScroll, can_focus=True):
+    """All files' hunks in one scroll; ``current`` is the hunk the keys move between.
+
+    ``split`` shows each hunk side by side (old | new), for wide terminals."""
 
     DEFAULT_CSS = """
     DiffView { padding: 0 1; }
@@ -122,8 +166,21 @@ class DiffView(VerticalScroll, can_focus=True):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.files: list[FileDiff] = []
         self.hunks: list[HunkView] = []
+        self.split = False
+        self.diff_text = ""
+        self.empty_text = "No changes."
+
+    def set_split(self, split: bool) -> None:
+        """Switch between unified and side-by-side, keeping the current hunk."""
+        if split != self.split:
+            current = self.current
+            self.split = split
+            self.show_diff(self.diff_text, self.empty_text)
+            if self.hunks:
+                self.current = min(current, len(self.hunks) - 1)
 
     def show_diff(self, diff: str, empty: str = "No changes.") -> None:
+        self.diff_text, self.empty_text = diff, empty
         self.files = parse_diff(diff)
         self.hunks = []
         self.remove_children()
@@ -133,7 +190,7 @@ class DiffView(VerticalScroll, can_focus=True):
             if not f.hunks:
                 widgets.append(Static("(no text changes)", classes="empty", markup=False))
             for i, hunk in enumerate(f.hunks, 1):
-                view = HunkView(hunk, len(self.hunks), (i, len(f.hunks)))
+                view = HunkView(hunk, len(self.hunks), (i, len(f.hunks)), self.split)
                 self.hunks.append(view)
                 widgets.append(view)
         if not widgets:
