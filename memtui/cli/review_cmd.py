@@ -45,8 +45,10 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print_json({"run_id": run_.id if run_ else None, "stat": stat, "diff": None if stat_only else diff})
                 return 0
-            print(header, file=sys.stderr)
-            sys.stdout.write(_stat_lines(stat) if stat_only or not diff else diff)
+            print(header, file=sys.stderr, flush=True)  # (stderr: a redirected diff stays a clean patch)
+            sys.stdout.write(
+                ("\n" if sys.stdout.isatty() else "") + (_stat_lines(stat) if stat_only or not diff else diff)
+            )
             return 0
         if action == "approve":
             result = review.approve(ctx)

@@ -112,7 +112,7 @@ class MemtuiApp(App[int]):
         Binding("4", "switch_mode('memory')", "Memory", show=False, id="memtui.memory"),
         Binding("5", "switch_mode('citations')", "Cite", show=False, id="memtui.citations"),
         Binding("f1,question_mark", "help", "Help", id="memtui.help"),
-        Binding("ctrl+n", "task_log", "Log", id="memtui.log"),
+        Binding("ctrl+n", "task_log", "Task log", show=False, id="memtui.log"),
         Binding("f5", "ingest", "Ingest", show=False, id="memtui.ingest"),
         Binding("ctrl+g", "cancel_work", "Cancel", id="memtui.cancel"),
     ]

@@ -235,7 +235,8 @@ class RolloutDetailScreen(MemtuiScreen):
         lines: list[tuple[str, str] | str] = [
             (detail.id, "bold"),
             f" · {detail.cwd or '-'} · {detail.source_kind}:{detail.session_source} · ",
-            f"{fmt_size(detail.bytes)} · {fmt_time(detail.updated_at)} · {path}\n",
+            f"{fmt_size(detail.bytes)} · {fmt_time(detail.updated_at)}",
+            f" · {path}\n" if self.size.width >= 120 else "\n",  # narrow: v views it, Y copies it
             ("stage 1: " + label(status), "bold $text-success" if status == "done" else "bold"),
         ]
         if detail.reason:

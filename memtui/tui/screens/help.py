@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from memtui.tui.format import home_path
-from memtui.tui.widgets.vim import VimDataTable
+from memtui.tui.widgets.vim import VimScroll
 
 if TYPE_CHECKING:
     from memtui.tui.app import MemtuiApp
@@ -72,20 +71,20 @@ class HelpScreen(ModalScreen[None]):
         self.home = Path(home)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="help"):
-            yield Static(Content("memtui help (esc closes)"), classes="dialog-title")
+        with VimScroll(id="help"):
+            yield Static(Content("memtui help (esc closes; j/k scroll)"), classes="dialog-title")
             yield Static(Content(INTRO), id="help-intro")
             yield Static(Content(keymap_text(self.home)), id="help-keymap")
-            yield VimDataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
+            yield DataTable(id="help-keys", cursor_type="none", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one(VimDataTable)
+        table = self.query_one(DataTable)
         table.add_column("Key", key="key")
         table.add_column("Action", key="action")
         table.add_column("Binding id", key="id")
         for key, desc, binding_id in self.rows:
             table.add_row(Content(key), Content(desc), Content(binding_id))
-        table.focus()
+        self.query_one(VimScroll).focus()
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

@@ -25,7 +25,7 @@ from memtui.tui.widgets.windowed_table import WindowedTable
 COLUMNS = [
     Column("kind", "Kind", 7, 0),
     Column("job", "Job", 24, 0, 18),
-    Column("status", "Status", 15, 0, 12),
+    Column("status", "Status", 15, 0),
     Column("left", "Left", 4, 5),
     Column("owner", "Lease owner", 11, 6),
     Column("lease", "Lease until", 11, 4),

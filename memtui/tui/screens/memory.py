@@ -129,7 +129,7 @@ class MemoryScreen(MemtuiScreen):
         elif missing:
             text = (
                 f"{' and '.join(missing)} {'does' if len(missing) == 1 else 'do'} not exist yet: Phase 2 creates "
-                "it from your memories, or type here and save (ctrl+s)."
+                f"{'it' if len(missing) == 1 else 'them'} from your memories, or type here and save (ctrl+s)."
             )
         else:
             text = "✓ agents can load both files"

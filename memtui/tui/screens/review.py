@@ -47,12 +47,12 @@ class ReviewScreen(MemtuiScreen):
     SEARCH_ROOT = "#diff"
     BINDINGS = [
         Binding("right_square_bracket,right", "next_hunk", "Next hunk", id="review.next_hunk"),
-        Binding("left_square_bracket,left", "previous_hunk", "Prev hunk", id="review.previous_hunk"),
-        Binding("enter", "open_file", "Open file", id="review.open_file"),
+        Binding("left_square_bracket,left", "previous_hunk", "Prev hunk", show=False, id="review.previous_hunk"),
+        Binding("enter", "open_file", "Open", id="review.open_file"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
-        Binding("P", "run_phase2", "Run Phase 2", id="review.run_phase2"),
-        Binding("z", "zoom", "Zoom diff", id="review.zoom"),
+        Binding("P", "run_phase2", "Run Phase 2", show=False, id="review.run_phase2"),
+        Binding("z", "zoom", "Zoom", id="review.zoom"),
         Binding("s", "toggle_split", "Side by side", id="review.split"),
         Binding("v", "pager", "View file", show=False, id="review.pager"),
         Binding("y", "copy_path", "Copy path", show=False, id="review.copy_path"),
@@ -139,7 +139,7 @@ class ReviewScreen(MemtuiScreen):
         if action in ("approve", "reject"):
             return True if self.awaiting else None
         if action == "toggle_split":
-            return True if self.size.width >= SPLIT_MIN_WIDTH else None
+            return self.size.width >= SPLIT_MIN_WIDTH  # hidden where it cannot work
         return super().check_action(action, parameters)
 
     # ---- layout --------------------------------------------------------------------------------------

@@ -234,14 +234,11 @@ class RolloutsScreen(MemtuiScreen):
         paths = self.app.ctx.paths
         path = short_path(row.path, paths.codex_home, paths.claude_dir)
         uses = f" · used {row.usage_count}x, last {fmt_time(row.last_usage)[:10]}" if row.usage_count else ""
-        why = f"\n{label(row.status)}: {row.reason}" if row.reason else ""
+        third: tuple[str, str] = (
+            (f"{label(row.status)}: {row.reason}", "$text-warning") if row.reason else (row.preview, "italic")
+        )
         self.row_detail.update(
-            Content.assemble(
-                (row.id, "bold"),
-                f" · {row.cwd or '-'} · {row.source} · {path}{uses}\n",
-                (row.preview, "italic"),
-                (why, "$text-warning"),
-            )
+            Content.assemble((row.id, "bold"), f" · {row.source}{uses} · {row.cwd or '-'}\n", f"{path}\n", third)
         )
 
     def _update_headers(self) -> None:
