@@ -32,6 +32,7 @@ TITLES = {
     "citations": "memtui: citations and their validation",
     "citation_jump": "memtui: a citation jump to the cited lines",
     "help": "memtui: help",
+    "task_log": "memtui: the task log",
 }
 
 
