@@ -56,7 +56,8 @@ def main() -> int:
     clock.freeze(FROZEN_NOW)
     with tempfile.TemporaryDirectory(prefix="memtui-shots-") as tmp:
         for name in CASES:
-            home = Path(tmp) / name  # a fresh home per screen, as in the tests
+            os.environ["HOME"] = str(Path(tmp) / name)  # a fresh home per screen, as in the tests
+            home = Path(tmp) / name / ".memtui"
             os.environ["MEMTUI_HOME"] = str(home)
             build_snapshot_home(home).close()
             print(asyncio.run(shoot(name, home, args.out)).relative_to(ROOT) if args.out.is_relative_to(ROOT) else name)
