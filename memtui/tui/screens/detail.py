@@ -161,11 +161,11 @@ class RolloutDetailScreen(MemtuiScreen):
     SEARCH_ROOT = "#conversation"
     BINDINGS = [
         Binding("escape,backspace,q", "back", "Back", id="detail.back"),
-        Binding("e", "extract", "Extract now", id="detail.extract"),
+        Binding("e", "extract", "Extract", id="detail.extract"),
         Binding("o", "expand_tools", "Expand tools", id="detail.expand_tools"),
         Binding("o", "collapse_tools", "Collapse tools", id="detail.collapse_tools"),
-        Binding("v", "pager", "View file", id="detail.pager"),
-        Binding("y", "copy_id", "Copy id", id="detail.copy_id"),
+        Binding("v", "pager", "View file", show=False, id="detail.pager"),
+        Binding("y", "copy_id", "Copy id", show=False, id="detail.copy_id"),
         Binding("Y", "copy_path", "Copy path", show=False, id="detail.copy_path"),
         *SEARCH_BINDINGS,
     ]

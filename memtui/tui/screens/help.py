@@ -41,7 +41,7 @@ def keymap_text(home: Path) -> str:
     return (
         f"Home: {home_path(home)}\n"
         f"Remap keys in {config}, in a [keymap] table: binding id = key(s), for example\n"
-        '  [keymap]\n  "review.approve" = "A"\n  "memtui.jobs" = "f2,2"\n'
+        '    [keymap]\n    "review.approve" = "A"\n    "memtui.jobs" = "f2,2"\n'
         "The ids are in the right column; the change applies the next time memtui starts."
     )
 
@@ -74,8 +74,8 @@ class HelpScreen(ModalScreen[None]):
         with VimScroll(id="help"):
             yield Static(Content("memtui help (esc closes; j/k scroll)"), classes="dialog-title")
             yield Static(Content(INTRO), id="help-intro")
-            yield Static(Content(keymap_text(self.home)), id="help-keymap")
             yield DataTable(id="help-keys", cursor_type="none", zebra_stripes=True)
+            yield Static(Content(keymap_text(self.home)), id="help-keymap")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -45,11 +45,14 @@ STATUS_STYLE = {
     "running": "yellow",
     "pending": "cyan",
     "skipped": "dim italic",
+    "stale": "bold magenta",
 }
 
 
 def status_cell(status: str, reason: str) -> Text:
-    text = f"{status}: {reason}" if reason else status
+    if status == "running" and reason == "lease expired":
+        status, reason = "stale", ""  # the Jobs screen and the header say "stale lease" too
+    text = f"{label(status)}: {reason}" if reason else label(status)
     return Text(text.replace("\n", " "), style=STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
 
 
