@@ -476,3 +476,25 @@ def test_no_string_registry_and_one_definition_of_the_job_constants() -> None:
     ]
     assert [p.relative_to(root).as_posix() for p in defs] == ["state/jobs.py"]
     assert "_screen_stacks" not in (root / "tui" / "app.py").read_text()
+
+
+async def test_slash_searches_the_conversation_and_opens_collapsed_tool_output(ui_home: Path) -> None:
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_rollout(T_DOCS)
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RolloutDetailScreen)
+        await pilot.press("slash", *"monday", "enter")
+        await settle(pilot)
+        assert len(screen.matches) == 1  # only in the second tool's output, which starts collapsed
+        block = screen.matches[0].widget
+        assert "Monday" in block.render().plain  # type: ignore[attr-defined]
+        assert any(s.style for s in block.render().spans)  # type: ignore[attr-defined]  (highlighted)
+        from textual.widgets import Collapsible
+
+        assert not next(a for a in block.ancestors if isinstance(a, Collapsible)).collapsed
+        await pilot.press("slash", "escape")
+        await settle(pilot)
+        assert not screen.matches

@@ -81,7 +81,8 @@ async def test_detail_marks_redactions_and_never_shows_the_secret(ui_home: Path)
         app.open_rollout(T_DOCS)
         await settle(pilot)
         await pilot.press("o")  # expand tool outputs
-        await pilot.pause()
+        await settle(pilot)
+        await pilot.pause(0.1)
         svg = app.export_screenshot()
         assert SECRET not in svg
         assert "[REDACTED_SECRET]" in svg

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -53,6 +53,11 @@ class CitationsScreen(MemtuiScreen):
         Binding("i", "focus_answer", "Edit answer", id="citations.answer"),
     ]
 
+    answer = getters.query_one("#answer", TextArea)
+    entries_table = getters.query_one("#entries", DataTable)
+    rollouts_table = getters.query_one("#rollout-ids", DataTable)
+    problems = getters.query_one("#citation-problems", Static)
+
     def __init__(self) -> None:
         super().__init__(id="citations-screen")
         self.entries: list[dict[str, Any]] = []
@@ -75,8 +80,8 @@ class CitationsScreen(MemtuiScreen):
                 yield Static("", id="citation-problems", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#answer", TextArea).cursor_blink = self.app.cursor_blink
-        entries = self.query_one("#entries", DataTable)
+        self.answer.cursor_blink = self.app.cursor_blink
+        entries = self.entries_table
         for key, title, width in [
             ("status", "Status", 12),
             ("path", "Path", 18),
@@ -84,12 +89,12 @@ class CitationsScreen(MemtuiScreen):
             ("note", "Note", 60),
         ]:
             entries.add_column(title, key=key, width=width)
-        rollouts = self.query_one("#rollout-ids", DataTable)
+        rollouts = self.rollouts_table
         rollouts.add_column("Rollout id", key="id", width=38)
         rollouts.add_column("Indexed", key="known", width=8)
 
     def set_answer(self, text: str) -> None:
-        self.query_one("#answer", TextArea).load_text(text)
+        self.answer.load_text(text)
         self._parse(text)
 
     @on(TextArea.Changed, "#answer")
@@ -142,7 +147,7 @@ class CitationsScreen(MemtuiScreen):
     def _show(self, entries: list[dict[str, Any]], ids: list[tuple[str, bool]], problems: list[str]) -> None:
         self.entries = entries
         self.rollout_ids = [i for i, _ in ids]
-        table = self.query_one("#entries", DataTable)
+        table = self.entries_table
         table.clear()
         for i, e in enumerate(entries):
             status = e.get("status", "unchecked")
@@ -153,11 +158,11 @@ class CitationsScreen(MemtuiScreen):
                 Text(str(e.get("note") or ""), no_wrap=True, overflow="ellipsis"),
                 key=str(i),
             )
-        rollouts = self.query_one("#rollout-ids", DataTable)
+        rollouts = self.rollouts_table
         rollouts.clear()
         for rid, known in ids:
             rollouts.add_row(Text(rid), Text("yes" if known else "no", style="green" if known else "red"), key=rid)
-        self.query_one("#citation-problems", Static).update(Content("\n".join(problems)))
+        self.problems.update(Content("\n".join(problems)))
 
     @on(DataTable.RowSelected, "#entries")
     def _entry_selected(self, event: DataTable.RowSelected) -> None:
@@ -172,14 +177,14 @@ class CitationsScreen(MemtuiScreen):
 
     def on_paste(self, event: events.Paste) -> None:
         """A paste anywhere on the screen replaces the answer (the usual way an answer arrives)."""
-        if not self.query_one("#answer", TextArea).has_focus:
+        if not self.answer.has_focus:
             self.set_answer(event.text)
 
     def action_focus_answer(self) -> None:
-        self.query_one("#answer", TextArea).focus()
+        self.answer.focus()
 
     def action_focus_entries(self) -> None:
-        self.query_one("#entries", DataTable).focus()
+        self.entries_table.focus()
 
     def action_open_answer(self) -> None:
         def chosen(path: str | None) -> None:

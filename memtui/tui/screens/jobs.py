@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -85,6 +85,11 @@ class JobsScreen(MemtuiScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False, id="jobs.clear_filter"),
     ]
 
+    table = getters.query_one("#jobs", WindowedTable)
+    position = getters.query_one("#position", Label)
+    row_detail = getters.query_one("#row-detail", Static)
+    filter_input = getters.query_one("#filter", Input)
+
     def __init__(self) -> None:
         super().__init__(id="jobs-screen")
         self.filter_text = ""
@@ -109,7 +114,7 @@ class JobsScreen(MemtuiScreen):
 
     def _set_columns(self, width: int) -> None:
         visible = layout_columns(COLUMNS, width, "error", 16)
-        table = self.query_one(WindowedTable)
+        table = self.table
         if [c.key for c, _ in visible] == [c.key for c, _ in self.layout_cols] and table.columns:
             for c, w in visible:
                 table.columns[c.key].width = w  # type: ignore[index]
@@ -126,10 +131,10 @@ class JobsScreen(MemtuiScreen):
     def _fill(self, offset: int, total: int, rows: list[views.JobRow], index: int) -> None:
         keys = [c.key for c, _ in self.layout_cols]
         cells = [(f"{r.kind}/{r.job_key}", [job_cells(r)[k] for k in keys]) for r in rows]
-        self.query_one(WindowedTable).show_window(offset, total, cells, index)
+        self.table.show_window(offset, total, cells, index)
 
     def reload(self, source: str = "") -> None:
-        table = self.query_one(WindowedTable)
+        table = self.table
         self._fetch(table.absolute_row, None, self.filter_text, table.WINDOW)
 
     @work(thread=True, exclusive=True, group="jobs-page", exit_on_error=False)
@@ -157,16 +162,16 @@ class JobsScreen(MemtuiScreen):
         hint.update("No jobs yet: Phase 1 creates one per eligible rollout (ctrl+p, then Phase 1).")
 
     def _update_position(self) -> None:
-        table = self.query_one(WindowedTable)
+        table = self.table
         text = f"{table.absolute_row + 1:,} of {table.row_total:,}" if table.row_total else "0 jobs"
         text += hidden_note(len(self.layout_cols), len(COLUMNS))
-        self.query_one("#position", Label).update(text)
+        self.position.update(text)
         self._show_row_detail()
 
     def _show_row_detail(self) -> None:
         """The highlighted job in full: its key, lease owner and the whole last error (the column cuts it)."""
         job = self.selected_job()
-        detail = self.query_one("#row-detail", Static)
+        detail = self.row_detail
         if job is None:
             detail.update("")
             return
@@ -187,7 +192,7 @@ class JobsScreen(MemtuiScreen):
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:
-        self.query_one(WindowedTable).focus()
+        self.table.focus()
 
     @on(WindowedTable.NeedWindow)
     def _need_window(self, event: WindowedTable.NeedWindow) -> None:
@@ -206,18 +211,18 @@ class JobsScreen(MemtuiScreen):
             self.app.switch_mode("review")
 
     def selected_job(self) -> views.JobRow | None:
-        table = self.query_one(WindowedTable)
+        table = self.table
         if not table.row_count:
             return None
         key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
         return self.rows.get(str(key.value))
 
     def action_focus_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        self.filter_input.focus()
 
     def action_clear_filter(self) -> None:
-        self.query_one("#filter", Input).value = ""
-        self.query_one(WindowedTable).focus()
+        self.filter_input.value = ""
+        self.table.focus()
 
     def action_retry(self) -> None:
         job = self.selected_job()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import on, work
+from textual import getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -44,6 +44,11 @@ class MemoryScreen(MemtuiScreen):
         Binding("escape", "leave_editor", "Leave editor", show=False, id="memory.leave"),
         Binding("enter,e", "edit", "Edit", id="memory.edit"),
     ]
+
+    tabs = getters.query_one("#memory-tabs", TabbedContent)
+    warnings_box = getters.query_one("#memory-warnings", Static)
+    edit_diff = getters.query_one("#edit-diff", DiffView)
+    summary_area = getters.query_one("#summary-md", TextArea)
 
     def __init__(self) -> None:
         super().__init__(id="memory-screen")
@@ -98,19 +103,19 @@ class MemoryScreen(MemtuiScreen):
         return self.query_one(f"#{pane_id}", TextArea).text != self.saved.get(pane_id, "")
 
     def _mark(self, pane_id: str) -> None:
-        tabs = self.query_one(TabbedContent)
+        tabs = self.tabs
         label = FILES[pane_id] + (" ●" if self.dirty(pane_id) else "")
         tabs.get_tab(f"pane-{pane_id}").label = Content(label)
 
     def show_file(self, name: str) -> None:
         for pane_id, fname in FILES.items():
             if fname == name:
-                self.query_one(TabbedContent).active = f"pane-{pane_id}"
+                self.tabs.active = f"pane-{pane_id}"
                 self.action_leave_editor()  # the tab bar: enter edits, digits still switch screens
 
     @property
     def current_pane(self) -> str:
-        return (self.query_one(TabbedContent).active or "pane-memory-md").removeprefix("pane-")
+        return (self.tabs.active or "pane-memory-md").removeprefix("pane-")
 
     @on(TextArea.Changed)
     def _changed(self, event: TextArea.Changed) -> None:
@@ -120,9 +125,9 @@ class MemoryScreen(MemtuiScreen):
                 self._show_warnings()
 
     def _show_warnings(self) -> None:
-        live = summary_warnings(self.query_one("#summary-md", TextArea).text)
+        live = summary_warnings(self.summary_area.text)
         warnings = live + [w for w in self.disk_warnings if w not in live]
-        box = self.query_one("#memory-warnings", Static)
+        box = self.warnings_box
         missing = [name for name in FILES.values() if not (self.root / name).exists()]
         if warnings:
             text = "\n".join(f"⚠ {w}" for w in warnings)
@@ -161,7 +166,7 @@ class MemoryScreen(MemtuiScreen):
     def _show_checks(self, warnings: list[str], diff: str, empty: str) -> None:
         self.disk_warnings = warnings
         self._show_warnings()
-        self.query_one("#edit-diff", DiffView).show_diff(diff, empty=empty)
+        self.edit_diff.show_diff(diff, empty=empty)
 
     def action_save(self) -> None:
         saved = []
@@ -213,4 +218,4 @@ class MemoryScreen(MemtuiScreen):
         self.query_one(f"#{self.current_pane}", TextArea).focus()
 
     def action_leave_editor(self) -> None:
-        self.query_one(TabbedContent).query_one("Tabs").focus()
+        self.tabs.query_one("Tabs").focus()

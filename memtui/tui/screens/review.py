@@ -123,13 +123,18 @@ class ReviewScreen(MemtuiScreen):
                 ("offline" if run.offline else (run.model or "")),
             )
         )
-        width = max(12, (files.size.width or 36) - 4)
+        width = self._file_width()
         for status, path in stat:
             files.add_option(
                 Option(Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, width)), id=path)
             )
         diff.show_diff(run.diff, empty="The run changed no text.")
         self.refresh_bindings()
+
+    def _file_width(self) -> int:
+        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow)."""
+        width = self.size.width or self.app.size.width
+        return width - 6 if width < 100 else (44 if width >= 160 else 32)
 
     def on_resize(self, event: events.Resize) -> None:
         if self.diff.split and event.size.width < SPLIT_MIN_WIDTH:
