@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -27,7 +28,7 @@ def truncate_middle(text: str, max_tokens: int, bytes_per_token: float = DEFAULT
     """Keep the head and the tail, replace the middle by ``…N tokens truncated…`` (reference §4.6, with a
     conservative bytes-per-token). Cuts fall on character boundaries. Returns ``(text, tokens_cut)``."""
     data = text.encode("utf-8", errors="surrogatepass")
-    max_bytes = int(max_tokens * bytes_per_token)
+    max_bytes = summary_budget_bytes(bytes_per_token, max_tokens)
     if len(data) <= max_bytes:
         return text, 0
     left = max_bytes // 2
@@ -41,6 +42,14 @@ def truncate_middle(text: str, max_tokens: int, bytes_per_token: float = DEFAULT
     head = data[:left].decode("utf-8", errors="surrogatepass")
     tail = data[start:].decode("utf-8", errors="surrogatepass")
     return f"{head}…{cut} tokens truncated…{tail}", cut
+
+
+def summary_budget_bytes(
+    bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN, max_tokens: int = SUMMARY_TOKEN_LIMIT
+) -> int:
+    """The bytes of memory_summary.md an agent is given before the middle is cut (what ``truncate_middle`` keeps);
+    the consolidation prompt states this same figure."""
+    return int(max_tokens * bytes_per_token)
 
 
 def read_path_template() -> str:
@@ -101,9 +110,18 @@ def splice_block(existing: str, block: str | None) -> str:
 AgentsMdResult = Literal["created", "updated", "unchanged"]
 
 
-def write_agents_md(path: Path, block: str | None) -> AgentsMdResult:
+def write_agents_md(path: Path, block: str | None, warn: Callable[[str], None] | None = None) -> AgentsMdResult:
     """Write or refresh the memtui section of an AGENTS.md / CLAUDE.md. An existing file is replaced atomically
-    (mode kept; a symlink is followed, not replaced)."""
+    (mode kept; a symlink is followed, not replaced). Codex's 32 KiB AGENTS.md cap is respected (``export_cap``);
+    ``warn`` receives what that changed."""
+    from memtui.export_cap import fit_agents_md
+
+    def splice(existing: str) -> str:
+        fit = fit_agents_md(path.name, existing, block)
+        for message in fit.warnings:
+            (warn or (lambda _m: None))(message)
+        return fit.text
+
     path = path.resolve() if path.is_symlink() else path
     try:
         raw = path.read_bytes()
@@ -111,10 +129,10 @@ def write_agents_md(path: Path, block: str | None) -> AgentsMdResult:
         if block is None:
             return "unchanged"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(splice_block("", block).encode("utf-8"))
+        path.write_bytes(splice("").encode("utf-8"))
         return "created"
     existing = raw.decode("utf-8", errors="surrogateescape")  # round-trips any bytes outside the block
-    updated = splice_block(existing, block).encode("utf-8", errors="surrogateescape")
+    updated = splice(existing).encode("utf-8", errors="surrogateescape")
     if updated == raw:
         return "unchanged"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

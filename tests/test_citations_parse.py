@@ -154,7 +154,9 @@ def test_parse_bare_seed_form_with_space_before_pipe():
         "MEMORY.md:1-2",  # no note
         "MEMORY.md:1-2|note=[unterminated",
         "MEMORY.md 1-2|note=[no colon]",
-        "MEMORY.md:12|note=[no dash]",
+        "MEMORY.md:|note=[no number]",
+        "MEMORY.md:L|note=[bare L]",
+        "MEMORY.md:LL3-4|note=[double L]",
         "MEMORY.md:a-2|note=[not a number]",
         "MEMORY.md:-1-2|note=[negative]",
         "MEMORY.md:1-4294967296|note=[above u32]",
@@ -166,6 +168,23 @@ def test_malformed_entry_lines_are_dropped_and_counted(line):
     r = parse_citations(f"<citation_entries>\n{line}\nMEMORY.md:3-4|note=[good]\n\n   \n</citation_entries>")
     assert r.dropped_lines == 1
     assert [(e.line_start, e.note) for e in r.citation.entries] == [(3, "good")]
+
+
+@pytest.mark.parametrize(
+    ("line", "start", "end"),
+    [
+        ("MEMORY.md:12|note=[single line]", 12, 12),
+        ("MEMORY.md:12\u201318|note=[en dash]", 12, 18),
+        ("MEMORY.md:12 \u2014 18|note=[em dash]", 12, 18),
+        ("MEMORY.md:L12-L18|note=[github style]", 12, 18),
+        ("MEMORY.md:L7|note=[github single]", 7, 7),
+        ("MEMORY.md:12-12|note=[canonical single]", 12, 12),
+    ],
+)
+def test_common_range_spellings_are_accepted(line, start, end):
+    e = parse_entry(line)
+    assert e is not None and (e.path, e.line_start, e.line_end) == ("MEMORY.md", start, end)
+    assert parse_entry(e.format()) == e  # and they normalise to the canonical form
 
 
 def test_entry_split_rules_last_note_last_colon_first_dash():

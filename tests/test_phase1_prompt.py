@@ -79,9 +79,9 @@ def test_system_prompt_has_the_gate_question_and_the_exact_empty_escape():
     system = load_prompt("stage_one_system.md")
     assert "Will a future agent plausibly act better because of what I write here?" in system
     assert '{"rollout_summary":"","rollout_slug":"","raw_memory":""}' in system
-    for needle in ("rollout_summary` format", "raw_memory` format", "task_outcome", "Rollout context:", "no-op"):
+    for needle in ("rollout_summary format", "raw_memory format", "task_outcome", "Rollout context:", "no-op"):
         assert needle.lower() in system.lower()
-    assert 3_000 < len(system.encode()) < 10_000
+    assert 10_000 < len(system.encode()) < 30_000
 
 
 def test_output_schema_requires_rollout_slug_and_keeps_it_nullable():

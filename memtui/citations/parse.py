@@ -68,18 +68,32 @@ def _u32(text: str) -> int | None:
     return value if value <= U32_MAX else None
 
 
+RANGE_DASHES = ("\u2013", "\u2014")  # en and em dash, as models and editors write ranges; read as "-"
+
+
+def _line_number(text: str) -> int | None:
+    """A line number, optionally written ``L12`` (GitHub style)."""
+    text = text.strip()
+    return _u32(text[1:] if text[:1] == "L" else text)
+
+
 def parse_entry(line: str) -> CitationEntry | None:
-    """``path:start-end|note=[text]`` split at the last ``|note=[``, the last ``:`` and the first ``-``."""
+    """``path:start-end|note=[text]`` split at the last ``|note=[``, the last ``:`` and the first ``-``.
+
+    Beyond Codex's grammar (which drops such lines) it accepts what agents commonly write: a single line
+    ``path:12`` (= ``12-12``), an en or em dash (``12–18``) and ``L12-L18``."""
     location, sep, note = line.strip().rpartition("|note=[")
     if not sep or not note.endswith("]"):
         return None
     path, sep, line_range = location.rpartition(":")
     if not sep:
         return None
+    for dash in RANGE_DASHES:
+        line_range = line_range.replace(dash, "-")
     start, sep, end = line_range.partition("-")
     if not sep:
-        return None
-    line_start, line_end = _u32(start), _u32(end)
+        end = start
+    line_start, line_end = _line_number(start), _line_number(end)
     if line_start is None or line_end is None:
         return None
     return CitationEntry(path=path.strip(), line_start=line_start, line_end=line_end, note=note[:-1].strip())

@@ -49,6 +49,8 @@ def run_agents_md(args: argparse.Namespace) -> int:
         )
     else:
         _warn(root, bpt)
-    outcome = write_agents_md(args.path, block)
+    outcome = write_agents_md(
+        args.path, block, warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr)
+    )
     print(f"{outcome} {args.path}")
     return 0

@@ -17,8 +17,10 @@ from pydantic import BaseModel, ConfigDict
 from memtui.llm.structured import StructuredCallError, call_structured
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
+from memtui.phase1.quotes import enforce_user_quotes, user_words
+from memtui.phase1.render import render_items
 from memtui.redact import redact
-from memtui.rollouts.filter import memory_items, serialize_memory_rollout
+from memtui.rollouts.filter import memory_items
 from memtui.settings import Settings
 
 
@@ -47,6 +49,8 @@ class Extraction:
     completion_tokens: int | None = None
     latency_ms: int | None = None
     redactions: dict[str, int] = field(default_factory=dict)  # input-side redactions by kind
+    user_said: str | None = None  # the user's own words (redacted, normalised), to check the output's quotes
+    dropped_quotes: list[str] = field(default_factory=list)  # output lines quoting words the user never said
 
 
 class ExtractionFailed(RuntimeError):
@@ -71,17 +75,22 @@ def file_size(path: str) -> int:
         return 0
 
 
-def read_serialized(job: Candidate) -> str:
-    try:
-        return serialize_memory_rollout(Path(job.path), job.source_kind)
-    except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
-        raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
+def keep_faithful_quotes(info: Extraction) -> None:
+    """Drop output lines that quote the user with words no ``user`` item holds (``phase1/quotes.py``)."""
+    if info.user_said is None:
+        return
+    out = info.output
+    raw = enforce_user_quotes(out.raw_memory, info.user_said)
+    summary = enforce_user_quotes(out.rollout_summary, info.user_said)
+    if raw.dropped or summary.dropped:
+        info.dropped_quotes = raw.dropped + summary.dropped
+        info.output = out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
 def read_items(job: Candidate) -> list[dict]:
     try:
         return memory_items(Path(job.path), job.source_kind)
-    except Exception as exc:
+    except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
 
 
@@ -92,7 +101,7 @@ def add_counts(into: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
 
 
 class ModelExtractor:
-    """serialize → redact (whole string) → budget/truncate → render → one strict structured call."""
+    """render numbered items → redact (whole string) → budget/truncate → render → one strict structured call."""
 
     offline = False
 
@@ -104,8 +113,8 @@ class ModelExtractor:
 
     def prepare(self, job: Candidate) -> tuple[str, Extraction]:
         """The user message to send (CPU work, run off the event loop) and the measurements so far."""
-        serialized = read_serialized(job)
-        red = redact(serialized)
+        items = read_items(job)
+        red = redact(render_items(items))
         built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings)
         info = Extraction(
             output=StageOneOutput(rollout_summary="", raw_memory=""),
@@ -116,6 +125,7 @@ class ModelExtractor:
             estimated_tokens=built.estimated_tokens,
             truncated_tokens=built.truncated_tokens,
             redactions=dict(red.counts),
+            user_said=user_words(items),
         )
         return built.message, info
 
@@ -134,6 +144,7 @@ class ModelExtractor:
             info.prompt_tokens, info.completion_tokens = exc.prompt_tokens, exc.completion_tokens
             raise ExtractionFailed(str(exc), info) from exc
         info.output = result.output
+        keep_faithful_quotes(info)
         info.prompt_tokens, info.completion_tokens = result.prompt_tokens, result.completion_tokens
         info.latency_ms = result.latency_ms
         return info

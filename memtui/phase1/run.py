@@ -64,6 +64,7 @@ class Phase1Summary(BaseModel):
     sent_bytes: int = 0
     input_bytes: int = 0
     redactions: dict[str, int] = Field(default_factory=dict)
+    dropped_quotes: int = 0  # issue 16: output lines quoting words the user never said, removed before storage
     seconds: float = 0.0
     offline: bool = False
     model: str = ""
@@ -251,6 +252,7 @@ class _Run:
             record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
         else:
             record = _measurements(result)
+            self.summary.dropped_quotes += len(result.dropped_quotes)
             out = _redact_output(result.output, result.redactions)
             record["redactions"] = result.redactions
             if out.raw_memory == "" or out.rollout_summary == "":

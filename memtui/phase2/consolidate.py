@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import string
 import threading
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,10 +20,17 @@ from memtui import clock
 from memtui.context import Context
 from memtui.phase2 import baseline, review
 from memtui.phase2.offline import consolidate_offline
+from memtui.phase2.prompt import PromptInputs, history_budget_bytes, render_consolidation_prompt
+from memtui.phase2.prompt_inputs import (
+    person_edits,
+    read_tombstones,
+    record_tombstones,
+    rejections_since_last_approval,
+    rollout_renames,
+)
 from memtui.phase2.tools import Journal, MemoryTools, restore
 from memtui.phase2.workspace import (
     DIFF_FILENAME,
-    MEMORY_MD,
     remove_diff_file,
     render_diff_file,
     sync_workspace,
@@ -74,37 +79,6 @@ class Phase2Failure(RuntimeError):
     def __init__(self, tag: str, detail: str) -> None:
         super().__init__(f"{tag}: {detail}")
         self.tag = tag
-
-
-def load_prompt_template() -> str:
-    return resources.files("memtui.prompts").joinpath("consolidation.md").read_text(encoding="utf-8")
-
-
-def render_prompt(root: Path, *, selected: int, rejections: list[str]) -> str:
-    memory = root / MEMORY_MD
-    init = not memory.is_file() or not memory.read_text(encoding="utf-8", errors="replace").strip()
-    mode_note = (
-        "INIT: there is no MEMORY.md yet. Build MEMORY.md and memory_summary.md from all inputs; both files must exist "
-        "when you finish, even if the inputs are thin."
-        if init
-        else "INCREMENTAL UPDATE: MEMORY.md exists. Apply the workspace diff to it: forget what deleted inputs alone "
-        "supported, merge new inputs, respect a person's edits. Making no change is allowed when nothing durable changed."
-    )
-    if rejections:
-        rej = (
-            "A person rejected recent consolidations. Their reasons, newest first; take them into account:\n"
-            + "\n".join(f"- {r.strip()}" for r in rejections)
-        )
-    else:
-        rej = "- none"
-    return string.Template(load_prompt_template()).safe_substitute(
-        memory_root=str(root),
-        diff_file=DIFF_FILENAME,
-        mode="INIT" if init else "INCREMENTAL",
-        mode_note=mode_note,
-        selected_count=str(selected),
-        rejections=rej,
-    )
 
 
 def _cancelled(cancel: Cancel) -> bool:
@@ -189,6 +163,7 @@ def _run_agent(
                 ],
                 tools=tools,
                 max_turns=s.agent_max_turns,
+                max_history_bytes=history_budget_bytes(s),
                 on_turn=lambda n, names: say(f"agent turn {n}: {', '.join(names) if names else 'finished'}"),
                 should_stop=should_stop,
             )
@@ -251,6 +226,8 @@ def run_phase2(
 
         tag = "failed_workspace_status"
         changes, diff = baseline.stat_and_diff(root)
+        if record_tombstones(root, changes, diff):  # a person's deletions outlive the diff that shows them
+            changes, diff = baseline.stat_and_diff(root)
         invalid = validate_artifacts(root)
         if not changes and invalid is None:
             if not global_job.mark_global_phase2_job_succeeded(conn, token, new_watermark, pairs):
@@ -292,7 +269,14 @@ def run_phase2(
             written = consolidate_offline(root, selected, journal)
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
         else:
-            prompt = render_prompt(root, selected=len(selected), rejections=review.recent_rejection_reasons(conn))
+            inputs = PromptInputs(
+                selected=selected,
+                person_edits=person_edits(changes),
+                renames=rollout_renames(root, changes),
+                tombstones=read_tombstones(root),
+                rejections=rejections_since_last_approval(conn),
+            )
+            prompt = render_consolidation_prompt(root, s, inputs)
             tools = MemoryTools(root, journal, s.agent_max_write_bytes)
             say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
             turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)

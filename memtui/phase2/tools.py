@@ -19,7 +19,8 @@ from memtui.redact import redact
 
 MAX_LIST_ENTRIES = 2000
 MAX_SEARCH_RESULTS = 200
-MAX_READ_BYTES = 256 * 1024
+MAX_READ_BYTES = 64 * 1024
+MAX_READ_LINES = 400  # per read_file call: the agent pages through big files instead of filling its context
 MAX_SEARCH_FILE_BYTES = 8 * 1024 * 1024
 
 
@@ -124,7 +125,8 @@ TOOL_SCHEMAS = [
     _schema("list_dir", "List a folder of the memory root (relative path, '.' for the root).", {"path": _S}, []),
     _schema(
         "read_file",
-        "Read a text file of the memory root, optionally only lines start_line..end_line (1-based, inclusive).",
+        f"Read a text file of the memory root, lines start_line..end_line (1-based, inclusive), at most "
+        f"{MAX_READ_LINES} lines per call; the header says how many lines the file has and where to continue.",
         {"path": _S, "start_line": _I, "end_line": _I},
         ["path"],
     ),
@@ -135,12 +137,16 @@ TOOL_SCHEMAS = [
         ["query"],
     ),
     _schema(
-        "write_file", "Create or overwrite a file of the memory root.", {"path": _S, "content": _S}, ["path", "content"]
+        "write_file",
+        "Create or overwrite a file of the memory root; with append=true, add content to its end (build a large "
+        "file in parts). Charges the bytes of content to the run's write budget.",
+        {"path": _S, "content": _S, "append": {"type": "boolean"}},
+        ["path", "content"],
     ),
     _schema(
         "replace_in_file",
         "Replace literal text in a file. Without count, `old` must occur exactly once; with count, the first count "
-        "occurrences are replaced.",
+        "occurrences are replaced. Charges only the bytes inserted (new x occurrences) to the write budget.",
         {"path": _S, "old": _S, "new": _S, "count": _I},
         ["path", "old", "new"],
     ),
@@ -218,6 +224,9 @@ class MemoryTools:
             raise ToolLimitError(f"the agent tried to write more than {self.max_write_bytes} bytes in one run")
         self.bytes_written += n
 
+    def _budget(self) -> str:
+        return f"; write budget: {self.bytes_written} of {self.max_write_bytes} bytes used"
+
     # --- tools -----------------------------------------------------------------------------------------
     def tool_list_dir(self, path: str = ".") -> str:
         rel, p = self.resolve(path, write=False)
@@ -243,11 +252,14 @@ class MemoryTools:
             return f"error: {path!r} is not a file"
         lines = p.read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
         start = max(1, int(start_line or 1))
-        end = min(len(lines), int(end_line) if end_line else len(lines))
+        end = min(len(lines), int(end_line) if end_line else len(lines), start + MAX_READ_LINES - 1)
         text = "".join(lines[start - 1 : end])
         if len(text.encode()) > MAX_READ_BYTES:
-            text = text.encode()[:MAX_READ_BYTES].decode("utf-8", "ignore") + "\n[truncated: read a smaller line range]"
-        return f"[{path} lines {start}-{end} of {len(lines)}]\n{text}"
+            kept = text.encode()[:MAX_READ_BYTES].decode("utf-8", "ignore")
+            end = start + kept.count("\n") - 1 if kept.count("\n") else start
+            text = "".join(lines[start - 1 : end]) if kept.count("\n") else kept + "\n[line truncated]\n"
+        more = f"; continue with start_line={end + 1}" if end < len(lines) else ""
+        return f"[{path} lines {start}-{end} of {len(lines)}{more}]\n{text}"
 
     def tool_search(self, query: str, path: str = ".") -> str:
         if not isinstance(query, str) or not query:
@@ -271,14 +283,17 @@ class MemoryTools:
                         return "\n".join([*hits, f"... (stopped at {MAX_SEARCH_RESULTS} results; narrow the query)"])
         return "\n".join(hits) if hits else "no matches"
 
-    def tool_write_file(self, path: str, content: str) -> str:
+    def tool_write_file(self, path: str, content: str, append: bool = False) -> str:
         rel, p = self.resolve(path, write=True)
         if p.is_dir():
             return f"error: {path!r} is a folder"
         data, note = _redacted(str(content))
         self._charge(len(data))
+        if append and p.is_file():
+            self.journal.write(rel, p.read_bytes() + data)
+            return f"appended {len(data)} bytes to {rel}{note}{self._budget()}"
         self.journal.write(rel, data)
-        return f"wrote {rel} ({len(data)} bytes{note})"
+        return f"wrote {rel} ({len(data)} bytes{note}){self._budget()}"
 
     def tool_replace_in_file(self, path: str, old: str, new: str, count: int | None = None) -> str:
         rel, p = self.resolve(path, write=True)
@@ -296,9 +311,9 @@ class MemoryTools:
         if n < 1 or n > found:
             return f"error: count must be between 1 and {found}"
         data, note = _redacted(text.replace(old, new, n))
-        self._charge(len(data))
+        self._charge(len(new.encode("utf-8")) * n)  # the bytes this call changes, not the whole file
         self.journal.write(rel, data)
-        return f"replaced {n} occurrence(s) in {rel}{note}"
+        return f"replaced {n} occurrence(s) in {rel}{note}{self._budget()}"
 
     def tool_delete_file(self, path: str) -> str:
         rel, p = self.resolve(path, write=True)

@@ -23,7 +23,9 @@ RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_SUMMARIES = "rollout_summaries"
 MEMORY_MD = "MEMORY.md"
 MEMORY_SUMMARY = "memory_summary.md"
+TOMBSTONES = "tombstones.md"  # memory lines a person deleted (phase2/prompt_inputs.py)
 EXTENSION_RESOURCE_RETENTION_DAYS = 7
+_PREFIX_LEN = len("2025-02-11T15-35-19-jqmb")  # <ts>-<hash4>, the part of a stem fixed by the thread
 _TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})")
 
 
@@ -68,7 +70,42 @@ def render_rollout_summary(memory: Stage1Output) -> str:
     return "\n".join(lines) + "\n\n" + memory.rollout_summary + "\n"
 
 
-def render_raw_memories(memories: Iterable[Stage1Output]) -> str:
+def resolve_stems(root: Path, memories: Iterable[Stage1Output]) -> dict[str, str]:
+    """thread id -> the stem its summary file uses. A re-extraction changes the slug (a new model answer) but not
+    the ``<ts>-<hash4>`` prefix of a UUIDv7 thread: when a file for the same thread already exists under that
+    prefix, its name is kept, so the file is modified in place rather than deleted and added (a stable stem).
+    A UUIDv4 thread's timestamp is ``source_updated_at`` (reference §8.3), which a re-extraction moves: its file
+    is renamed, and the consolidation prompt lists the rename."""
+    folder = root / ROLLOUT_SUMMARIES
+    try:
+        existing = {name[:-3] for name in os.listdir(folder) if name.endswith(".md")}
+    except OSError:
+        existing = set()
+    by_prefix: dict[str, list[str]] = {}
+    for name in existing:
+        by_prefix.setdefault(name[:_PREFIX_LEN], []).append(name)
+    out: dict[str, str] = {}
+    for m in memories:
+        stem = summary_stem(m)
+        if stem not in existing:
+            prefix = rollout_summary_file_stem(m.thread_id, m.source_updated_at, None)
+            same = [e for e in by_prefix.get(prefix, ()) if e == prefix or e.startswith(prefix + "-")]
+            if len(same) == 1 and _file_thread(folder / f"{same[0]}.md") == m.thread_id:
+                stem = same[0]
+        out[m.thread_id] = stem
+    return out
+
+
+def _file_thread(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            first = fh.readline().decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    return first.removeprefix("thread_id: ") if first.startswith("thread_id: ") else None
+
+
+def render_raw_memories(memories: Iterable[Stage1Output], stems: dict[str, str] | None = None) -> str:
     ordered = sorted(memories, key=lambda m: m.thread_id)
     if not ordered:
         return "# Raw Memories\n\nNo raw memories yet.\n"
@@ -79,17 +116,20 @@ def render_raw_memories(memories: Iterable[Stage1Output]) -> str:
             f"updated_at: {clock.iso(m.source_updated_at)}\n"
             f"cwd: {m.cwd}\n"
             f"rollout_path: {m.rollout_path}\n"
-            f"rollout_summary_file: {summary_stem(m)}.md\n\n"
+            f"rollout_summary_file: {(stems or {}).get(m.thread_id) or summary_stem(m)}.md\n\n"
             f"{m.raw_memory.strip()}\n"
         )
     return "".join(parts)
 
 
-def sync_rollout_summaries(root: Path, memories: list[Stage1Output]) -> tuple[int, int]:
+def sync_rollout_summaries(
+    root: Path, memories: list[Stage1Output], stems: dict[str, str] | None = None
+) -> tuple[int, int]:
     """One file per selected row; every other ``*.md`` in ``rollout_summaries/`` goes. Returns (written, deleted)."""
     folder = root / ROLLOUT_SUMMARIES
     folder.mkdir(parents=True, exist_ok=True)
-    wanted = {summary_stem(m): m for m in memories}
+    stems = stems if stems is not None else resolve_stems(root, memories)
+    wanted = {stems[m.thread_id]: m for m in memories}
     deleted = 0
     with os.scandir(folder) as it:
         for entry in it:
@@ -100,8 +140,8 @@ def sync_rollout_summaries(root: Path, memories: list[Stage1Output]) -> tuple[in
     return written, deleted
 
 
-def rebuild_raw_memories(root: Path, memories: list[Stage1Output]) -> bool:
-    return write_if_changed(root / RAW_MEMORIES, render_raw_memories(memories))
+def rebuild_raw_memories(root: Path, memories: list[Stage1Output], stems: dict[str, str] | None = None) -> bool:
+    return write_if_changed(root / RAW_MEMORIES, render_raw_memories(memories, stems))
 
 
 def prune_old_extension_resources(root: Path, retention_days: int = EXTENSION_RESOURCE_RETENTION_DAYS) -> int:
@@ -131,8 +171,9 @@ def prune_old_extension_resources(root: Path, retention_days: int = EXTENSION_RE
 
 def sync_workspace(root: Path, memories: list[Stage1Output]) -> dict[str, int]:
     root.mkdir(parents=True, exist_ok=True)
-    written, deleted = sync_rollout_summaries(root, memories)
-    raw = rebuild_raw_memories(root, memories)
+    stems = resolve_stems(root, memories)
+    written, deleted = sync_rollout_summaries(root, memories, stems)
+    raw = rebuild_raw_memories(root, memories, stems)
     pruned = prune_old_extension_resources(root)
     return {"summaries_written": written, "summaries_deleted": deleted, "raw_rewritten": int(raw), "pruned": pruned}
 

@@ -1,0 +1,203 @@
+"""What the consolidation prompt must tell the agent besides its rules, computed rather than left to the model.
+
+- renames: a rollout summary deleted in the diff whose thread reappears in an added one is the same session
+  re-extracted under a new file name, not a deletion (stems change when a UUIDv4 thread is re-extracted);
+- a person's edits: changed files that memtui does not generate (MEMORY.md, memory_summary.md, skills/...);
+- tombstones: memory lines a person deleted, kept in ``tombstones.md`` so a later re-extraction cannot bring them
+  back after the deletion has left the diff;
+- rejections since the last approval, each with the files the rejected run touched;
+- ``forget:`` lines of the selected raw memories (the user's explicit deletions).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from memtui.phase2 import baseline
+from memtui.phase2.workspace import (
+    DIFF_FILENAME,
+    RAW_MEMORIES,
+    ROLLOUT_SUMMARIES,
+    TOMBSTONES,
+    write_if_changed,
+)
+
+GENERATED = frozenset({RAW_MEMORIES, DIFF_FILENAME, TOMBSTONES})
+TOMBSTONE_SOURCES = ("MEMORY.md", "memory_summary.md")  # plus anything under skills/
+TOMBSTONES_HEADER = (
+    "# Tombstones\n\n"
+    "memtui adds a line here for every memory line a person deleted from MEMORY.md, memory_summary.md or skills/.\n"
+    "Consolidation never writes these back, nor anything that says the same thing. Delete a line here to allow\n"
+    "it again.\n\n"
+)
+_THREAD_LINE = re.compile(r"^thread_id: (\S+)", re.M)
+_BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
+_TASK_REFS = re.compile(r"(?:\s*\[Task \d+\])+\s*$")
+_FORGET = re.compile(r"^\s*(?:[-*]\s*)?forget:\s*(.+?)\s*$", re.I | re.M)
+MIN_TOMBSTONE_CHARS = 8
+
+
+@dataclass(frozen=True)
+class Rename:
+    old: str
+    new: str
+    thread_id: str
+
+
+@dataclass(frozen=True)
+class Rejection:
+    run_id: int
+    reason: str | None
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    file: str
+    text: str
+
+
+def is_generated(path: str) -> bool:
+    return path in GENERATED or path.startswith(f"{ROLLOUT_SUMMARIES}/")
+
+
+def person_edits(changes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Changed files memtui does not generate: since a failed run's writes are undone, these are a person's."""
+    return [(status, path) for status, path in changes if not is_generated(path)]
+
+
+def _thread_of(text: str) -> str | None:
+    m = _THREAD_LINE.search(text[:4096])
+    return m.group(1) if m else None
+
+
+def rollout_renames(root: Path, changes: list[tuple[str, str]]) -> list[Rename]:
+    """Deleted summaries whose thread id reappears in an added summary (the old text is read from the baseline)."""
+    prefix = f"{ROLLOUT_SUMMARIES}/"
+    deleted = [p for s, p in changes if s == "D" and p.startswith(prefix)]
+    added = [p for s, p in changes if s == "A" and p.startswith(prefix)]
+    if not deleted or not added:
+        return []
+    new_by_thread: dict[str, str] = {}
+    for path in added:
+        try:
+            thread = _thread_of((root / path).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if thread:
+            new_by_thread.setdefault(thread, path)
+    renames = []
+    for path in deleted:
+        try:
+            thread = _thread_of(baseline.run_git(root, "show", f"HEAD:{path}"))
+        except baseline.BaselineError:
+            continue
+        if thread and thread in new_by_thread:
+            renames.append(Rename(path, new_by_thread[thread], thread))
+    return renames
+
+
+def rejections_since_last_approval(conn: sqlite3.Connection) -> list[Rejection]:
+    """Rejected runs decided after the last approved one, newest first, with the files each touched."""
+    import json
+
+    last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM phase2_runs WHERE status='approved'").fetchone()[0]
+    rows = conn.execute(
+        "SELECT id, reason, stat, pre_snapshot FROM phase2_runs WHERE status='rejected' AND id > ? ORDER BY id DESC",
+        (last,),
+    ).fetchall()
+    out = []
+    for run_id, reason, stat, pre in rows:
+        # The run's own writes (its journal) when kept, else every file of its diff (a person's edits included).
+        written = sorted(json.loads(pre)) if pre and pre not in ("{}", "null") else None
+        paths = written if written is not None else [p for _, p in json.loads(stat or "[]")]
+        files = tuple(p for p in paths if not is_generated(p))
+        out.append(Rejection(int(run_id), (reason or "").strip() or None, files))
+    return out
+
+
+# --- tombstones ----------------------------------------------------------------------------------------------------
+
+
+def normalize_memory_line(text: str) -> str:
+    """A memory line reduced to what it says: no bullet, no ``[Task n]`` refs (numbering moves), lower case."""
+    m = _BULLET.match(text)
+    body = m.group(1) if m else text.strip()
+    return " ".join(_TASK_REFS.sub("", body).split()).lower()
+
+
+def _removed_lines(diff: str) -> dict[str, list[str]]:
+    """Removed lines per file of a ``git diff`` (renames off)."""
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    in_hunk = False
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            current, in_hunk = None, False
+            continue
+        if not in_hunk and line.startswith("--- "):
+            continue
+        if not in_hunk and line.startswith("+++ "):
+            target = line[4:]
+            current = target[2:] if target.startswith("b/") else None
+            continue
+        if line.startswith("@@"):
+            in_hunk = True
+            continue
+        if in_hunk and line.startswith("-") and current is not None:
+            out.setdefault(current, []).append(line[1:])
+    return out
+
+
+def read_tombstones(root: Path) -> list[Tombstone]:
+    path = root / TOMBSTONES
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("- ") and ": " in line:
+            file, _, text = line[2:].partition(": ")
+            out.append(Tombstone(file, text))
+    return out
+
+
+def record_tombstones(root: Path, changes: list[tuple[str, str]], diff: str) -> list[Tombstone]:
+    """Append to ``tombstones.md`` the memory lines a person removed (bullets that are gone from the whole file, so
+    moved lines do not count); returns the new tombstones. Only a person's edits are in the diff at this point."""
+    edited = {p for s, p in person_edits(changes) if s == "M" and (p in TOMBSTONE_SOURCES or p.startswith("skills/"))}
+    if not edited:
+        return []
+    known = {normalize_memory_line(t.text) for t in read_tombstones(root)}
+    new: list[Tombstone] = []
+    for file, lines in _removed_lines(diff).items():
+        if file not in edited:
+            continue
+        try:
+            current = {normalize_memory_line(x) for x in (root / file).read_text(encoding="utf-8").splitlines()}
+        except OSError:
+            continue
+        for line in lines:
+            if not _BULLET.match(line):
+                continue
+            key = normalize_memory_line(line)
+            if len(key) < MIN_TOMBSTONE_CHARS or key in current or key in known:
+                continue
+            known.add(key)
+            new.append(Tombstone(file, _TASK_REFS.sub("", _BULLET.match(line).group(1)).strip()))  # type: ignore[union-attr]
+    if new:
+        path = root / TOMBSTONES
+        existing = path.read_text(encoding="utf-8") if path.is_file() else TOMBSTONES_HEADER
+        body = existing if existing.endswith("\n") else existing + "\n"
+        write_if_changed(path, body + "".join(f"- {t.file}: {t.text}\n" for t in new))
+    return new
+
+
+# --- forget requests -------------------------------------------------------------------------------------------------
+
+
+def forget_lines(raw_memory: str) -> list[str]:
+    """The ``forget:`` lines of one raw memory (what follows ``forget:``), in order."""
+    return [m.group(1) for m in _FORGET.finditer(raw_memory)]
