@@ -80,3 +80,12 @@ async def settle(pilot: Pilot) -> None:
         if not any(w.is_running or w.state == WorkerState.PENDING for w in app.workers):
             break
     await pilot.pause()
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Pause until ``condition()`` holds (a mount finishing on a loaded machine), failing after ``timeout``."""
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition never held")

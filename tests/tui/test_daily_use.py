@@ -25,7 +25,7 @@ from memtui.tui.tasks import NO_MEMORIES
 from memtui.tui.widgets.status_bar import Tab, status_line
 from memtui.tui.widgets.task_bar import TaskBar, TaskLine
 from memtui.tui.widgets.windowed_table import WindowedTable
-from tests.tui.conftest import SIZE, app_for, settle
+from tests.tui.conftest import SIZE, app_for, settle, wait_for
 from tests.tui.homes import T_DOCS, T_FAILED
 
 NARROW = (80, 24)
@@ -284,6 +284,7 @@ async def test_expand_key_changes_its_label_keeps_the_scroll_and_history_fits_12
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RolloutDetailScreen)
+        await wait_for(pilot, lambda: screen.query("#conversation Collapsible"))
 
         def label_of_o() -> str:
             return next(b.binding.description for b in screen.active_bindings.values() if b.binding.key == "o")
@@ -486,6 +487,7 @@ async def test_slash_searches_the_conversation_and_opens_collapsed_tool_output(u
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RolloutDetailScreen)
+        await wait_for(pilot, lambda: screen.query("#conversation Collapsible"))
         await pilot.press("slash", *"monday", "enter")
         await settle(pilot)
         assert len(screen.matches) == 1  # only in the second tool's output, which starts collapsed

@@ -20,7 +20,7 @@ from memtui.tui.screens.memory import MemoryScreen
 from memtui.tui.screens.review import ReviewScreen
 from memtui.tui.screens.rollouts import RolloutsScreen
 from memtui.tui.widgets.windowed_table import WindowedTable
-from tests.tui.conftest import SIZE, app_for, settle
+from tests.tui.conftest import SIZE, app_for, settle, wait_for
 from tests.tui.homes import ANSWER, SECRET, T_DOCS, T_FAILED, T_INFRA, T_STALE
 
 
@@ -80,6 +80,7 @@ async def test_detail_marks_redactions_and_never_shows_the_secret(ui_home: Path)
         await settle(pilot)
         app.open_rollout(T_DOCS)
         await settle(pilot)
+        await wait_for(pilot, lambda: app.screen.query("#conversation Collapsible"))
         await pilot.press("o")  # expand tool outputs
         await settle(pilot)
         await pilot.pause(0.1)
