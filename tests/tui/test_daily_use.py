@@ -80,9 +80,9 @@ async def test_progress_has_its_own_row_with_counts_and_the_log_keeps_the_outcom
 
 
 async def test_a_vanished_rollout_file_is_explained_in_the_header(ui_home: Path) -> None:
+    # (the file itself is shared by every test of the session: point this home's row at a vanished copy)
     conn = open_context(home=ui_home).conn
-    path = Path(conn.execute("SELECT path FROM threads WHERE id=?", (T_DOCS,)).fetchone()[0])
-    path.unlink()
+    conn.execute("UPDATE threads SET path=? WHERE id=?", (str(ui_home / "gone" / "rollout.jsonl"), T_DOCS))
     app = app_for(ui_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

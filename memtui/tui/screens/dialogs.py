@@ -77,7 +77,9 @@ class TextPromptModal(ModalScreen[str | None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#prompt", Input).focus()
+        prompt = self.query_one("#prompt", Input)
+        prompt.cursor_blink = getattr(self.app, "cursor_blink", True)  # (off in snapshots: a blink is a diff)
+        prompt.focus()
 
     @on(Input.Submitted, "#prompt")
     @on(Button.Pressed, "#confirm")
