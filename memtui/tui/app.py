@@ -340,6 +340,15 @@ class MemtuiApp(App[int]):
         """Phase 2 without the cooldown, after a yes: the palette's way to re-run right after an approve."""
         from memtui.tui.screens.dialogs import ConfirmModal
 
+        if self.status is not None and self.status.phase2.awaiting_review:
+            run = self.status.phase2.awaiting_run_id
+            self.notify(
+                f"Run #{run} is awaiting review: approve or reject it first (screen 3).",
+                title="Phase 2 not started",
+                severity="warning",
+                markup=False,
+            )
+            return
         hours = self.ctx.settings.phase2_cooldown_hours
         body = (
             f"Phase 2 normally waits {hours:g} h after a successful consolidation. Run it now anyway? "
@@ -350,7 +359,7 @@ class MemtuiApp(App[int]):
             if ok:
                 self.run_phase2(force=True)
 
-        self.push_screen(ConfirmModal("Phase 2, ignoring the cooldown", body, "Run Phase 2"), decided)
+        self.push_screen(ConfirmModal("Phase 2, ignoring the cooldown (y/n)", body, "Run Phase 2"), decided)
 
     def approve_pending(self) -> None:
         self.switch_mode("review")

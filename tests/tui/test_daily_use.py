@@ -137,7 +137,15 @@ async def test_palette_offers_phase2_ignoring_the_cooldown_with_a_confirmation(
 
     monkeypatch.setattr(consolidate, "run_phase2", fake)
     app = app_for(ui_home)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        app.confirm_phase2_force()  # a run awaits review: said at once, nothing asked, nothing run
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmModal) and not calls
+        assert any(n.title == "Phase 2 not started" for n in app._notifications)
+        # after an approve (as in the issue), the palette offers it with a confirmation
+        app.ctx.conn.execute("UPDATE phase2_runs SET status='approved'")
+        app.refresh_status()
         await settle(pilot)
         await pilot.press("ctrl+p", *"ignore cooldown")
         await pilot.pause(0.3)
