@@ -35,11 +35,6 @@ def freeze(ts: float) -> None:
     _now = lambda: ts  # noqa: E731
 
 
-def set_clock(fn: Callable[[], float]) -> None:
-    global _now
-    _now = fn
-
-
 def reset() -> None:
     global _now
     _now = time.time

@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+from memtui.private import write_private_bytes
+
 SUMMARY_TOKEN_LIMIT = 2_500  # Codex injects this much of memory_summary.md
 CLAUDE_MEMORY_MAX_LINES = 200  # Claude Code loads the first 200 lines ...
 CLAUDE_MEMORY_MAX_BYTES = 25_000  # ... or 25 KB of its MEMORY.md (the smaller KB reading, to warn early)
@@ -129,7 +131,7 @@ def write_agents_md(path: Path, block: str | None, warn: Callable[[str], None] |
         if block is None:
             return "unchanged"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(splice("").encode("utf-8"))
+        write_private_bytes(path, splice("").encode("utf-8"))  # a file memtui creates is 0600
         return "created"
     existing = raw.decode("utf-8", errors="surrogateescape")  # round-trips any bytes outside the block
     updated = splice(existing).encode("utf-8", errors="surrogateescape")

@@ -24,6 +24,8 @@ from memtui.context import Context
 from memtui.rollouts import claude, codex, jsonl
 from memtui.rollouts.discover import Found, discover, source_roots
 from memtui.rollouts.model import CITATION_MARKER, FileResult
+from memtui.selfcalls import SKIP_REASON as OWN_SESSION
+from memtui.selfcalls import is_own_session, own_dirs
 from memtui.state import threads as store
 from memtui.state.db import immediate
 
@@ -60,10 +62,13 @@ def load(found: Found) -> tuple[bytes, str | None] | BaseException:
 
 
 def read_file(
-    found: Found, now: int, loaded: tuple[bytes, str | None] | BaseException | None = None
+    found: Found,
+    now: int,
+    loaded: tuple[bytes, str | None] | BaseException | None = None,
+    own: tuple[str, ...] = (),
 ) -> tuple[FileResult, list[Any]]:
     """Index one file (``loaded``: its bytes, if already read). Never raises: anything unexpected becomes a skip
-    reason on that file alone."""
+    reason on that file alone. ``own``: memtui's working folders; a session run there is memtui's, not a person's."""
     path = Path(found.path)
     result = FileResult(path=found.path, source_kind=found.source_kind, size=found.size, mtime_ns=found.mtime_ns)  # type: ignore[arg-type]
     try:
@@ -78,6 +83,9 @@ def read_file(
             )
         else:
             result = claude.index_file(path, data, size=found.size, mtime_ns=found.mtime_ns, now=now)
+        if result.thread is not None and is_own_session(result.thread.cwd, result.thread.preview, own):
+            result.thread, result.reason = None, OWN_SESSION
+            return result, []
         if warning:
             result.reason = "; ".join(r for r in (warning, result.reason) if r)
             if result.thread is not None:
@@ -112,6 +120,7 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
         else:
             todo.append(f)
     roots = tuple(str(r) + "/" for r in source_roots(ctx.paths))
+    own = own_dirs(ctx.paths)
     vanished = [p for p in known if p not in found_paths and p.startswith(roots)]
 
     batch: list[tuple[FileResult, list[Any]]] = []
@@ -123,7 +132,9 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.cancelled = True
             break
         readahead.advance(i)
-        batch.append(read_file(f, now))
+        result, citations = read_file(f, now, own=own)
+        keep_watermark_moving(result, known.get(f.path))
+        batch.append((result, citations))
         if len(batch) >= BATCH:
             _flush(ctx, batch, known, found_paths, claimed, summary, now)
             batch = []
@@ -135,6 +146,18 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.missing = store.mark_missing(conn, vanished)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def keep_watermark_moving(result: FileResult, previous: store.KnownFile | None) -> None:
+    """``updated_at`` is the transcript's last timestamp, and also the Phase 1 watermark: a file whose content
+    changed (its size did) without a later timestamp (lines without one, an edit in the middle) still gets an
+    ``updated_at`` past the one it had, so it is extracted again. A touched or copied file (same size) keeps its
+    date: nothing new to extract."""
+    thread = result.thread
+    if thread is None or previous is None or previous.updated_at is None or previous.thread_id != thread.id:
+        return
+    if result.size != previous.size and thread.updated_at <= previous.updated_at:
+        thread.updated_at = previous.updated_at + 1
 
 
 class _ReadAhead:

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from memtui.private import make_private_dir
 from memtui.settings import Settings, memtui_home
 
 
@@ -44,8 +45,9 @@ class Paths:
         return self.claude_dir / "projects"
 
     def ensure(self) -> Paths:
-        self.home.mkdir(parents=True, exist_ok=True)
-        self.memory_root.mkdir(parents=True, exist_ok=True)
+        """Create the home and the memory root, private (0700) when memtui creates them."""
+        make_private_dir(self.home)
+        make_private_dir(self.memory_root)
         return self
 
 

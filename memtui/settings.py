@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-Provider = Literal["auto", "openai", "offline"]
+Provider = Literal["auto", "openai", "offline", "codex", "claude"]
+ResolvedProvider = Literal["openai", "offline", "codex", "claude"]
 
 # Environment variables read besides MEMTUI_<FIELD>: the conventional OpenAI ones.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -61,12 +62,22 @@ class Settings(BaseModel):
     codex_home: Path | None = None
     claude_dir: Path | None = None
 
+    # issue 13: agent CLIs as backends, and bulk extraction.
+    cli_timeout_seconds: float = Field(
+        600.0, gt=0, description="one Phase 1 call through codex/claude (start-up included)"
+    )
+    agent_timeout_seconds: float = Field(1800.0, gt=0, description="a whole Phase 2 agent run through codex/claude")
+    batch_lease_hours: float = Field(25.0, ge=1, description="lease of jobs sent in a batch: the 24 h window + margin")
+
     @property
-    def resolved_provider(self) -> Literal["openai", "offline"]:
-        """``auto`` means: use the model when a key or a server is configured, else work offline."""
-        if self.provider == "auto":
-            return "openai" if (self.api_key or self.base_url) else "offline"
-        return self.provider
+    def resolved_provider(self) -> ResolvedProvider:
+        """``auto``: a key or server -> openai; else a logged-in codex -> codex; else claude; else offline.
+
+        The probe of the agent CLIs lives in ``memtui.llm.backends.choose`` (cached per process).
+        """
+        from memtui.llm.backends.choose import choose_provider
+
+        return choose_provider(self).name
 
     @property
     def rollout_token_budget(self) -> int:

@@ -35,6 +35,8 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[di
     }
     for name, path in homes.items():
         path.mkdir(parents=True, exist_ok=True)
+        if name == "MEMTUI_HOME":
+            path.chmod(0o700)  # as memtui makes it (a looser home is tightened, with a message, on the first run)
         monkeypatch.setenv(name, str(path))
     for name in list(os.environ):
         if name.startswith(("OPENAI_", "MEMTUI_")) and name not in homes:

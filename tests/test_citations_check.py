@@ -148,3 +148,10 @@ def test_cli_parse_prints_json(tmp_path, capsys):
         "note": "tz | pitfall",
     }
     assert data["dropped_lines"] == 1 and data["thread_ids"] == [ID_A]
+
+
+def test_cli_parse_accepts_json_flag_as_documented(tmp_path, capsys):
+    answer = tmp_path / "a.txt"
+    answer.write_text(ANSWER)
+    assert main(["cite", "parse", str(answer), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["thread_ids"] == [ID_A]

@@ -30,6 +30,11 @@ def test_demo_home_reaches_awaiting_review_offline(tmp_path):
     uses = conn.execute("SELECT usage_count FROM stage1_outputs WHERE thread_id LIKE '019e0a1b%'").fetchone()[0]
     assert uses == 1
     assert conn.execute("SELECT last_error FROM jobs WHERE status='error'").fetchone()[0].startswith("cannot read")
+    # Injected text in the Claude sample (compaction summary, /cost, interrupt) is never the user's words.
+    memories = " ".join(r[0] for r in conn.execute("SELECT raw_memory FROM stage1_outputs"))
+    assert "127.0.0.1:8001" in memories and "production on every commit" not in memories
+    title = conn.execute("SELECT title FROM threads WHERE id='7c1e2f3a-4b5c-4d6e-8f70-81920a1b2c3d'").fetchone()[0]
+    assert title == "Docs site local preview"  # its own summary line, not the other session's
 
 
 def test_no_planted_secret_anywhere_in_the_demo_home(tmp_path):

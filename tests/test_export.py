@@ -87,12 +87,12 @@ def test_cli_export_prompt(root, capsys):
 def test_agents_md_created_then_unchanged_then_updated(root, tmp_path, capsys):
     (root / "memory_summary.md").write_text("v1\nalpha-summary\n")
     target = tmp_path / "proj" / "AGENTS.md"
-    assert main(["export", "agents-md", str(target)]) == 0
+    assert main(["export", "agents-md", "--scope", "global", str(target)]) == 0
     text = target.read_text()
     assert (
         text.startswith(BEGIN_MARKER + "\n## Memory") and text.endswith(END_MARKER + "\n") and "alpha-summary" in text
     )
-    assert main(["export", "agents-md", str(target)]) == 0
+    assert main(["export", "agents-md", "--scope", "global", str(target)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"created {target}", f"unchanged {target}"]
     (root / "memory_summary.md").write_text("v1\nbeta-summary\n")
     assert write_agents_md(target, render_prompt(root)) == "updated"

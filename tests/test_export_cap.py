@@ -56,13 +56,13 @@ def test_block_moves_to_the_top_when_the_persons_text_fills_the_cap(root, tmp_pa
     person = "# Big AGENTS.md\n" + "- an instruction line of this repository\n" * 1000  # ~41 KB
     target = tmp_path / "AGENTS.md"
     target.write_text(person)
-    assert main(["export", "agents-md", str(target)]) == 0
+    assert main(["export", "agents-md", "--scope", "global", str(target)]) == 0
     text = target.read_text()
     assert text.startswith(BEGIN_MARKER) and _block_end(text) <= CAP
     assert text.endswith(person) and text.count(BEGIN_MARKER) == 1  # the person's bytes are all there, after it
     err = capsys.readouterr().err
     assert "moved to the top of the file" in err and "are not loaded" in err
-    assert main(["export", "agents-md", str(target)]) == 0  # refreshing keeps it on top, once
+    assert main(["export", "agents-md", "--scope", "global", str(target)]) == 0  # refreshing keeps it on top, once
     assert target.read_text() == text
 
 

@@ -8,11 +8,11 @@ import orjson
 import pytest
 
 from memtui.rollouts.filter import (
-    is_memory_excluded_fragment,
     memory_items,
     sanitize_response_item,
     serialize_memory_rollout,
 )
+from memtui.rollouts.user_words import is_memory_excluded_fragment
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 
 TID = "019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b"
@@ -64,9 +64,20 @@ def test_serializes_memory_rollout_with_agents_removed_but_environment_kept(isol
     notification = '<subagent_notification>{"agent_id":"a1","status":"completed"}</subagent_notification>'
     path = rollout(isolated_env["CODEX_HOME"], user(agents, env), user(skill), user(notification))
     items = memory_items(path, "codex")
+    # Kept as Codex keeps them, but as context: never the user's words.
     assert items == [
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": env}]},
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": notification}]},
+        {
+            "type": "message",
+            "role": "context",
+            "label": "environment_context",
+            "content": [{"type": "input_text", "text": env}],
+        },
+        {
+            "type": "message",
+            "role": "context",
+            "label": "subagent_notification",
+            "content": [{"type": "input_text", "text": notification}],
+        },
     ]
     serialized = serialize_memory_rollout(path, "codex")
     assert "AGENTS.md" not in serialized and "<skill>" not in serialized
@@ -163,7 +174,7 @@ def test_serializes_agent_message_response_items_for_memory(isolated_env):
 )
 def test_persisted_item_types_are_kept(item_type):
     item = {"type": item_type, "call_id": "c1"}
-    assert sanitize_response_item(item) is item
+    assert sanitize_response_item(item) == [item]
 
 
 @pytest.mark.parametrize(
@@ -181,7 +192,7 @@ def test_persisted_item_types_are_kept(item_type):
     ],
 )
 def test_other_item_types_are_dropped(item_type):
-    assert sanitize_response_item({"type": item_type, "encrypted_content": "x"}) is None
+    assert sanitize_response_item({"type": item_type, "encrypted_content": "x"}) == []
 
 
 def test_developer_dropped_assistant_and_system_kept():
@@ -189,7 +200,7 @@ def test_developer_dropped_assistant_and_system_kept():
         sanitize_response_item(
             {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "x"}]}
         )
-        is None
+        == []
     )
     assistant = {
         "type": "message",
@@ -197,9 +208,9 @@ def test_developer_dropped_assistant_and_system_kept():
         "content": [{"type": "output_text", "text": "hi"}],
         "phase": "final_answer",
     }
-    assert sanitize_response_item(assistant) is assistant
+    assert sanitize_response_item(assistant) == [assistant]
     system = {"type": "message", "role": "system", "content": []}
-    assert sanitize_response_item(system) is system
+    assert sanitize_response_item(system) == [system]
 
 
 def test_user_message_keeps_images_and_drops_only_fragments():
@@ -211,13 +222,13 @@ def test_user_message_keeps_images_and_drops_only_fragments():
             {"type": "input_image", "image_url": "data:image/png;base64,AA=="},
         ],
     }
-    assert sanitize_response_item(item) == {**item, "content": [item["content"][1]]}
+    assert sanitize_response_item(item) == [{**item, "content": [item["content"][1]]}]
 
 
 def test_every_non_response_line_type_is_dropped(isolated_env):
     path = rollout(
         isolated_env["CODEX_HOME"],
-        line("event_msg", {"type": "user_message", "message": "hello"}),
+        line("event_msg", {"type": "user_message", "message": "kept"}),  # repeats the user message below
         line("event_msg", {"type": "agent_message", "message": "hi"}),
         line("turn_context", {"cwd": "/w", "model": "gpt-5.5"}),
         line("compacted", {"message": "Summary so far"}),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,14 @@ from memtui.rollouts import codex, jsonl
 from memtui.rollouts.filter import memory_items
 from memtui.rollouts.model import LineStats
 from memtui.state.threads import ThreadFilter, count_threads, get_thread, list_threads, skipped_files
-from tests.fixtures.rollouts import codex_lines, new_thread_id, set_mtime, write_claude_session, write_codex_rollout
+from tests.fixtures.rollouts import (
+    BASE_TIME,
+    codex_lines,
+    new_thread_id,
+    set_mtime,
+    write_claude_session,
+    write_codex_rollout,
+)
 
 TID = "019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b"
 
@@ -56,9 +64,18 @@ def test_blank_lines_are_skipped_and_counted(ctx, isolated_env):
     s = run_ingest(ctx)
     t = get_thread(ctx.conn, TID)
     assert s.new == 1 and t.ingest_status == "indexed"
-    assert t.skipped_lines == 3 and s.lines_skipped == 3 and "3 blank" in t.ingest_reason
+    # The two blank lines inside count; the empty line ending the file ("\n\n") is not a bad line.
+    assert t.skipped_lines == 2 and s.lines_skipped == 2 and t.ingest_reason == "2 blank"
     assert t.items == len(good)
-    assert _file_row(ctx, path)["skipped_lines"] == 3
+    assert _file_row(ctx, path)["skipped_lines"] == 2
+
+
+def test_trailing_empty_lines_are_not_bad_lines(ctx, isolated_env):
+    good = _good_lines()
+    _write_raw(isolated_env["CODEX_HOME"], b"\n".join(good) + b"\n\n\r\n  \n")
+    s = run_ingest(ctx)
+    t = get_thread(ctx.conn, TID)
+    assert (t.skipped_lines, s.lines_skipped, t.ingest_reason, t.items) == (0, 0, None, len(good))
 
 
 def test_non_json_lines_are_skipped_and_counted(ctx, isolated_env):
@@ -149,7 +166,8 @@ def test_no_session_meta_takes_the_id_from_the_file_name(ctx, isolated_env):
     s = run_ingest(ctx)
     t = get_thread(ctx.conn, TID)
     assert s.new == 1 and t.path == str(path)
-    assert t.session_source == "unknown" and t.cwd == "/home/ana/src/shop-api"  # cwd from turn_context
+    # No source: Codex's default (SessionSource::VSCode), an interactive session; cwd from turn_context.
+    assert t.session_source == "vscode" and t.cwd == "/home/ana/src/shop-api"
     assert "no session_meta" in t.ingest_reason
 
 
@@ -234,19 +252,34 @@ def test_same_size_and_mtime_means_unchanged_even_if_bytes_differ(ctx, isolated_
 
 
 def test_touched_file_is_reread_and_updated(ctx, isolated_env):
-    path = write_codex_rollout(isolated_env["CODEX_HOME"], thread_id=TID, mtime=1_782_000_000)
+    path = write_codex_rollout(isolated_env["CODEX_HOME"], thread_id=TID, mtime=1_790_000_000)
     run_ingest(ctx)
-    assert get_thread(ctx.conn, TID).updated_at == 1_782_000_000
+    first = get_thread(ctx.conn, TID).updated_at
+    assert first == 1782897173  # the last line's timestamp, 2026-07-01T09:12:53Z, not the mtime
     with path.open("ab") as f:
         f.write(b'{"timestamp":"2026-07-01T10:00:00.000Z","type":"event_msg","payload":{"type":"token_count"}}\n')
-    set_mtime(path, 1_782_000_500.75)
+    set_mtime(path, 1_790_000_500.75)
     s = run_ingest(ctx)
     assert (s.new, s.updated, s.unchanged) == (0, 1, 0)
     t = get_thread(ctx.conn, TID)
-    assert t.updated_at == 1_782_000_500  # whole seconds of the file mtime
+    assert t.updated_at == 1782900000  # the new last event
     assert _file_row(ctx, path)["mtime_ns"] == path.stat().st_mtime_ns
-    set_mtime(path, 1_782_000_900)  # mtime alone changes
+    set_mtime(path, 1_790_000_900)  # mtime alone changes: re-read, same content, same date
     assert run_ingest(ctx).updated == 1
+    assert get_thread(ctx.conn, TID).updated_at == 1782900000
+
+
+def test_changed_file_without_a_later_timestamp_still_moves_its_watermark(ctx, isolated_env):
+    path = write_codex_rollout(isolated_env["CODEX_HOME"], thread_id=TID)
+    run_ingest(ctx)
+    before = get_thread(ctx.conn, TID).updated_at
+    with path.open("ab") as f:  # new content, but its timestamp is not later than the last one
+        f.write(b'{"timestamp":"2026-07-01T09:00:00.000Z","type":"response_item","payload":{"type":"message",')
+        f.write(b'"role":"user","content":[{"type":"input_text","text":"one more thing"}]}}\n')
+    run_ingest(ctx)
+    assert get_thread(ctx.conn, TID).updated_at == before + 1  # past the old watermark: extracted again
+    run_ingest(ctx)
+    assert get_thread(ctx.conn, TID).updated_at == before + 1  # unchanged file: not moved again
 
 
 def test_file_that_became_bad_flags_its_thread(ctx, isolated_env):
@@ -290,12 +323,13 @@ def test_moving_a_rollout_to_archived_sessions_moves_the_thread(ctx, isolated_en
 
 
 def test_duplicate_thread_id_keeps_the_newer_file(ctx, isolated_env):
-    old = write_codex_rollout(isolated_env["CODEX_HOME"], thread_id=TID, user_messages=["old"], mtime=1_782_000_000)
-    new = write_codex_rollout(
+    old = write_codex_rollout(isolated_env["CODEX_HOME"], thread_id=TID, user_messages=["old"], mtime=1_782_000_100)
+    new = write_codex_rollout(  # newer by its transcript (the mtime says the opposite and does not count)
         isolated_env["CODEX_HOME"],
         thread_id=TID,
         user_messages=["new"],
-        mtime=1_782_000_100,
+        mtime=1_782_000_000,
+        when=BASE_TIME + timedelta(hours=1),
         file_name=f"rollout-b-{TID}.jsonl",
     )
     s = run_ingest(ctx)
@@ -427,11 +461,19 @@ def test_list_threads_pages_with_a_keyset(ctx, isolated_env):
     assert count_threads(ctx.conn, ThreadFilter(search="100%_")) == 0
 
 
-def test_updated_at_is_the_file_mtime_not_the_clock(ctx, isolated_env, frozen_clock):
+def test_dates_come_from_the_transcript_not_the_mtime_or_the_clock(ctx, isolated_env, frozen_clock):
     write_codex_rollout(isolated_env["CODEX_HOME"], thread_id=TID, mtime=1_700_000_000)
     run_ingest(ctx)
     t = get_thread(ctx.conn, TID)
-    assert t.updated_at == 1_700_000_000 and t.ingested_at == frozen_clock == clock.now_s()
+    assert (t.created_at, t.updated_at) == (1782897164, 1782897173)  # first and last event
+    assert t.ingested_at == frozen_clock == clock.now_s()
+
+
+def test_mtime_is_the_fallback_when_the_transcript_has_no_time(ctx, isolated_env):
+    lines = [{"type": "response_item", "payload": {"type": "message", "role": "user", "content": "hi"}}]
+    write_codex_rollout(isolated_env["CODEX_HOME"], thread_id=TID, lines=lines, mtime=1_700_000_000)
+    run_ingest(ctx)
+    assert get_thread(ctx.conn, TID).updated_at == 1_700_000_000
 
 
 @pytest.mark.parametrize("where", ["start", "end", "both"])
@@ -482,3 +524,15 @@ def test_cli_says_where_it_looked_when_it_finds_nothing(isolated_env, capsys):
     assert main(["ingest"]) == 0
     err = capsys.readouterr().err
     assert "no rollout files" in err and str(isolated_env["CODEX_HOME"]) in err
+
+
+def test_line_counts_are_exact_where_byte_counts_would_lie(ctx, isolated_env):
+    """A line cut in the middle that still ends in ``}`` (an inner object) and a line nested deeper than the
+    validator goes: the clean-file proof must not take either for a record."""
+    good = _good_lines()
+    cut = good[0][: good[0].rindex(b"}")]  # session_meta without its last brace: ends with the git object's "}"
+    deep = b'{"timestamp":"2026-07-01T09:13:00.000Z","type":"x","payload":' + b'{"a":' * 1000 + b"1" + b"}" * 1001
+    _write_raw(isolated_env["CODEX_HOME"], b"\n".join([cut, *good[1:], deep]) + b"\n", name=f"rollout-x-{TID}.jsonl")
+    run_ingest(ctx)
+    t = get_thread(ctx.conn, TID)
+    assert t.skipped_lines == 1 and t.items == len(good)  # the cut line skipped; the deep one is valid JSON

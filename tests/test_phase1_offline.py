@@ -43,35 +43,75 @@ ITEMS = [
 ]
 
 
-def test_summary_reports_request_files_commands_failures_and_answer():
+def test_summary_reports_failures_first_then_request_files_commands_and_answer_citing_items():
     out = build_offline_output(ITEMS, "/home/ana/src/shop-api")
     s = out.rollout_summary
     assert s.startswith("# The checkout tests fail on CI; find out why.\n")
     assert OFFLINE_LABEL in s
     assert "Rollout context: cwd /home/ana/src/shop-api" in s
-    assert "- The checkout tests fail on CI; find out why." in s
-    for f in ("src/checkout.ts", "tests/tz.test.ts", "package.json"):
-        assert f"- `{f}`" in s
-    assert "- `pnpm test checkout` — failed (exit 1)" in s
-    assert "- `git status` — ok" in s
-    assert "## Final answer\nThe failure is timezone-dependent" in s
+    # Evidence lines cite the memory items they come from ([item N], 1-based, as the model is asked to).
+    assert s.index("## Failures and fixes") < s.index("## What the user asked")
+    assert "- `pnpm test checkout` failed (exit 1) [item 3] [item 4]; no later run succeeded" in s
+    assert "- The checkout tests fail on CI; find out why. [item 2]" in s
+    assert "## Files written\n- `src/checkout.ts` [item 8]\n- `tests/tz.test.ts` [item 8]" in s
+    assert "## Files only read\n- `package.json` [item 10]" in s
+    assert "- `git status` — ok [item 5]" in s
+    assert "## Final answer [item 12]\nThe failure is timezone-dependent" in s
     assert "environment_context" not in s
     assert out.rollout_slug == "the-checkout-tests-fail-on-ci-find-out-why"
 
 
-def test_raw_memory_holds_only_explicit_durable_statements():
-    raw = build_offline_output(ITEMS, "/home/ana/src/shop-api").raw_memory
-    front, body = raw.split("---\n")[1], raw.split("---\n")[2]
-    assert "cwd: /home/ana/src/shop-api" in front
-    assert "task_group: shop-api" in front
-    assert "task_outcome: uncertain" in front
-    assert "keywords: " in front and "description: " in front and "task: " in front
-    assert OFFLINE_LABEL in body
-    assert '"No, use pnpm vitest directly."' in body
-    assert '"Always run tests with TZ=UTC in this repo."' in body
-    assert '"Remember that CI runs in UTC."' in body
-    assert "Don't edit yet" not in body  # task-local, not durable
-    assert "`pnpm test checkout` failed" in body
+def test_a_failed_command_is_paired_with_the_run_that_fixed_it():
+    items = [
+        user("Always run the tests with TZ=UTC."),
+        call("exec_command", {"cmd": "pnpm test"}, "a"),
+        output("a", "FAIL\nProcess exited with code 1"),
+        call("exec_command", {"cmd": "ls"}, "b"),
+        output("b", "Process exited with code 0"),
+        call("exec_command", {"cmd": "TZ=UTC pnpm test"}, "c"),
+        output("c", "ok\nProcess exited with code 0"),
+    ]
+    out = build_offline_output(items, None)
+    assert "- `pnpm test` failed (exit 1) [item 2] [item 3]; then `TZ=UTC pnpm test` ok [item 6]" in out.rollout_summary
+    assert "- `pnpm test` failed -> `TZ=UTC pnpm test` worked [item 2]" in out.raw_memory
+
+
+def test_files_written_are_told_from_files_only_read():
+    items = [
+        user("Never edit the lockfile by hand."),
+        call("Read", {"file_path": "/r/a.py"}, "1"),
+        call("Edit", {"file_path": "/r/a.py", "old_string": "x", "new_string": "y"}, "2"),
+        call("Read", {"file_path": "/r/b.py"}, "3"),
+        call("str_replace_based_edit_tool", {"command": "view", "path": "/r/c.py"}, "4"),
+        call("str_replace_based_edit_tool", {"command": "create", "path": "/r/d.py"}, "5"),
+        call("exec_command", {"cmd": "cat /r/e.py | head"}, "6"),
+        call("exec_command", {"cmd": "sed -i s/a/b/ /r/f.py 2>&1 > /dev/null"}, "7"),
+    ]
+    s = build_offline_output(items, None).rollout_summary
+    written = s.split("## Files written\n")[1].split("\n\n")[0]
+    only_read = s.split("## Files only read\n")[1].split("\n\n")[0]
+    assert written.splitlines() == ["- `/r/a.py` [item 3]", "- `/r/d.py` [item 6]", "- `/r/f.py` [item 8]"]
+    assert only_read.splitlines() == ["- `/r/b.py` [item 4]", "- `/r/c.py` [item 5]", "- `/r/e.py` [item 7]"]
+
+
+def test_only_the_users_own_words_count_never_injected_text():
+    items = [
+        user("This session is being continued from a previous conversation. Always use yarn, never pnpm."),
+        user("<command-name>/model</command-name>\n<command-message>model</command-message>"),
+        user("[Request interrupted by user for tool use]"),
+        user("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"),
+        {"type": "message", "role": "context", "content": [{"type": "input_text", "text": "Never use npm."}]},
+        assistant("You should always use npm, never yarn."),
+    ]
+    out = build_offline_output(items, "/w")
+    assert (out.rollout_summary, out.raw_memory) == ("", "")  # nothing the user said: a no-op
+    out = build_offline_output([*items, user("Use bun for scripts, not npm.")], "/w")
+    assert out.raw_memory.count("the user said") == 1 and '"Use bun for scripts, not npm." [item 7]' in out.raw_memory
+
+
+def test_durable_statements_are_deduplicated():
+    found = durable_statements(["Always use make.", "ALWAYS use make!", "Fix it. Always  use make."])
+    assert [(s.text, s.item) for s in found] == [("Always use make.", 1)]
 
 
 def test_no_durable_statement_is_a_noop():
@@ -97,7 +137,7 @@ def test_durable_statement_detection():
             "no, use ruff instead of flake8",
         ]
     )
-    assert found == [
+    assert [s.text for s in found] == [
         "Please never force-push to main.",
         "I prefer small commits.",
         "Do not touch the generated files.",
@@ -113,7 +153,7 @@ def test_shell_output_wrapped_as_json_with_exit_code_counts_as_failure():
         output("s1", json.dumps({"output": "boom", "metadata": {"exit_code": 2}})),
     ]
     s = build_offline_output(items, None).rollout_summary
-    assert "- `make` — failed (exit 2)" in s
+    assert "- `make` failed (exit 2) [item 2] [item 3]; no later run succeeded" in s
 
 
 def test_offline_pipeline_on_an_ingested_claude_session(isolated_env, frozen_clock):
@@ -141,8 +181,8 @@ def test_offline_pipeline_on_an_ingested_claude_session(isolated_env, frozen_clo
     assert first.succeeded == 1
     row = ctx.conn.execute("SELECT * FROM stage1_outputs").fetchone()
     assert row["offline"] == 1
-    assert "- `shellcheck deploy.sh` — failed (exit 1)" in row["rollout_summary"]
-    assert "- `/repo/deploy.sh`" in row["rollout_summary"]
+    assert "- `shellcheck deploy.sh` failed (exit 1)" in row["rollout_summary"]
+    assert "## Files written\n- `/repo/deploy.sh`" in row["rollout_summary"]
     assert '"From now on, keep scripts POSIX sh."' in row["raw_memory"]
     # Deterministic: a forced re-extraction of the same rollout stores the same text.
     again = run_phase1(ctx, offline=True, thread_id=row["thread_id"])

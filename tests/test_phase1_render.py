@@ -123,3 +123,15 @@ def test_quotes_the_user_never_said_are_dropped_before_storage(home, model_env):
     assert (summary.succeeded, summary.dropped_quotes) == (1, 1)
     stored = get_stage1_output(home[0].conn, t)["raw_memory"]
     assert '"never prod"' in stored and "always mock the database" not in stored
+
+
+def test_injected_context_is_labelled_context_never_user_or_assistant():
+    from memtui.phase1.render import render_item
+
+    item = {
+        "type": "message",
+        "role": "context",
+        "label": "environment_context",
+        "content": [{"type": "input_text", "text": "<environment_context><cwd>/w</cwd></environment_context>"}],
+    }
+    assert render_item(2, item).startswith('[item 2] context environment_context: "<environment_context>')

@@ -461,7 +461,7 @@ def test_rollout_file_change_is_a_new_watermark_through_ingest(home, model_env):
     run_ingest(ctx)
     assert run_phase1(fresh()).succeeded == 1
     (out,) = ctx.conn.execute("SELECT source_updated_at FROM stage1_outputs").fetchall()
-    assert out[0] == IDLE + 120
+    assert out[0] == 1783663200  # the new last event (2026-07-10T06:00Z): the transcript's date, not the mtime
     assert "Also prefer vitest." in model_env.requests[-1]["messages"][1]["content"]
 
 

@@ -45,7 +45,8 @@ def test_main_session_maps_to_a_cli_thread(isolated_env):
     assert t.model == "claude-sonnet-4-5"
     assert t.title == "Dry-run flag for deploy"
     assert t.preview == "Add a --dry-run flag to the deploy script"
-    assert t.created_at == 1782897164 and t.updated_at == 1_782_900_000
+    # Dates from the transcript (first and last timestamps), not from the file's mtime (1_782_900_000).
+    assert t.created_at == 1782897164 and t.updated_at == 1782897164 + 7
     assert t.items == result.lines and t.skipped_lines == 0
     assert (t.memory_mode, t.history_mode, t.archived) == ("enabled", "legacy", False)
 
@@ -60,7 +61,7 @@ def test_subagent_transcript_is_a_subagent_thread_of_its_session(isolated_env):
     )
     t = _index(path).thread
     assert (t.id, t.session_source, t.parent_thread_id, t.source_detail) == (
-        "agent-a1b2c3d4",
+        f"{SID}:agent-a1b2c3d4",
         "subagent",
         SID,
         "a1b2c3d4",
@@ -83,7 +84,7 @@ def test_sidechain_only_file_is_a_subagent(isolated_env):
     lines = [{**base, "type": "user", "message": {"role": "user", "content": "explore the repo"}}]
     path = write_claude_session(isolated_env["CLAUDE_CONFIG_DIR"], session_id="agent-beef", lines=lines)
     t = _index(path).thread
-    assert (t.id, t.session_source, t.parent_thread_id) == ("agent-beef", "subagent", SID)
+    assert (t.id, t.session_source, t.parent_thread_id) == (f"{SID}:agent-beef", "subagent", SID)
 
 
 def test_preview_skips_meta_commands_and_tool_results(isolated_env):
@@ -162,6 +163,22 @@ def test_ingest_stores_claude_threads(isolated_env):
     summary = run_ingest(ctx)
     assert summary.new == 2
     assert get_thread(ctx.conn, SID).session_source == "cli"
-    sub = get_thread(ctx.conn, "agent-feed")
+    sub = get_thread(ctx.conn, f"{SID}:agent-feed")
     assert (sub.session_source, sub.parent_thread_id, sub.source_kind) == ("subagent", SID, "claude")
     ctx.close()
+
+
+def test_last_timestamp_reads_the_tail_compact_or_spaced():
+    compact = b'{"timestamp":"2026-07-01T00:00:00Z"}\n{"timestamp":"2026-07-01T00:00:09Z"}\n{"type":"summary"}\n'
+    assert jsonl.last_timestamp(compact) == 1782864009  # the last line with a time; summary lines have none
+    assert jsonl.last_timestamp(b'{"timestamp": "2026-07-01T00:00:05Z"}\n') == 1782864005
+    assert jsonl.last_timestamp(b'{"timestamp":"2026-07-01T00:00:05Z"}\n{"timestamp":"not a time"}\n') == 1782864005
+    assert jsonl.last_timestamp(b'{"type":"summary"}\n') is None
+    assert jsonl.transcript_updated_at(b"{}", None, 7_000_000_000) == 7  # no time at all: the mtime
+
+
+def test_last_timestamp_finds_a_spaced_line_after_compact_ones_and_far_back():
+    tail = b'{"timestamp": "2026-07-01T00:00:07Z", "type": "x"}\n'
+    assert jsonl.last_timestamp(b'{"timestamp":"2026-07-01T00:00:00Z"}\n' + tail) == 1782864007
+    far = b'{"timestamp":"2026-07-01T00:00:03Z","o":"' + b"x" * 3_000_000 + b'"}\n'
+    assert jsonl.last_timestamp(far + b'{"type":"summary","summary":"' + b"y" * 200_000 + b'"}\n') == 1782864003

@@ -119,7 +119,8 @@ def test_index_row_from_reference_session_meta(isolated_env):
     assert t.created_at == 1782897164  # 2026-07-01T09:12:44Z
     assert t.preview == "The checkout tests fail on CI; find out why. Don't edit yet."
     assert t.items == len(ALL_LINES) and t.skipped_lines == 0
-    assert t.updated_at == result.mtime_ns // 1_000_000_000
+    # Dates from the transcript, not the file: the last line's timestamp (the file's mtime is "now").
+    assert t.updated_at == 1782897240 and result.mtime_ns // 1_000_000_000 != t.updated_at
 
 
 def test_vscode_thread_with_memory_disabled(isolated_env):
@@ -154,7 +155,8 @@ def test_subagent_thread_has_its_parent(isolated_env):
             ("subagent", "thread_spawn", "p-1"),
         ),
         ({"subagent": "review"}, {"parent_thread_id": "p-2"}, ("subagent", "review", "p-2")),
-        (None, {}, ("unknown", None, None)),
+        (None, {}, ("vscode", None, None)),  # no source: SessionSource::default() is VSCode
+        ("atlas-like-future-value", {}, ("custom", "atlas-like-future-value", None)),
     ],
 )
 def test_session_source_mapping(source, payload, expected):

@@ -16,10 +16,28 @@ from pathlib import Path
 
 from memtui import __version__
 from memtui.cli import common
+from memtui.paths import resolve_paths
+from memtui.private import private_umask, tighten_home
 from memtui.settings import SettingsError
 from memtui.state.db import StateError
 
-COMMANDS = ["ingest", "status", "config", "phase1", "phase2", "review", "cite", "export", "demo", "doctor"]
+COMMANDS = [
+    "ingest",
+    "status",
+    "config",
+    "phase1",
+    "phase2",
+    "review",
+    "cite",
+    "export",
+    "demo",
+    "doctor",
+    "batch",  # issue 13
+    "lint",  # issue 14
+    "search",  # issue 14
+    "mcp",  # issue 14
+    "hooks",  # issue 14
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +66,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.home:
         os.environ["MEMTUI_HOME"] = str(args.home.expanduser().resolve())
+    with private_umask():  # every file this run creates (database, WAL, git objects, temp files) is 0600
+        _tighten_existing_home()
+        return _run(args)
+
+
+def _tighten_existing_home() -> None:
+    """An older memtui made the home 0755 and its files 0644: make them private once and say so."""
+    try:
+        paths = resolve_paths()
+        changed = tighten_home(paths.home, paths.memory_root)
+    except OSError as exc:
+        print(f"memtui: could not make {exc.filename or 'the home'} private: {exc.strerror or exc}", file=sys.stderr)
+        return
+    if changed:
+        print(
+            f"memtui: {paths.home} was readable by other users; made it private "
+            f"({len(changed)} file(s) and folder(s) now owner-only, e.g. {changed[0]})",
+            file=sys.stderr,
+        )
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         common.set_flag_overrides(args.settings)
         if not args.command:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import uuid
 from pathlib import Path
 
 from memtui.citations.check import CheckReport, check_citation
 from memtui.citations.parse import ParseResult, parse_citations
-from memtui.citations.usage import record_citation
+from memtui.citations.record import record_answer_citation
 from memtui.cli.common import make_context, print_json
 
 
@@ -23,8 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ]:
         q = cite.add_parser(name, help=help_)
         q.add_argument("file", nargs="?", default="-", help="the answer text (default: - for stdin)")
+        # parse always prints JSON; it accepts --json like the others, as the README documents for all three
+        q.add_argument("--json", action="store_true", help="one JSON object instead of the table")
         if name != "parse":
-            q.add_argument("--json", action="store_true", help="one JSON object instead of the table")
             q.add_argument("--root", type=Path, help="memory root to resolve paths against (default: the home's)")
         q.set_defaults(func=func)
 
@@ -105,17 +105,10 @@ def run_record(args: argparse.Namespace) -> int:
         return 1
     ctx = make_context()
     root = args.root or ctx.paths.memory_root
-    report = check_citation(root, result.citation, ctx.conn)  # before recording: compare with earlier hashes
-    key = f"manual:{uuid.uuid4()}"
-    record_citation(ctx.conn, result.citation, "manual", key, memory_root=root)
-    counted = []
-    for i in report.ids:
-        if i.has_memory:
-            row = ctx.conn.execute(
-                "SELECT usage_count, last_usage FROM stage1_outputs WHERE thread_id=?", (i.thread_id,)
-            ).fetchone()
-            counted.append({"thread_id": i.thread_id, "usage_count": row[0], "last_usage": row[1]})
-    not_counted = [i.to_json() for i in report.ids if not i.has_memory]
+    outcome, report = record_answer_citation(ctx.conn, root, result.citation)
+    key = outcome.key
+    counted = [c.model_dump() for c in outcome.counted]
+    not_counted = outcome.not_counted
     if args.json:
         print_json(
             {

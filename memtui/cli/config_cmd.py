@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memtui.cli.common import make_context, print_json
+from memtui.llm.backends.choose import choose_provider
 
 SECRET_FIELDS = {"api_key"}
 
@@ -37,13 +38,14 @@ def run(args: argparse.Namespace) -> int:
         "codex_home": str(ctx.paths.codex_home),
         "claude_dir": str(ctx.paths.claude_dir),
     }
+    choice = choose_provider(s)
     if args.json:
-        print_json({"settings": rows, "paths": paths, "provider": s.resolved_provider})
+        print_json({"settings": rows, "paths": paths, "provider": choice.name, "provider_reason": choice.reason})
         return 0
     width = max(map(len, rows))
     for name, row in rows.items():
         print(f"{name:<{width}}  {row['value']!s:<28}  {row['origin']}")
-    print(f"{'provider (effective)':<{width}}  {s.resolved_provider}")
+    print(f"{'provider (effective)':<{width}}  {choice.name}: {choice.reason}")
     for name, value in paths.items():
         print(f"{name:<{width}}  {value}")
     return 0

@@ -8,15 +8,26 @@ from pathlib import Path
 
 from memtui.cli.common import make_context
 from memtui.export import loader_warnings, render_prompt, write_agents_md
+from memtui.export_scope import TrackedTargetError, check_tracked, render_for, render_project_prompt, resolve_target
+from memtui.scope import tilde
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("export", help="hand the memory to agents: a prompt block or an AGENTS.md section")
     ex = p.add_subparsers(dest="export_command", metavar="WHAT", required=True)
-    q = ex.add_parser("prompt", help="print the read-path instructions plus memory_summary.md")
+    q = ex.add_parser("prompt", help="print the read-path instructions plus memory_summary.md (or one project's part)")
+    q.add_argument("--project", type=Path, help="only this project's task groups and the user-level preferences")
     q.set_defaults(func=run_prompt)
     q = ex.add_parser("agents-md", help="write or refresh the memtui section of an AGENTS.md or CLAUDE.md")
     q.add_argument("path", type=Path, help="the AGENTS.md / CLAUDE.md to update (created if missing)")
+    q.add_argument(
+        "--scope",
+        choices=["project", "global"],
+        help="project: only the project's memory (default inside a git work tree or with --project); "
+        "global: the whole block (default for ~/.codex/AGENTS.md and ~/.claude/CLAUDE.md)",
+    )
+    q.add_argument("--project", type=Path, help="the project whose memory to export (implies --scope project)")
+    q.add_argument("--allow-tracked", action="store_true", help="write even though git tracks the file")
     q.set_defaults(func=run_agents_md)
 
 
@@ -28,11 +39,20 @@ def _warn(root: Path, bytes_per_token: float) -> None:
 def run_prompt(args: argparse.Namespace) -> int:
     ctx = make_context()
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
-    block = render_prompt(root, bpt)
-    if block is None:
-        print(f"memtui export: no memory summary at {root / 'memory_summary.md'}; nothing to export", file=sys.stderr)
-        return 0
-    _warn(root, bpt)
+    if args.project is not None:
+        project = args.project.expanduser().resolve()
+        block = render_project_prompt(root, project, bpt)
+        if block is None:
+            print(f"memtui export: the memory holds nothing for {tilde(project)}; nothing to export", file=sys.stderr)
+            return 0
+    else:
+        block = render_prompt(root, bpt)
+        if block is None:
+            print(
+                f"memtui export: no memory summary at {root / 'memory_summary.md'}; nothing to export", file=sys.stderr
+            )
+            return 0
+        _warn(root, bpt)
     sys.stdout.write(block if block.endswith("\n") else block + "\n")
     return 0
 
@@ -40,17 +60,26 @@ def run_prompt(args: argparse.Namespace) -> int:
 def run_agents_md(args: argparse.Namespace) -> int:
     ctx = make_context()
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
-    block = render_prompt(root, bpt)
+    target = resolve_target(args.path, ctx.paths, args.scope, args.project)
+    try:
+        check_tracked(target, ctx.paths, args.allow_tracked)
+    except TrackedTargetError as exc:
+        print(f"memtui export: {exc}", file=sys.stderr)
+        return 2
+    if target.tracked:
+        print(f"memtui export: warning: {target.path} is tracked by git (--allow-tracked)", file=sys.stderr)
+    where = "everything" if target.scope == "global" else f"project {tilde(target.project or Path())}"
+    print(f"memtui export: scope {target.scope} ({where}; {target.why})", file=sys.stderr)
+    block = render_for(target, root, bpt)
     if block is None:
         print(
-            f"memtui export: no memory summary at {root / 'memory_summary.md'}; an existing memtui section is "
-            f"emptied, nothing is added",
+            "memtui export: nothing to export for this scope; an existing memtui section is emptied, nothing is added",
             file=sys.stderr,
         )
-    else:
+    elif target.scope == "global":
         _warn(root, bpt)
     outcome = write_agents_md(
-        args.path, block, warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr)
+        target.path, block, warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr)
     )
     print(f"{outcome} {args.path}")
     return 0

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
 from memtui.cli.common import Progress, make_context, print_json
+from memtui.context import Context
 from memtui.ingest import IngestSummary, run_ingest
+from memtui.search import refresh
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     bar = Progress("ingest")
     try:
         summary = run_ingest(ctx, progress=lambda done, total, path: _tick(bar, done, total, path))
+        bar.done()
+        index_for_search(ctx)
     finally:
         bar.done()
         ctx.close()
@@ -39,6 +44,28 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(summary))
     return 0
+
+
+def index_for_search(ctx: Context) -> None:
+    """Keep the search index in step with the rollouts just ingested (only new or changed ones are read)."""
+    bar = Progress("search index")
+    try:
+        stats = refresh(ctx.conn, ctx.paths.memory_root, progress=lambda done, total: _count(bar, done, total))
+    except (sqlite3.Error, OSError) as exc:  # the ingest itself succeeded: say so, and let the next run index
+        print(
+            f"memtui ingest: the search index was not updated ({exc}); the next ingest or search retries",
+            file=sys.stderr,
+        )
+        return
+    finally:
+        bar.done()
+    if stats.threads_indexed or stats.docs_removed:
+        print(f"memtui ingest: {stats.message()}", file=sys.stderr)
+
+
+def _count(bar: Progress, done: int, total: int) -> None:
+    bar.total = total
+    bar.update(done, "rollouts")
 
 
 def _tick(bar: Progress, done: int, total: int, path: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from memtui.cli.common import Progress, make_context, print_json
 from memtui.phase1.run import Phase1Summary, run_phase1
@@ -22,6 +23,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--offline", action="store_true", help="deterministic extractor, no model")
     p.add_argument("--model", help="model for this run (default: extract_model)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    bulk = p.add_mutually_exclusive_group()
+    bulk.add_argument(
+        "--batch", action="store_true", help="send the claimed rollouts through the OpenAI Batch API (24 h window)"
+    )
+    bulk.add_argument("--export-batch", metavar="FILE", type=Path, help="write the requests for `vllm run-batch`")
+    bulk.add_argument("--import-batch", metavar="FILE", type=Path, help="store the results of an exported batch")
     p.set_defaults(func=run)
 
 
@@ -29,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     ctx = make_context(
         concurrency=args.concurrency, extract_model=args.model, provider="offline" if args.offline else None
     )
+    if args.batch or args.export_batch or args.import_batch:
+        return run_bulk(args, ctx)
     progress = Progress("phase 1")
     try:
         summary = run_phase1(
@@ -68,5 +77,51 @@ def print_summary(s: Phase1Summary) -> None:
         )
     redactions = ", ".join(f"{k} {v}" for k, v in sorted(s.redactions.items())) or "none"
     out(f"redactions  {redactions}\n")
+    if s.halted:
+        out(f"stopped     the backend cannot serve now, nothing more was claimed: {s.halted}\n")
     if s.cancelled:
         out("cancelled   stopped claiming new jobs\n")
+
+
+def run_bulk(args: argparse.Namespace, ctx) -> int:
+    """``--batch`` / ``--export-batch`` / ``--import-batch`` (issue 13): see ``memtui.batch``."""
+    import openai
+
+    from memtui.batch import ops
+    from memtui.cli.batch_cmd import print_collect, print_prepare
+
+    progress = Progress("phase 1 batch")
+    kw = {"limit": args.limit, "thread_id": args.thread, "all_threads": args.all, "model": args.model}
+    try:
+        if args.import_batch:
+            result = ops.import_results(ctx, args.import_batch)
+            print_json(result.model_dump()) if args.json else print_collect(result)
+            return 0
+        if args.export_batch:
+            prepared = ops.export(
+                ctx, args.export_batch, progress=lambda d, t, detail: progress.update(d, detail), **kw
+            )
+            progress.done()
+            if args.json:
+                print_json(prepared.model_dump())
+            else:
+                print_prepare(prepared)
+                if prepared.requests:
+                    sys.stdout.write(
+                        f"next        vllm run-batch -i {args.export_batch} -o results.jsonl --model {prepared.model}\n"
+                        "            then: memtui phase1 --import-batch results.jsonl\n"
+                    )
+            return 0
+        summary = ops.submit(ctx, progress=lambda d, t, detail: progress.update(d, detail), **kw)
+    except (ops.BatchError, openai.OpenAIError) as exc:  # an unreachable or refusing API: say so, no traceback
+        progress.done()
+        sys.stderr.write(f"memtui: {exc}\n")
+        return 2
+    progress.done()
+    if args.json:
+        print_json(summary.model_dump())
+        return 0
+    print_collect(summary.collected)
+    print_prepare(summary.prepared)
+    sys.stdout.write(f"submitted   {', '.join(summary.submitted) or 'nothing'} (see `memtui batch status`)\n")
+    return 0

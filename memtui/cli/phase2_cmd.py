@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from memtui.cli.common import make_context, print_json
+from memtui.search import try_refresh_memory_index
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
             auto_approve=args.auto_approve,
             progress=lambda msg: print(f"phase2: {msg}", file=sys.stderr, flush=True),
         )
+        if problem := try_refresh_memory_index(ctx.conn, ctx.paths.memory_root):
+            print(f"phase2: {problem}", file=sys.stderr)
     finally:
         ctx.close()
     if args.json:

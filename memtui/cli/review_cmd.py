@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from memtui.cli.common import make_context, print_json
+from memtui.search import try_refresh_memory_index
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
             msg = f"rejected run #{result.run_id}: restored {len(result.restored)} file(s)"
             if result.kept:
                 msg += f"; kept {', '.join(result.kept)} (edited after the run)"
+        if problem := try_refresh_memory_index(ctx.conn, ctx.paths.memory_root):  # a rejected run's text leaves it
+            print(f"memtui review: {problem}", file=sys.stderr)
         if args.json:
             print_json(result.model_dump(mode="json"))
         else:

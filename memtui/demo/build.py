@@ -1,7 +1,8 @@
 """Build a demo home from the sample rollouts shipped as package data.
 
 The samples cover what a reviewer should meet on day one: two projects with real preferences and
-pitfalls, a Claude Code session, a trivial rollout the no-op gate drops, an exec session and a
+pitfalls, a Claude Code session (with a slash command, an interrupt, a compaction summary and a summary line of
+another session, none of which is taken for the user's words), a trivial rollout the no-op gate drops, an exec session and a
 sub-agent that are never eligible, an archived session, planted fake secrets, a citation, a corrupt
 ``.jsonl.zst`` that ingest skips with a reason, and a rollout whose file disappears before Phase 1
 so its job fails and backs off. Everything runs offline through the same code as real use.
@@ -9,7 +10,6 @@ so its job fails and backs off. Everything runs offline through the same code as
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -17,7 +17,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from memtui import clock
 from memtui.context import Context, open_context
 from memtui.redact import merge_counts
 from memtui.state.status import collect_status
@@ -26,7 +25,6 @@ from memtui.state.status import collect_status
 VANISHING = "rollout-2026-07-02T07-00-00-019e4b77-4f50-7162-9d74-8e9fa0b1c2d3.jsonl"
 # The newest session, which cites the memory extracted from an earlier one: it arrives after that extraction.
 LATER = "rollout-2026-07-03T14-00-02-019e1c22-7a10-7b3e-9c41-5d6e7f809a1b.jsonl"
-HOURS = 3600
 
 
 @dataclass
@@ -50,17 +48,10 @@ def _copy_samples(dest: Path) -> list[Path]:
     return copied
 
 
-def _age_files(files: list[Path], now: float) -> None:
-    """Spread modification times over the last days, oldest sample first, all idle long enough."""
-    ordered = sorted(files, key=lambda p: (p.name == LATER, p.name))
-    for index, path in enumerate(ordered):
-        ts = now - (5 * 24 - index * 9) * HOURS
-        os.utime(path, (ts, ts))
-
-
 def build_demo_home(target: Path | None = None) -> DemoHome:
     """Create ``<target>/home`` (MEMTUI_HOME) and ``<target>/rollouts`` (the agents' folders), then run
-    ingest, offline Phase 1 and offline Phase 2 up to a consolidation awaiting review."""
+    ingest, offline Phase 1 and offline Phase 2 up to a consolidation awaiting review. The samples' own timestamps
+    (July 2026) are their dates, so Phase 1 runs with ``all_threads`` (no age or idle window), as ``--all`` does."""
     from memtui.ingest import run_ingest
     from memtui.phase1.run import run_phase1
     from memtui.phase2.consolidate import run_phase2
@@ -69,7 +60,6 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
     home, sources = folder / "home", folder / "rollouts"
     home.mkdir(parents=True, exist_ok=True)
     files = _copy_samples(sources)
-    _age_files(files, clock.now())
     (home / "config.toml").write_text(
         "# memtui demo home: offline extractor and consolidator over the sample rollouts beside it\n"
         'provider = "offline"\n'
@@ -84,10 +74,10 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
     try:
         run_ingest(ctx)
         next(p for p in files if p.name == VANISHING).unlink()
-        first = run_phase1(ctx, offline=True)
+        first = run_phase1(ctx, offline=True, all_threads=True)
         held_back.rename(later)  # a new session, citing what the first pass remembered
         run_ingest(ctx)
-        phase1 = run_phase1(ctx, offline=True)
+        phase1 = run_phase1(ctx, offline=True, all_threads=True)
         phase1 = phase1.model_copy(
             update={
                 "succeeded": first.succeeded + phase1.succeeded,

@@ -19,3 +19,13 @@ def make_async_client(settings: Settings, *, timeout: float | None = None) -> op
         timeout=timeout if timeout is not None else settings.request_timeout_seconds,
         max_retries=0,
     )
+
+
+def make_client(settings: Settings, *, timeout: float | None = None) -> openai.OpenAI:
+    """The blocking client, for the Batch API's few file and batch calls (issue 13)."""
+    return openai.OpenAI(
+        api_key=settings.api_key or "not-needed",
+        base_url=settings.base_url,
+        timeout=timeout if timeout is not None else settings.request_timeout_seconds,
+        max_retries=2,
+    )

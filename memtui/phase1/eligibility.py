@@ -32,11 +32,11 @@ class Candidate:
 # source rules. NULL when none applies. The UI shows the same reasons.
 NEVER_ELIGIBLE_SQL = """CASE
     WHEN t.archived != 0 THEN 'archived'
-    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ('cli', 'vscode'))
+    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
               OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
     WHEN t.memory_mode != 'enabled' OR t.history_mode != 'legacy' THEN 'memory_disabled'
     WHEN t.preview = '' THEN 'no_preview'
-  END"""
+  END""".format(codex_sources=", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
 
 _QUERY = (
     """
@@ -68,6 +68,7 @@ def select_candidates(
     *,
     thread_id: str | None = None,
     all_threads: bool = False,
+    scan_limit: int = THREAD_SCAN_LIMIT,
 ) -> tuple[list[Candidate], dict[str, int]]:
     """Eligible threads (newest first) and the count of skipped threads by reason.
 
@@ -81,7 +82,7 @@ def select_candidates(
         "newest": now - settings.min_rollout_idle_hours * 3_600,
         "check_done": int(thread_id is None),
         "kind": STAGE1,
-        "limit": THREAD_SCAN_LIMIT,
+        "limit": scan_limit,
         "thread_id": thread_id,
     }
     sql = _QUERY.format(where="WHERE t.id = :thread_id" if thread_id else "")

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-import openai
 from pydantic import BaseModel, ConfigDict
 
-from memtui.llm.structured import StructuredCallError, call_structured
+from memtui.llm.backends.base import Backend
+from memtui.llm.backends.choose import model_if_set
+from memtui.llm.structured import StructuredCallError
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
 from memtui.phase1.quotes import enforce_user_quotes, user_words
@@ -54,11 +55,16 @@ class Extraction:
 
 
 class ExtractionFailed(RuntimeError):
-    """A job failure with its reason and whatever was measured before it failed."""
+    """A job failure with its reason and whatever was measured before it failed.
 
-    def __init__(self, reason: str, partial: Extraction | None = None):
+    ``stops_run``: the backend cannot serve anything now (not installed, not logged in, a usage limit), so the run
+    stops claiming instead of failing every remaining job the same way.
+    """
+
+    def __init__(self, reason: str, partial: Extraction | None = None, *, stops_run: bool = False):
         super().__init__(reason)
         self.partial = partial
+        self.stops_run = stops_run
 
 
 class Extractor(Protocol):
@@ -101,20 +107,31 @@ def add_counts(into: dict[str, int], counts: dict[str, int]) -> dict[str, int]:
 
 
 class ModelExtractor:
-    """render numbered items → redact (whole string) → budget/truncate → render → one strict structured call."""
+    """render numbered items → redact (whole string) → budget/truncate → render → one strict structured call,
+    on a backend (``llm.backends``)."""
 
     offline = False
 
-    def __init__(self, settings: Settings, client: openai.AsyncOpenAI, model: str | None = None):
+    def __init__(self, settings: Settings, backend: Backend, model: str | None = None):
         self.settings = settings
-        self.client = client
-        self.model = model or settings.extract_model
+        self.backend = backend
+        if backend.own_tools:  # an agent CLI: its own default model unless the user chose one
+            self.request_model = model or model_if_set(settings, "extract_model")
+        else:
+            self.request_model = model or settings.extract_model
+        self.model = backend.describe_model(self.request_model)
         self.system = load_prompt("stage_one_system.md")
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
 
     def prepare(self, job: Candidate) -> tuple[str, Extraction]:
         """The user message to send (CPU work, run off the event loop) and the measurements so far."""
-        items = read_items(job)
-        red = redact(render_items(items))
+        return self.prepare_items(job, read_items(job))
+
+    def prepare_items(self, job: Candidate, items: list[dict], rendered: str | None = None) -> tuple[str, Extraction]:
+        """``prepare`` from the already read items (and their rendering: the batch path hashes it too)."""
+        red = redact(render_items(items) if rendered is None else rendered)
         built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings)
         info = Extraction(
             output=StageOneOutput(rollout_summary="", raw_memory=""),
@@ -132,9 +149,8 @@ class ModelExtractor:
     async def extract(self, job: Candidate) -> Extraction:
         message, info = await asyncio.to_thread(self.prepare, job)
         try:
-            result = await call_structured(
-                self.client,
-                model=self.model,
+            result = await self.backend.structured(
+                model=self.request_model,
                 system=self.system,
                 user=message,
                 output_model=StageOneOutput,
@@ -142,7 +158,7 @@ class ModelExtractor:
             )
         except StructuredCallError as exc:
             info.prompt_tokens, info.completion_tokens = exc.prompt_tokens, exc.completion_tokens
-            raise ExtractionFailed(str(exc), info) from exc
+            raise ExtractionFailed(str(exc), info, stops_run=getattr(exc, "stops_run", False)) from exc
         info.output = result.output
         keep_faithful_quotes(info)
         info.prompt_tokens, info.completion_tokens = result.prompt_tokens, result.completion_tokens

@@ -1,9 +1,11 @@
 """A deterministic extractor with no model, so a demo or a user without a key gets real results.
 
-From the memory-relevant items it writes a ``rollout_summary`` (what was asked, files touched, commands run and
-which failed, the final answer) and a ``raw_memory`` built only from explicit durable statements in the user's own
-messages ("always", "never", "prefer", "don't", "remember", "from now on", corrections like "no, use X"). With no
-such statement it is a no-op. Both are labelled offline. The same input always gives the same output.
+From the memory items (``rollouts.filter.memory_items``: the user's own words already told from injected context)
+it writes a ``rollout_summary``: failed commands and what fixed them first, then what was asked, files written and
+files only read, the other commands and the final answer, each evidence line citing ``[item N]`` (the N-th memory
+item, as the model is asked to). The ``raw_memory`` holds only durable statements from the user's own messages
+(``phase1.statements``), deduplicated, plus the failures and their fixes. With no durable statement it is a no-op.
+Both are labelled offline. The same input always gives the same output.
 """
 
 from __future__ import annotations
@@ -12,28 +14,30 @@ import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
 from memtui.phase1.eligibility import Candidate
-from memtui.phase1.extractor import Extraction, StageOneOutput, add_counts, file_size, read_items
+from memtui.phase1.extractor import (
+    Extraction,
+    StageOneOutput,
+    add_counts,
+    file_size,
+    keep_faithful_quotes,
+    read_items,
+)
+from memtui.phase1.quotes import user_words as quoted_words
+from memtui.phase1.statements import is_durable, normalized, sentences
 from memtui.redact import redact
+from memtui.rollouts.user_words import user_words
 
 OFFLINE_MODEL = "offline"
 OFFLINE_LABEL = "_Extracted offline by memtui (no model): a deterministic digest of the rollout._"
 MAX_LIST = 12
+MAX_STATEMENTS = 30
 MAX_ANSWER_CHARS = 1500
 
-_DURABLE = re.compile(
-    r"\b(always|never|prefer|don'?t|do not|remember|from now on|make sure to|avoid)\b"
-    r"|^\s*no[,.!]\s+(use|do|we|it|that|don'?t|not)\b"
-    r"|\binstead of\b|\buse \S+ instead\b",
-    re.IGNORECASE,
-)
-_EPHEMERAL = re.compile(r"\b(yet|for now|right now|this time|today|just now)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _EXIT_CODE = re.compile(r"(?:exit code:?|exited with code|exit status)\s*(-?\d+)", re.IGNORECASE)
 _FAIL_MARKERS = re.compile(
     r"^Traceback \(most recent call last\)|command not found|^error(?:\[\w+\])?:|^FAIL\b|^npm ERR!",
@@ -42,6 +46,12 @@ _FAIL_MARKERS = re.compile(
 _SHELL_TOOLS = {"shell", "exec_command", "local_shell", "bash", "container.exec", "run_command", "shell_command"}
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _PATH_KEYS = ("path", "file_path", "filename", "notebook_path", "target_file")
+# Tools that write the file they name (Claude Code, Codex, MCP file servers); others that name one only read it.
+_WRITE_TOOLS = {"edit", "multiedit", "write", "notebookedit", "write_file", "create_file", "edit_file", "apply_patch"}
+_READ_TOOLS = {"read", "read_file", "view", "view_file", "open_file", "cat", "notebookread", "grep", "glob", "ls"}
+_EDITOR_WRITE_COMMANDS = {"create", "str_replace", "insert", "undo_edit"}
+_SHELL_READ = re.compile(r"(?:^|[;&|]\s*)(?:cat|head|tail|less|nl|bat|sed\s+-n\s+\S+|wc(?:\s+-\w)?)\s+([^\s|;&<>]+)")
+_SHELL_WRITE = re.compile(r"(?:>>?|\btee(?:\s+-a)?|\bsed\s+-i(?:\s+\S+)?|\btouch|\brm(?:\s+-\w+)?)\s+([^\s|;&<>]+)")
 _STOPWORDS = frozenset(
     [
         "a",
@@ -117,16 +127,25 @@ _STOPWORDS = frozenset(
 class Call:
     name: str
     args: Any
+    item: int  # 1-based memory item number of the call
     output: str = ""
     failed: bool = False
     exit_code: int | None = None
+    output_item: int | None = None
+
+
+@dataclass
+class Said:
+    text: str
+    item: int  # 1-based memory item number
 
 
 @dataclass
 class Digest:
-    user_messages: list[str] = field(default_factory=list)
+    user_messages: list[Said] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     final_answer: str = ""
+    final_answer_item: int | None = None
 
 
 # --- reading items (Responses-API shapes; the filter maps Claude Code onto them) -------------------------------------------
@@ -174,6 +193,8 @@ def _args(raw: Any) -> Any:
 
 
 def digest_items(items: list[dict[str, Any]]) -> Digest:
+    """What the items say, each piece with its item number. Only ``user`` messages are the user's words: context
+    and injected text never reach them (``rollouts.user_words``)."""
     d = Digest()
     by_id: dict[str, Call] = {}
 
@@ -182,31 +203,32 @@ def digest_items(items: list[dict[str, Any]]) -> Digest:
         if call_id:
             by_id[str(call_id)] = call
 
-    def add_output(call_id: Any, text: str) -> None:
+    def add_output(call_id: Any, text: str, number: int) -> None:
         call = by_id.get(str(call_id)) if call_id else None
         if call is not None:
-            call.output = text
+            call.output, call.output_item = text, number
             codes = [int(c) for c in _EXIT_CODE.findall(text)]
             call.exit_code = next((c for c in reversed(codes) if c != 0), None)
             call.failed = call.exit_code is not None or (not codes and _FAIL_MARKERS.search(text) is not None)
 
-    for item in items:
+    for number, item in enumerate(items, 1):
         kind = item.get("type")
         if kind == "message":
             text = _text_of(item.get("content")).strip()
             if item.get("role") == "user":
-                if text and not text.startswith("<"):
-                    d.user_messages.append(text)
+                words = user_words(text)  # the filter already decided; items from elsewhere get the same test
+                if words:
+                    d.user_messages.append(Said(words, number))
             elif item.get("role") == "assistant" and text:
-                d.final_answer = text
+                d.final_answer, d.final_answer_item = text, number
         elif kind == "function_call":
-            add_call(item.get("call_id"), Call(item.get("name") or "?", _args(item.get("arguments"))))
+            add_call(item.get("call_id"), Call(item.get("name") or "?", _args(item.get("arguments")), number))
         elif kind == "custom_tool_call":
-            add_call(item.get("call_id"), Call(item.get("name") or "?", item.get("input")))
+            add_call(item.get("call_id"), Call(item.get("name") or "?", item.get("input"), number))
         elif kind == "local_shell_call":
-            add_call(item.get("call_id"), Call("local_shell", (item.get("action") or {}).get("command")))
+            add_call(item.get("call_id"), Call("local_shell", (item.get("action") or {}).get("command"), number))
         elif kind in ("function_call_output", "custom_tool_call_output"):
-            add_output(item.get("call_id"), _output_text(item.get("output")))
+            add_output(item.get("call_id"), _output_text(item.get("output")), number)
     return d
 
 
@@ -226,42 +248,90 @@ def command_of(call: Call) -> str | None:
     return str(args) if args else None
 
 
-def files_of(call: Call) -> list[str]:
-    found: list[str] = []
-    if isinstance(call.args, str):
-        found += _PATCH_FILE.findall(call.args)
-    elif isinstance(call.args, dict):
-        for key in _PATH_KEYS:
-            if isinstance(call.args.get(key), str):
-                found.append(call.args[key])
-        for value in call.args.values():
-            if isinstance(value, str) and "*** Begin Patch" in value:
-                found += _PATCH_FILE.findall(value)
+def _named_paths(call: Call) -> list[str]:
+    if not isinstance(call.args, dict):
+        return []
+    return [call.args[key] for key in _PATH_KEYS if isinstance(call.args.get(key), str)]
+
+
+def _patch_files(call: Call) -> list[str]:
+    texts = [call.args] if isinstance(call.args, str) else []
+    if isinstance(call.args, dict):
+        texts += [v for v in call.args.values() if isinstance(v, str) and "*** Begin Patch" in v]
     cmd = command_of(call)
     if cmd and "apply_patch" in cmd:
-        found += _PATCH_FILE.findall(cmd)
-    return [f.strip() for f in found if f.strip()]
+        texts.append(cmd)
+    return [f for t in texts for f in _PATCH_FILE.findall(t)]
 
 
-def _unique(values: Iterator[str] | list[str]) -> list[str]:
-    return list(dict.fromkeys(values))
+def files_of(call: Call) -> tuple[list[str], list[str]]:
+    """(files the call wrote, files it only read)."""
+    name = call.name.lower().rsplit(".", 1)[-1]
+    written = _patch_files(call)
+    read: list[str] = []
+    named = _named_paths(call)
+    command = call.args.get("command") if isinstance(call.args, dict) else None
+    if name in _WRITE_TOOLS or (isinstance(command, str) and command in _EDITOR_WRITE_COMMANDS):
+        written += named
+    elif name in _READ_TOOLS or command == "view":
+        read += named
+    cmd = command_of(call)
+    if cmd:
+        written += _SHELL_WRITE.findall(cmd)
+        read += _SHELL_READ.findall(cmd)
+    return _clean_paths(written), _clean_paths(read)
+
+
+def _clean_paths(paths: list[str]) -> list[str]:
+    return [p.strip().strip("'\"") for p in paths if p.strip() and not p.startswith("/dev/")]
 
 
 def _one_line(text: str, limit: int = 120) -> str:
     line = " ".join(text.split())
-    first = _SENTENCE.split(line, maxsplit=1)[0] if line else ""
+    first = sentences(line)[0] if line else ""
     first = first or line
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
-def durable_statements(user_messages: list[str]) -> list[str]:
-    out: list[str] = []
-    for message in user_messages:
-        for sentence in _SENTENCE.split(message):
-            s = " ".join(sentence.split())
-            if 8 <= len(s) <= 400 and _DURABLE.search(s) and not _EPHEMERAL.search(s):
-                out.append(s)
-    return _unique(out)
+def durable_statements(user_messages: list[Said] | list[str]) -> list[Said]:
+    """The durable sentences of the user's messages, first occurrence kept (deduplicated by their words)."""
+    out: dict[str, Said] = {}
+    for number, message in enumerate(user_messages, 1):
+        said = message if isinstance(message, Said) else Said(message, number)
+        for sentence in sentences(said.text):
+            if is_durable(sentence):
+                out.setdefault(normalized(sentence), Said(sentence, said.item))
+    return list(out.values())
+
+
+@dataclass
+class Fix:
+    failed: Call
+    fix: Call | None  # the next successful run of the same program, if any
+
+
+def failures_and_fixes(calls: list[Call]) -> list[Fix]:
+    """Each failed command with the first later successful command of the same program (its fix), deduplicated
+    by command text."""
+    commands = [(c, command_of(c)) for c in calls]
+    shell = [(c, cmd) for c, cmd in commands if cmd]
+    out: dict[str, Fix] = {}
+    for i, (call, cmd) in enumerate(shell):
+        if not call.failed or cmd in out:
+            continue
+        program = _program(cmd)
+        fix = next((c for c, later in shell[i + 1 :] if not c.failed and _program(later) == program), None)
+        out[cmd] = Fix(call, fix)
+    return list(out.values())
+
+
+def _program(cmd: str) -> str:
+    """The program a command runs, past env assignments and wrappers (``TZ=UTC pnpm test`` -> ``pnpm``)."""
+    for word in cmd.split():
+        if "=" in word.split("/")[0] or word in ("sudo", "env", "time", "npx", "uv", "poetry", "bundle"):
+            continue
+        return word
+    return cmd
 
 
 def slugify(text: str, limit: int = 60) -> str:
@@ -282,42 +352,71 @@ def keywords(texts: list[str], n: int = 8) -> list[str]:
 # --- rendering ------------------------------------------------------------------------------------------------
 
 
+def _status(call: Call) -> str:
+    if call.failed:
+        return f"failed (exit {call.exit_code})" if call.exit_code else "failed"
+    return "ok"
+
+
+def _cite(*numbers: int | None) -> str:
+    return " ".join(f"[item {n}]" for n in numbers if n is not None)
+
+
 def build_offline_output(items: list[dict[str, Any]], cwd: str | None) -> StageOneOutput:
-    """The deterministic stage-one output for already-redacted items."""
+    """The deterministic stage-one output for already-redacted memory items."""
     d = digest_items(items)
-    if not d.user_messages:
-        return StageOneOutput(rollout_summary="", rollout_slug="", raw_memory="")
     statements = durable_statements(d.user_messages)
     if not statements:
         return StageOneOutput(rollout_summary="", rollout_slug="", raw_memory="")
-    title = _one_line(d.user_messages[0])
+    title = _one_line(d.user_messages[0].text)
     where = cwd or "unknown"
-    commands = [(c, command_of(c)) for c in d.calls]
-    commands = [(c, cmd) for c, cmd in commands if cmd]
-    files = _unique(f for c in d.calls for f in files_of(c))
-    failed = [cmd for c, cmd in commands if c.failed]
+    commands = [(c, cmd) for c in d.calls if (cmd := command_of(c))]
+    fixes = failures_and_fixes(d.calls)
+    written: dict[str, int] = {}
+    read: dict[str, int] = {}
+    for call in d.calls:
+        w, r = files_of(call)
+        for f in w:
+            written.setdefault(f, call.item)
+        for f in r:
+            read.setdefault(f, call.item)
+    only_read = {f: n for f, n in read.items() if f not in written}
     lines = [f"# {title}", "", OFFLINE_LABEL, ""]
     lines.append(
         f"Rollout context: cwd {where}; {len(d.user_messages)} user message(s), {len(d.calls)} tool call(s), "
-        f"{len(commands)} command(s) of which {len(failed)} failed."
+        f"{len(commands)} command(s) of which {sum(c.failed for c, _ in commands)} failed."
     )
-    lines += ["", "## What the user asked"] + [f"- {_one_line(m, 200)}" for m in d.user_messages[:MAX_LIST]]
-    if files:
-        lines += ["", "## Files touched"] + [f"- `{f}`" for f in files[:MAX_LIST]]
-    if commands:
-        lines += ["", "## Commands run"]
-        for c, cmd in commands[:MAX_LIST]:
-            status = f"failed (exit {c.exit_code})" if c.failed and c.exit_code else ("failed" if c.failed else "ok")
-            lines.append(f"- `{_one_line(cmd, 160)}` — {status}")
+    if fixes:
+        lines += ["", "## Failures and fixes"]
+        for f in fixes[:MAX_LIST]:
+            cmd = _one_line(command_of(f.failed) or "", 160)
+            line = f"- `{cmd}` {_status(f.failed)} {_cite(f.failed.item, f.failed.output_item)}"
+            if f.fix is not None:
+                line += f"; then `{_one_line(command_of(f.fix) or '', 160)}` ok {_cite(f.fix.item)}"
+            else:
+                line += "; no later run succeeded"
+            lines.append(line)
+    lines += ["", "## What the user asked"]
+    lines += [f"- {_one_line(m.text, 200)} {_cite(m.item)}" for m in d.user_messages[:MAX_LIST]]
+    if written:
+        lines += ["", "## Files written"] + [f"- `{f}` {_cite(n)}" for f, n in list(written.items())[:MAX_LIST]]
+    if only_read:
+        lines += ["", "## Files only read"] + [f"- `{f}` {_cite(n)}" for f, n in list(only_read.items())[:MAX_LIST]]
+    failed_calls = {id(f.failed) for f in fixes}
+    others = [(c, cmd) for c, cmd in commands if id(c) not in failed_calls]
+    if others:
+        lines += ["", "## Other commands run"]
+        for c, cmd in others[:MAX_LIST]:
+            lines.append(f"- `{_one_line(cmd, 160)}` — {_status(c)} {_cite(c.item)}")
     if d.final_answer:
         answer = d.final_answer.strip()
         if len(answer) > MAX_ANSWER_CHARS:
             answer = answer[: MAX_ANSWER_CHARS - 1].rstrip() + "…"
-        lines += ["", "## Final answer", answer]
+        lines += ["", f"## Final answer {_cite(d.final_answer_item)}", answer]
     summary = "\n".join(lines) + "\n"
 
     task_group = PurePath(cwd).name if cwd else "unknown"
-    kw = keywords([*statements, title])
+    kw = keywords([*(s.text for s in statements), title])
     raw = [
         "---",
         f"description: explicit user statements from: {title}",
@@ -335,9 +434,16 @@ def build_offline_output(items: list[dict[str, Any]], cwd: str | None) -> StageO
         "task_outcome: uncertain",
         "Preference signals:",
     ]
-    raw += [f'- the user said: "{s}" -> follow this in future work here' for s in statements[:MAX_LIST]]
-    if failed:
-        raw += ["Failures and how to do differently:"] + [f"- `{_one_line(c, 160)}` failed" for c in failed[:5]]
+    raw += [
+        f'- the user said: "{s.text}" {_cite(s.item)} -> follow this in future work here'
+        for s in statements[:MAX_STATEMENTS]
+    ]
+    if fixes:
+        raw += ["Failures and how to do differently:"]
+        for f in fixes[:5]:
+            cmd = _one_line(command_of(f.failed) or "", 160)
+            fix = f" -> `{_one_line(command_of(f.fix) or '', 160)}` worked" if f.fix is not None else ""
+            raw.append(f"- `{cmd}` failed{fix} {_cite(f.failed.item)}")
     return StageOneOutput(rollout_summary=summary, rollout_slug=slugify(title), raw_memory="\n".join(raw) + "\n")
 
 
@@ -365,9 +471,16 @@ class OfflineExtractor:
         counts: dict[str, int] = {}
         items = redact_tree(items, counts)
         output = build_offline_output(items, job.cwd)
-        return Extraction(
-            output=output, offline=True, model=OFFLINE_MODEL, input_bytes=file_size(job.path), redactions=counts
+        info = Extraction(
+            output=output,
+            offline=True,
+            model=OFFLINE_MODEL,
+            input_bytes=file_size(job.path),
+            redactions=counts,
+            user_said=quoted_words(items),
         )
+        keep_faithful_quotes(info)  # the same guard as the model's output: every quote must be the user's words
+        return info
 
     async def extract(self, job: Candidate) -> Extraction:
         return await asyncio.to_thread(self.run, job)

@@ -55,6 +55,11 @@ def quote_is_faithful(quote: str, said: str) -> bool:
     return bool(fragments) and all(f in said for f in fragments)
 
 
+def has_user_quote(text: str) -> bool:
+    """True when ``text`` quotes the user at all (issue 13: the batch path reads the rollout's words only then)."""
+    return bool(text) and _QUOTED.search(text) is not None
+
+
 def enforce_user_quotes(text: str, said: str) -> QuoteCheck:
     """``text`` without the lines that quote the user with words the user did not say."""
     if not text:

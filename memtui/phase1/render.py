@@ -3,7 +3,8 @@
 Codex sends the filtered items as one JSON array, which leaves the model to work out from ``role`` and ``type``
 fields whose words are the user's. Here every item is one line, ``[item N] <origin>: <content>``, where N is the
 item's 1-based position in ``memory_items`` (the numbering issues 11 and 12 share) and the origin is one of
-``user``, ``assistant``, ``tool call``, ``tool output`` or ``agent message``. Content is JSON-encoded, so it never
+``user``, ``assistant``, ``tool call``, ``tool output``, ``agent message`` or ``context`` (injected context such as
+``<environment_context>``, which the memory filter keeps but never counts as the user's words). Content is JSON-encoded, so it never
 holds a raw newline: a line that starts with ``[item`` is always a label, and no text inside a rollout can forge one.
 An assistant reply that carries a memory citation says so in its label, because it restates memory rather than
 adding evidence.
@@ -22,7 +23,8 @@ ORIGIN_ASSISTANT = "assistant"
 ORIGIN_TOOL_CALL = "tool call"
 ORIGIN_TOOL_OUTPUT = "tool output"
 ORIGIN_AGENT = "agent message"
-ORIGINS = (ORIGIN_USER, ORIGIN_ASSISTANT, ORIGIN_TOOL_CALL, ORIGIN_TOOL_OUTPUT, ORIGIN_AGENT)
+ORIGIN_CONTEXT = "context"  # injected by the agent's tooling (``rollouts.user_words``): never the user's words
+ORIGINS = (ORIGIN_USER, ORIGIN_ASSISTANT, ORIGIN_TOOL_CALL, ORIGIN_TOOL_OUTPUT, ORIGIN_AGENT, ORIGIN_CONTEXT)
 CITES_MEMORY = "assistant, restating memory (carries a memory citation; not new evidence)"
 
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"}
@@ -59,7 +61,8 @@ def cites_memory(text: str) -> bool:
 def origin_of(item: dict[str, Any]) -> str:
     kind = item.get("type")
     if kind == "message":
-        return ORIGIN_USER if item.get("role") == "user" else ORIGIN_ASSISTANT
+        role = item.get("role")
+        return ORIGIN_USER if role == "user" else ORIGIN_CONTEXT if role == "context" else ORIGIN_ASSISTANT
     if kind in _CALLS:
         return ORIGIN_TOOL_CALL
     if kind in _OUTPUTS:
@@ -86,6 +89,8 @@ def render_item(n: int, item: dict[str, Any]) -> str:
         text = _text(item.get("content"))
         if origin == ORIGIN_ASSISTANT and cites_memory(text):
             origin = CITES_MEMORY
+        if origin == ORIGIN_CONTEXT and item.get("label"):
+            origin = f"{ORIGIN_CONTEXT} {item['label']}"
         return f"[item {n}] {origin}: {_q(text)}"
     if kind in ("function_call", "custom_tool_call"):
         name = item.get("name") or "?"

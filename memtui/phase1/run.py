@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from memtui.context import Context
-from memtui.llm.client import make_async_client
+from memtui.llm.backends.choose import make_backend
 from memtui.phase1.eligibility import Candidate, select_candidates
 from memtui.phase1.extractor import Extraction, ExtractionFailed, Extractor, ModelExtractor, StageOneOutput, add_counts
 from memtui.phase1.offline import OfflineExtractor
@@ -69,6 +69,8 @@ class Phase1Summary(BaseModel):
     offline: bool = False
     model: str = ""
     cancelled: bool = False
+    provider: str = ""
+    halted: str | None = None  # the backend cannot serve now (login, usage limit...): the run stopped claiming
 
 
 def run_phase1(
@@ -105,9 +107,10 @@ def run_phase1(
 
 
 def make_extractor(settings: Settings, *, offline: bool | None, model: str | None) -> Extractor:
-    if offline if offline is not None else settings.resolved_provider == "offline":
+    provider = "offline" if offline else settings.resolved_provider
+    if provider == "offline":
         return OfflineExtractor()
-    return ModelExtractor(settings, make_async_client(settings), model)
+    return ModelExtractor(settings, make_backend(settings, name=provider), model)
 
 
 async def run_phase1_async(
@@ -136,9 +139,14 @@ async def run_phase1_async(
     try:
         await asyncio.gather(*(run.worker() for _ in range(min(workers, max(1, len(candidates))))))
     finally:
-        client = getattr(extractor, "client", None)
-        if client is not None:
-            await client.close()
+        aclose = getattr(extractor, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if run.halted:
+        summary.halted = run.halted
+        if run.queue:
+            summary.skipped["backend_unavailable"] = summary.skipped.get("backend_unavailable", 0) + len(run.queue)
+    summary.provider = "offline" if extractor.offline else getattr(getattr(extractor, "backend", None), "name", "")
     summary.cancelled = bool(cancel and cancel.is_set())
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
@@ -168,12 +176,13 @@ class _Run:
         self.finished = 0
         self.freed = asyncio.Condition()
         self.cap_wait_left = CAP_WAIT_SECONDS
+        self.halted: str | None = None
 
     def _skip(self, reason: str) -> None:
         self.summary.skipped[reason] = self.summary.skipped.get(reason, 0) + 1
 
     def _stop(self) -> bool:
-        if self.cancel is not None and self.cancel.is_set():
+        if self.halted or (self.cancel is not None and self.cancel.is_set()):
             return True
         return self.limit is not None and self.summary.claimed >= self.limit
 
@@ -238,6 +247,8 @@ class _Run:
             result = await self.extractor.extract(job)
         except ExtractionFailed as exc:
             reason = str(exc)
+            if exc.stops_run and not self.halted:
+                self.halted = reason
             record = _measurements(exc.partial) if exc.partial else {}
             owned = mark_stage1_job_failed(
                 self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
@@ -253,7 +264,7 @@ class _Run:
         else:
             record = _measurements(result)
             self.summary.dropped_quotes += len(result.dropped_quotes)
-            out = _redact_output(result.output, result.redactions)
+            out = redact_output(result.output, result.redactions)
             record["redactions"] = result.redactions
             if out.raw_memory == "" or out.rollout_summary == "":
                 owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
@@ -317,7 +328,7 @@ def _measurements(e: Extraction) -> dict[str, Any]:
     }
 
 
-def _redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOutput:
+def redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOutput:
     """Redact each field before storage (the model may echo or invent a secret); counts add to the job's."""
     fields: dict[str, Any] = {}
     for name in ("raw_memory", "rollout_summary", "rollout_slug"):

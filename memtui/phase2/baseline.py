@@ -13,6 +13,7 @@ from pathlib import Path
 import git
 
 from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.private import PRIVATE_DIR_MODE, write_private_bytes
 
 IDENTITY = "memtui"
 EMAIL = "memtui@localhost"
@@ -24,6 +25,7 @@ _CONFIG = [
     "-c", "core.safecrlf=false",
     "-c", "gc.auto=0",
     "-c", "commit.gpgsign=false",
+    "-c", "core.sharedRepository=0600",  # git objects, refs and index readable by the owner only
     "-c", "diff.noprefix=false",
     "-c", "diff.renames=false",
     "-c", "advice.detachedHead=false",
@@ -75,7 +77,7 @@ def _write_exclude(root: Path) -> None:
     want = f"/{DIFF_FILENAME}\n.*.tmp-*\n"  # and the temp file of an atomic write cut short by a kill
     exclude = info / "exclude"
     if not exclude.is_file() or exclude.read_text(errors="replace") != want:
-        exclude.write_text(want)
+        write_private_bytes(exclude, want.encode())
 
 
 def head_commit(root: Path) -> str:
@@ -111,7 +113,8 @@ def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
         shutil.rmtree(dot_git)
     elif dot_git.exists() or dot_git.is_symlink():
         dot_git.unlink()
-    run_git(root, "init", "-q", "--initial-branch=baseline")
+    run_git(root, "init", "-q", "--initial-branch=baseline", "--shared=0600")
+    os.chmod(dot_git, PRIVATE_DIR_MODE)
     _write_exclude(root)
     run_git(root, "add", "-A")
     run_git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", message)

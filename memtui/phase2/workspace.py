@@ -15,6 +15,7 @@ from pathlib import Path
 
 from memtui import clock
 from memtui.phase2.stems import rollout_summary_file_stem
+from memtui.private import PRIVATE_FILE_MODE
 from memtui.state.selection import Stage1Output
 
 DIFF_FILENAME = "phase2_workspace_diff.md"
@@ -46,6 +47,9 @@ def write_if_changed(path: Path, data: str | bytes) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
+        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, PRIVATE_FILE_MODE)  # 0600 whatever the umask
+        os.fchmod(fd, PRIVATE_FILE_MODE)  # also a stale temp file left by a kill
+        os.close(fd)
         tmp.write_bytes(raw)
         os.replace(tmp, path)
     except BaseException:  # disk full, read-only...: no half-written temp file stays behind in the memory root

@@ -9,13 +9,13 @@ Unlike Codex lines the field order varies, so the head is read line by line unti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
-from memtui.rollouts.filter import is_preview_noise
 from memtui.rollouts.model import (
     PREVIEW_CHARS,
     ClaudeLine,
@@ -24,6 +24,7 @@ from memtui.rollouts.model import (
     Thread,
     iso_to_epoch,
 )
+from memtui.rollouts.user_words import CLAUDE_INJECTED_FLAGS, user_words
 
 SKIP_EMPTY = "empty file"
 SKIP_NO_SESSION = "no Claude Code session lines (no sessionId)"
@@ -31,23 +32,50 @@ _HEAD_LINES = 400  # lines read at most for the head facts
 _SETTLED = 20  # summary (title) lines come first; past this, stop as soon as the facts are known
 
 
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+TITLE_CHARS = 200
+
+
 def user_text(obj: dict[str, Any]) -> str | None:
-    """The person's own words in a user line (not tool results, meta lines or command wrappers)."""
-    if obj.get("type") != "user" or obj.get("isMeta"):
+    """The person's own words in a user line (``user_words``): not tool results, meta or compaction-summary
+    lines, command wrappers, interrupt markers or reminders."""
+    if obj.get("type") != "user" or any(obj.get(flag) for flag in CLAUDE_INJECTED_FLAGS):
         return None
     message = obj.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
-        return None if is_preview_noise(content) else content
+        return user_words(content)
     for block in content if isinstance(content, list) else ():
         text = block.get("text") if isinstance(block, dict) and block.get("type") == "text" else None
-        if isinstance(text, str) and not is_preview_noise(text):
-            return text
+        words = user_words(text) if isinstance(text, str) else None
+        if words:
+            return words
     return None
 
 
+def _summary_of_this_file(data: bytes, obj: dict[str, Any]) -> str | None:
+    """A ``summary`` line's text when its ``leafUuid`` is a message of this file. Claude Code also writes
+    summaries of other sessions into a transcript; those say nothing about this one."""
+    summary, leaf = obj.get("summary"), obj.get("leafUuid")
+    if not isinstance(summary, str) or not summary.strip() or not isinstance(leaf, str) or not leaf:
+        return None
+    needle = b'"uuid":"' + leaf.encode() + b'"'
+    if data.find(needle) < 0 and data.find(b'"uuid": "' + leaf.encode() + b'"') < 0:
+        return None
+    return summary.strip()
+
+
+def title_from_prompt(prompt: str) -> str:
+    """The first line of the first real prompt, cut: the title when no summary of this file exists."""
+    line = prompt.strip().split("\n", 1)[0].strip()
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
 def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -> FileResult:
-    """The index row of one Claude Code transcript, or the reason it has none."""
+    """The index row of one Claude Code transcript, or the reason it has none.
+
+    The title is a ``summary`` line whose ``leafUuid`` is a message of this file, else the first real prompt.
+    Dates come from the transcript (first and last timestamps), the file time only when it has none."""
     result = FileResult(path=str(path), source_kind="claude", size=size, mtime_ns=mtime_ns)
     if jsonl.is_blank(data):
         result.reason = SKIP_EMPTY
@@ -57,8 +85,10 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
     sidechain: bool | None = None
     for lineno, obj in jsonl.iter_head_objects(data):
         kind = obj.get("type")
-        if kind == "summary" and title is None and isinstance(obj.get("summary"), str):
-            title = redact_text(obj["summary"].strip())[:PREVIEW_CHARS]
+        if kind == "summary" and title is None:
+            summary = _summary_of_this_file(data, obj)
+            if summary:
+                title = redact_text(summary)[:PREVIEW_CHARS]
         if kind not in ("user", "assistant", "system"):
             continue
         session_id = session_id or _str(obj.get("sessionId"))
@@ -79,16 +109,24 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
             break
     stats = jsonl.quick_stats(data, b"{", b"}\n{")
     result.lines, result.skipped_lines = stats.lines, stats.skipped
+    stem = path.name.removesuffix(".zst").removesuffix(".jsonl")
+    is_sub = bool(sidechain) or path.parent.name == "subagents" or stem.startswith("agent-")
+    if not session_id and is_sub and path.parent.name == "subagents":
+        session_id = path.parent.parent.name  # <session>/subagents/agent-<id>.jsonl
     if not session_id:
         result.reason = SKIP_NO_SESSION
         return result
-    stem = path.name.removesuffix(".zst").removesuffix(".jsonl")
-    is_sub = bool(sidechain) or path.parent.name == "subagents"
-    thread_id, parent = session_id, None
     if is_sub:
-        # A sub-agent transcript shares its parent's sessionId; its own name tells it apart.
-        thread_id = stem if stem != session_id else f"{session_id}:{agent_id or 'sidechain'}"
-        parent = session_id
+        # A sub-agent transcript carries its parent's sessionId; its file name (agent-<id>) is unique only within
+        # that session, so the id is qualified by it (the same name under another session is another thread).
+        name = stem if stem != session_id else f"agent-{agent_id or 'sidechain'}"
+        thread_id, parent = f"{session_id}:{name}", session_id
+    else:
+        # Claude Code names a session's file after it; a resumed session copies earlier lines (with the old
+        # sessionId) into its new file, so the name, when it is a session id, is what tells the files apart.
+        thread_id, parent = (stem if _UUID.match(stem) else session_id), None
+    if title is None and preview:
+        title = title_from_prompt(preview)
     result.thread = Thread(
         id=thread_id,
         source_kind="claude",
@@ -102,10 +140,10 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
         git_branch=branch,
         model=model,
         created_at=created,
-        updated_at=mtime_ns // 1_000_000_000,
+        updated_at=jsonl.transcript_updated_at(data, created, mtime_ns),
         preview=preview,
         title=title,
-        items=stats.lines - stats.skipped,
+        items=stats.records,
         bytes=size,
         skipped_lines=stats.skipped,
         ingest_reason=stats.describe(),

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
-from memtui.rollouts.filter import is_preview_noise
 from memtui.rollouts.model import (
     PREVIEW_CHARS,
     CodexLine,
@@ -25,6 +26,7 @@ from memtui.rollouts.model import (
     EventMsg,
     FileResult,
     InterAgentCommunication,
+    LegacyHeader,
     LineStats,
     ResponseItem,
     SessionMeta,
@@ -32,6 +34,7 @@ from memtui.rollouts.model import (
     TurnContext,
     iso_to_epoch,
 )
+from memtui.rollouts.user_words import user_words
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _NAME_ID = re.compile(rf"^rollout-.*?({_UUID})(?:_[^.]*)?\.jsonl(?:\.zst)?$")
@@ -41,6 +44,7 @@ _MAX_PREVIEW_CANDIDATES = 200
 SKIP_EMPTY = "empty file"
 SKIP_NO_META = "no session_meta and no thread id in the file name"
 _DIRECT_SOURCES = {"cli", "vscode", "exec", "mcp"}
+DEFAULT_SOURCE = "vscode"  # SessionSource::default() in codex-rs/protocol
 
 _LINE_MODELS: dict[str, type] = {
     "session_meta": SessionMeta,
@@ -59,8 +63,13 @@ def thread_id_from_name(name: str) -> str | None:
 
 
 def session_source(source: Any, payload: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    """Codex ``source`` -> (session_source, source_detail, parent_thread_id)."""
+    """Codex ``source`` -> (session_source, source_detail, parent_thread_id).
+
+    A missing ``source`` (older CLIs wrote none) is Codex's own default, ``SessionSource::VSCode``
+    (``#[default]`` in codex-rs/protocol): an interactive session, like Codex itself reads it."""
     parent = payload.get("parent_thread_id")
+    if source is None:
+        return DEFAULT_SOURCE, None, parent
     if isinstance(source, str):
         if source in _DIRECT_SOURCES:
             return source, None, parent
@@ -111,32 +120,34 @@ def _first_envelope(data: bytes, type_name: str) -> dict[str, Any] | None:
 
 
 def user_text(payload: dict[str, Any]) -> str | None:
-    """The user's own words in a ``message`` item (contextual fragments skipped) or a ``user_message`` event."""
+    """The person's own words in a user ``message`` item or a ``user_message`` event (``user_words``)."""
     if payload.get("type") == "user_message":
         message = payload.get("message")
-        return message if isinstance(message, str) and not is_preview_noise(message) else None
+        if not isinstance(message, str) or payload.get("kind") not in (None, "plain"):
+            return None
+        return user_words(message)
     if payload.get("type") != "message" or payload.get("role") != "user":
         return None
     content = payload.get("content")
     if isinstance(content, str):
-        return None if is_preview_noise(content) else content
+        return user_words(content)
     for part in content if isinstance(content, list) else ():
-        if isinstance(part, dict) and part.get("type") == "input_text":
-            text = part.get("text")
-            if isinstance(text, str) and not is_preview_noise(text):
-                return text
+        if isinstance(part, dict) and part.get("type") == "input_text" and isinstance(part.get("text"), str):
+            words = user_words(part["text"])
+            if words:
+                return words
     return None
 
 
 def find_preview(data: bytes) -> str:
-    """The first real user message: response_item user messages and user_message events, in file order."""
+    """The first real user message: user messages (enveloped or bare) and user_message events, in file order."""
     for seen, pos in enumerate(_merged_positions(data, (b'"role":"user"', b'"type":"user_message"'))):
         if seen >= _MAX_PREVIEW_CANDIDATES:
             break
         _, obj = jsonl.object_at(data, pos)
-        if not obj or obj.get("type") not in ("response_item", "event_msg"):
+        if not obj:
             continue
-        payload = _payload(obj)
+        payload = _payload(obj) if obj.get("type") in ("response_item", "event_msg") else obj
         text = user_text(payload) if payload else None
         if text and text.strip():
             return redact_text(text.strip())[:PREVIEW_CHARS]
@@ -171,8 +182,40 @@ def line_accounting(data: bytes) -> LineStats:
     return jsonl.quick_stats(data, _LINE_START, _BOUNDARY)
 
 
+def legacy_header(data: bytes) -> LegacyHeader | None:
+    """The header of the oldest rollout format (before ``session_meta``): the first line is a bare object with
+    ``id`` and ``timestamp`` (and ``instructions``, later ``git``), followed by bare response items."""
+    for _, obj in jsonl.iter_head_objects(data):
+        if "type" in obj or "payload" in obj or not isinstance(obj.get("id"), str):
+            return None
+        try:
+            return LegacyHeader.model_validate(obj)
+        except ValueError:
+            return None
+    return None
+
+
+_CWD_TAG = re.compile(rb"<cwd>([^<]{1,4096})</cwd>")
+
+
+def _cwd_from_context(data: bytes) -> str | None:
+    """The working directory named in the first ``<environment_context>`` (the oldest format has no other)."""
+    m = _CWD_TAG.search(data)
+    if not m:
+        return None
+    try:
+        text = orjson.loads(b'"' + m.group(1) + b'"')  # the path is inside a JSON string: unescape it
+    except orjson.JSONDecodeError:
+        return None
+    return text.strip() or None if isinstance(text, str) else None
+
+
 def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: bool, now: int) -> FileResult:
-    """The index row of one Codex rollout, or the reason it has none."""
+    """The index row of one Codex rollout, or the reason it has none.
+
+    Dates come from the transcript: ``created_at`` from ``session_meta`` (or the old header), ``updated_at`` from
+    the last line's timestamp; the file time only when the file holds no timestamp at all (a copied or synced
+    folder gives every file a new mtime)."""
     result = FileResult(path=str(path), source_kind="codex", size=size, mtime_ns=mtime_ns)
     if jsonl.is_blank(data):
         result.reason = SKIP_EMPTY
@@ -185,6 +228,10 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
 
     found = _first_envelope(data, "session_meta")
     meta = SessionMeta.model_validate(found["payload"]) if found else None
+    legacy = legacy_header(data) if meta is None else None
+    if legacy is not None:
+        meta = SessionMeta(id=legacy.id, timestamp=legacy.timestamp, cwd=legacy.cwd, git=legacy.git)
+        warnings.insert(0, "pre-session_meta format")
     thread_id = meta.thread_id if meta else None
     if not thread_id:
         thread_id = thread_id_from_name(path.name)
@@ -198,11 +245,15 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
     turn_payload = turn["payload"] if turn else {}
     git = meta.git if meta else None
     created = iso_to_epoch((meta.timestamp if meta else None) or (found.get("timestamp") if found else None))
+    updated = jsonl.transcript_updated_at(data, created, mtime_ns)
+    cwd = (meta.cwd if meta else None) or turn_payload.get("cwd")
+    if not cwd and legacy is not None:
+        cwd = _cwd_from_context(data)
     result.thread = Thread(
         id=thread_id,
         source_kind="codex",
         path=str(path),
-        cwd=(meta.cwd if meta else None) or turn_payload.get("cwd"),
+        cwd=cwd,
         originator=meta.originator if meta else None,
         cli_version=meta.cli_version if meta else None,
         session_source=source,  # type: ignore[arg-type]
@@ -215,9 +266,9 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         git_url=redact_text(git.repository_url) if git and git.repository_url else None,
         model=turn_payload.get("model") if isinstance(turn_payload.get("model"), str) else None,
         created_at=created,
-        updated_at=mtime_ns // 1_000_000_000,
+        updated_at=updated,
         preview=find_preview(data),
-        items=stats.lines - stats.skipped,
+        items=stats.records,
         bytes=size,
         archived=archived,
         skipped_lines=stats.skipped,

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import zstandard
 
-from memtui.rollouts.model import LineStats
+from memtui.rollouts.model import LineStats, iso_to_epoch
 
 BOM = b"\xef\xbb\xbf"
 _ZST_CHUNK = 1 << 20
@@ -156,10 +157,14 @@ def iter_raw_lines(data: bytes, stats: LineStats | None = None) -> Iterator[tupl
     if parts and parts[-1] == b"":
         parts.pop()  # the newline that ends the file
     n = len(parts)
+    content_end = n  # blank lines after the last record are the file's ending, not bad lines
+    while content_end > 0 and is_blank(strip_line(parts[content_end - 1], first=content_end == 1)):
+        content_end -= 1
     if stats is not None:
         stats.lines += n
+        stats.trailing_blank += n - content_end
     ends_open = not data.endswith(b"\n")
-    for i, raw in enumerate(parts):
+    for i, raw in enumerate(parts[:content_end]):
         line = strip_line(raw, first=i == 0)
         if is_blank(line):
             if stats is not None:
@@ -174,13 +179,6 @@ def iter_objects(data: bytes, stats: LineStats | None = None) -> Iterator[tuple[
         obj = loads_line(line, stats, last=last)
         if obj is not None:
             yield lineno, obj
-
-
-def read_objects(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], LineStats]:
-    """Every JSON-object line of a rollout with its line number, and the accounting of the rest."""
-    data, _ = read_bytes(path)
-    stats = LineStats()
-    return list(iter_objects(data, stats)), stats
 
 
 def line_bounds(data: bytes, pos: int) -> tuple[int, int]:
@@ -256,9 +254,18 @@ def iter_head_objects(data: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
         pos = end + 1
 
 
+class _AnyObject(msgspec.Struct):
+    """Matches any JSON object and keeps none of its fields: validation without building Python objects."""
+
+
+_OBJECT_LINES = msgspec.json.Decoder(type=_AnyObject)
+
+
 def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
-    """Exact count of skipped lines. When byte counts prove every line a record (the file starts with ``start``,
-    ends with ``}`` and every newline is a ``boundary``) nothing is parsed; otherwise every line is.
+    """Exact count of skipped lines. When the file proves every line a record nothing is counted line by line:
+    it starts with ``start``, ends with ``}``, every newline is a ``boundary`` (``}\\n{``: outside any string and
+    between two top-level values), and msgspec validates the whole buffer as exactly one JSON object per line
+    (``decode_lines``, about 1 GB/s, no Python objects built). Otherwise every line is parsed.
 
     UTF-8 is not validated on the fast path (decoding a whole file costs more than reading it): an invalid byte
     never makes a line skipped, only repaired, so ``skipped`` stays exact; ``repaired_utf8`` is counted by the
@@ -270,8 +277,52 @@ def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
         and data.count(boundary) == lines - 1
     )
     if clean:
+        try:
+            clean = len(_OBJECT_LINES.decode_lines(data)) == lines
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):  # msgspec stops at depth 1000
+            clean = False
+    if clean:
         return LineStats(lines=lines)
     stats = LineStats()
     for _ in iter_objects(data, stats):
         pass
     return stats
+
+
+_TIMESTAMP_KEYS = (b'"timestamp":"', b'"timestamp": "')  # compact (what Codex and Claude Code write), spaced
+_MAX_TIMESTAMP_TRIES = 64
+_TAIL = 1 << 16
+
+
+def last_timestamp(data: bytes) -> int | None:
+    """Unix seconds of the last readable ``"timestamp"`` value in the file (the transcript's own "last event"):
+    searched backwards in a window that grows from the last 64 KiB, so only the tail is touched; None when the
+    file has none. Compact and spaced keys are both found (a line appended by another tool may be spaced)."""
+    end = len(data)
+    lo = max(0, end - _TAIL)
+    tries = 0
+    while tries < _MAX_TIMESTAMP_TRIES:
+        pos, key = max((data.rfind(k, lo, end), k) for k in _TIMESTAMP_KEYS)
+        if pos < 0:
+            if lo == 0:
+                return None
+            end, lo = lo + len(_TIMESTAMP_KEYS[1]), max(0, lo - 8 * (end - lo))  # widen; overlap one key length
+            continue
+        tries += 1
+        start = pos + len(key)
+        close = data.find(b'"', start, start + 40)
+        if close > start:
+            value = iso_to_epoch(data[start:close].decode("ascii", "replace"))
+            if value is not None:
+                return value
+        end = pos
+    return None
+
+
+def transcript_updated_at(data: bytes, created: int | None, mtime_ns: int) -> int:
+    """``updated_at`` of a rollout: its last event's timestamp (never before its first); the file's mtime only
+    when the transcript carries no time at all."""
+    last = last_timestamp(data)
+    if last is None:
+        return created if created is not None else mtime_ns // 1_000_000_000
+    return max(last, created) if created is not None else last

@@ -69,6 +69,17 @@ class SessionMeta(_Loose):
         return self.id or self.session_id
 
 
+class LegacyHeader(_Loose):
+    """The first line of the oldest rollouts, before ``session_meta`` existed (Codex CLI spring 2025):
+    ``{"id", "timestamp", "instructions"?, "git"?}``, followed by bare response items and ``record_type`` lines."""
+
+    id: str
+    timestamp: str | None = None
+    instructions: str | None = None
+    cwd: str | None = None
+    git: GitInfo | None = None
+
+
 class ResponseItem(_Loose):
     """A Responses-API item (§15.2); ``type`` tells the variant, unknown variants stay readable."""
 
@@ -147,10 +158,15 @@ class LineStats(BaseModel):
     invalid_json: int = 0
     truncated_last: int = 0
     repaired_utf8: int = 0
+    trailing_blank: int = 0  # empty lines ending the file: neither records nor bad lines
 
     @property
     def skipped(self) -> int:
         return self.blank + self.invalid_json + self.truncated_last
+
+    @property
+    def records(self) -> int:
+        return self.lines - self.skipped - self.trailing_blank
 
     def describe(self) -> str | None:
         parts = [

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import sqlite_utils
-
+from memtui.private import create_private_file, make_private_dir
 from memtui.state.schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 30_000
@@ -25,13 +24,15 @@ class StateError(RuntimeError):
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dir(path.parent)
+    create_private_file(path)  # SQLite gives the -wal and -shm files the database file's mode
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     try:  # the connect timeout is SQLite's busy timeout
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")  # deleted rows (forgotten text, FTS index pages) are zeroed
         migrate(conn)
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -93,7 +94,9 @@ def _split(script: str) -> list[str]:
     for line in script.splitlines():
         code = line.split("--", 1)[0]
         buf.append(code)
-        if code.rstrip().endswith(";"):
+        if code.rstrip().endswith(";") and sqlite3.complete_statement(
+            "\n".join(buf)
+        ):  # a trigger's inner ";" is not the end
             stmt = "\n".join(buf).strip()
             if stmt.strip(";").strip():
                 out.append(stmt)
@@ -115,8 +118,3 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
-
-
-def open_db(path: Path) -> sqlite_utils.Database:
-    """A sqlite-utils view over a configured connection (for reads and simple bulk writes)."""
-    return sqlite_utils.Database(connect(path))

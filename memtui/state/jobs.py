@@ -68,10 +68,16 @@ def stage1_is_up_to_date(conn: sqlite3.Connection, thread_id: str, source_update
     return any(v is not None and v >= source_updated_at for v in (row[0], row[1]))
 
 
+# issue 13: jobs sent in a batch hold a lease for the batch window but no local model slot, so they do not count
+# against the running cap (worker ids of batch submissions start with this prefix).
+BATCH_WORKER_PREFIX = "memtui-batch-"
+
+
 def _running_count(conn: sqlite3.Connection, now: int, exclude_key: str | None = None) -> int:
     return conn.execute(
-        "SELECT COUNT(*) FROM jobs WHERE kind = ? AND status = 'running' AND lease_until > ? AND job_key IS NOT ?",
-        (STAGE1, now, exclude_key),
+        "SELECT COUNT(*) FROM jobs WHERE kind = ? AND status = 'running' AND lease_until > ? AND job_key IS NOT ?"
+        " AND COALESCE(worker_id, '') NOT LIKE ?",
+        (STAGE1, now, exclude_key, BATCH_WORKER_PREFIX + "%"),
     ).fetchone()[0]
 
 
@@ -81,13 +87,14 @@ def try_claim_stage1_job(
     worker_id: str,
     source_updated_at: int,
     lease_seconds: int,
-    max_running_jobs: int,
+    max_running_jobs: int | None,
     *,
     force: bool = False,
 ) -> Claim:
     """Claim the stage-1 job of one thread with a fresh uuid4 token, or say why not.
 
     ``force`` (a manual ``--thread``) skips the up-to-date check and the retry gates, never a live lease or the cap.
+    ``max_running_jobs`` None: no cap (issue 13: batch requests hold no local model slot).
     """
     now = clock.now_s()
     with immediate(conn):
@@ -96,7 +103,7 @@ def try_claim_stage1_job(
         row = conn.execute("SELECT * FROM jobs WHERE kind = ? AND job_key = ?", (STAGE1, thread_id)).fetchone()
         token = str(uuid.uuid4())
         if row is None:
-            if _running_count(conn, now) >= max_running_jobs:
+            if max_running_jobs is not None and _running_count(conn, now) >= max_running_jobs:
                 return Claim(ClaimStatus.CAP_REACHED)
             conn.execute(
                 """
@@ -124,7 +131,7 @@ def try_claim_stage1_job(
             return Claim(ClaimStatus.RETRY_EXHAUSTED)
         if row["retry_at"] is not None and row["retry_at"] > now and not gates_open:
             return Claim(ClaimStatus.RETRY_BACKOFF)
-        if _running_count(conn, now, exclude_key=thread_id) >= max_running_jobs:
+        if max_running_jobs is not None and _running_count(conn, now, exclude_key=thread_id) >= max_running_jobs:
             return Claim(ClaimStatus.CAP_REACHED)
         retry_remaining = DEFAULT_RETRY_REMAINING if advanced else max(row["retry_remaining"], 1 if force else 0)
         conn.execute(
@@ -204,6 +211,19 @@ def mark_stage1_job_failed(
             WHERE kind = ? AND job_key = ? AND status = 'running' AND ownership_token = ?
             """,
             (now, now + retry_delay_seconds, reason, STAGE1, thread_id, token),
+        )
+        return cur.rowcount == 1
+
+
+def release_stage1_job(conn: sqlite3.Connection, thread_id: str, token: str, reason: str) -> bool:
+    """issue 13: owned running row -> pending, no retry spent (work that never reached a model: an expired batch)."""
+    with immediate(conn):
+        cur = conn.execute(
+            """
+            UPDATE jobs SET status = 'pending', finished_at = ?, lease_until = NULL, retry_at = NULL, last_error = ?
+            WHERE kind = ? AND job_key = ? AND status = 'running' AND ownership_token = ?
+            """,
+            (clock.now_s(), reason, STAGE1, thread_id, token),
         )
         return cur.rowcount == 1
 

@@ -161,6 +161,107 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE threads DROP COLUMN user_messages;
     """,
+    # issue 13: bulk extraction through the OpenAI Batch API, or a JSONL file for `vllm run-batch`. One submission
+    # per input file (split at 50,000 requests / 200 MB); one request per claimed rollout, holding the job's token.
+    """
+    CREATE TABLE IF NOT EXISTS batch_submissions (
+        id TEXT PRIMARY KEY,                  -- memtui's id; also the remote batch's metadata.memtui_submission
+        kind TEXT NOT NULL,                   -- openai | file
+        status TEXT NOT NULL,                 -- preparing | prepared | uploaded | submitted | exported | collected | cancelled | abandoned
+        remote_status TEXT,                   -- the Batch API's status when last polled
+        model TEXT NOT NULL,
+        worker_id TEXT NOT NULL,              -- the jobs' worker_id: finds this submission's leases
+        input_path TEXT,                      -- the JSONL memtui wrote
+        input_file_id TEXT,
+        batch_id TEXT,
+        output_file_id TEXT,
+        error_file_id TEXT,
+        requests INTEGER NOT NULL DEFAULT 0,
+        bytes INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        detail TEXT
+    );
+    CREATE TABLE IF NOT EXISTS batch_requests (
+        submission_id TEXT NOT NULL REFERENCES batch_submissions(id),
+        custom_id TEXT NOT NULL,              -- thread id + ':' + hash of the filtered input
+        thread_id TEXT NOT NULL,
+        input_hash TEXT NOT NULL,
+        ownership_token TEXT NOT NULL,
+        source_updated_at INTEGER NOT NULL,
+        run_id INTEGER,                       -- the job_runs attempt row
+        status TEXT NOT NULL,                 -- pending | succeeded | no_output | failed | stale | released | lost_lease
+        error TEXT,
+        measurements TEXT,                    -- JSON: bytes, estimated tokens, input-side redaction counts
+        PRIMARY KEY (submission_id, custom_id)
+    );
+    CREATE INDEX IF NOT EXISTS idx_batch_requests_status ON batch_requests(submission_id, status);
+    CREATE INDEX IF NOT EXISTS idx_batch_requests_custom ON batch_requests(custom_id);
+    """,
+    # issue 14: the full-text search documents (memory.search builds the FTS5 index over them with sqlite-utils).
+    # Stage-1 summaries and raw memories follow stage1_outputs through triggers; a deleted thread or output takes
+    # its documents with it and asks the next refresh to purge the index (FTS5 keeps deleted terms until merged).
+    """
+    CREATE TABLE IF NOT EXISTS search_docs (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,                   -- memory | summary | raw_memory | message
+        source TEXT NOT NULL,                 -- memory: path in the memory root; else the thread id
+        loc INTEGER NOT NULL DEFAULT 0,       -- memory: first line of the chunk; message: item N (1-based); else 0
+        role TEXT,                            -- message: user | assistant
+        project TEXT NOT NULL DEFAULT '',     -- the cwd the text belongs to ('' = not tied to one project)
+        text TEXT NOT NULL,                   -- redacted before it is stored
+        -- indexed beside the text so a project filter is an FTS phrase query, not a scan ('' = tied to no project)
+        scope TEXT GENERATED ALWAYS AS (CASE WHEN project = '' THEN 'memtuiglobal' ELSE project END) VIRTUAL
+    );
+    CREATE INDEX IF NOT EXISTS idx_search_docs_source ON search_docs(source, kind);
+    CREATE TABLE IF NOT EXISTS search_sources (
+        key TEXT PRIMARY KEY,                 -- "file:<path in the memory root>" or "thread:<id>"
+        stamp TEXT NOT NULL                   -- what was indexed: size/mtime of the file, bytes/updated_at of the thread
+    );
+    CREATE TRIGGER IF NOT EXISTS search_stage1_ai AFTER INSERT ON stage1_outputs BEGIN
+        -- an INSERT OR REPLACE deletes the old row without firing the delete trigger: drop its documents here
+        INSERT OR REPLACE INTO meta (key, value) SELECT 'search.purge', '1' WHERE EXISTS (
+            SELECT 1 FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory'));
+        DELETE FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'summary', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.rollout_summary
+        WHERE TRIM(new.rollout_summary) != '';
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'raw_memory', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.raw_memory
+        WHERE TRIM(new.raw_memory) != '';
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_stage1_au AFTER UPDATE OF raw_memory, rollout_summary ON stage1_outputs
+    WHEN old.raw_memory IS NOT new.raw_memory OR old.rollout_summary IS NOT new.rollout_summary BEGIN
+        DELETE FROM search_docs WHERE source = old.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'summary', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.rollout_summary
+        WHERE TRIM(new.rollout_summary) != '';
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'raw_memory', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.raw_memory
+        WHERE TRIM(new.raw_memory) != '';
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_stage1_ad AFTER DELETE ON stage1_outputs BEGIN
+        DELETE FROM search_docs WHERE source = old.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_threads_ad AFTER DELETE ON threads BEGIN
+        DELETE FROM search_docs WHERE source = old.id AND kind = 'message';
+        DELETE FROM search_sources WHERE key = 'thread:' || old.id;
+        INSERT OR REPLACE INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    INSERT INTO search_docs (kind, source, project, text)
+    SELECT 'summary', o.thread_id, COALESCE(t.cwd, ''), o.rollout_summary
+    FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id WHERE TRIM(o.rollout_summary) != '';
+    INSERT INTO search_docs (kind, source, project, text)
+    SELECT 'raw_memory', o.thread_id, COALESCE(t.cwd, ''), o.raw_memory
+    FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id WHERE TRIM(o.raw_memory) != '';
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,13 +25,17 @@ class KnownFile:
     mtime_ns: int
     thread_id: str | None
     status: str
+    updated_at: int | None = None  # of the thread this file held, when it still holds it
 
 
 def known_files(conn: sqlite3.Connection) -> dict[str, KnownFile]:
     """Every ``ingest_files`` row by path: one SELECT, the whole incremental check's database cost."""
     return {
-        r[0]: KnownFile(r[1], r[2], r[3], r[4])
-        for r in conn.execute("SELECT path, size, mtime_ns, thread_id, status FROM ingest_files")
+        r[0]: KnownFile(r[1], r[2], r[3], r[4], r[5])
+        for r in conn.execute(
+            "SELECT f.path, f.size, f.mtime_ns, f.thread_id, f.status, t.updated_at FROM ingest_files f"
+            " LEFT JOIN threads t ON t.id = f.thread_id AND t.path = f.path"
+        )
     }
 
 

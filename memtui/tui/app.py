@@ -388,6 +388,11 @@ class MemtuiApp(App[int]):
 
         self.push_screen(RolloutDetailScreen(thread_id))
 
+    def open_search(self, query: str = "") -> None:
+        from memtui.tui.screens.search import SearchScreen
+
+        self.push_screen(SearchScreen(query))
+
     def open_memory_file(self, rel_path: str, edit: bool = False) -> None:
         """MEMORY.md and memory_summary.md open in the editor; other memory files in a read-only view."""
         from memtui.tui.screens.file_view import FileViewScreen

@@ -34,6 +34,7 @@ class MemtuiCommands(Provider):
             ),
             ("review: Approve consolidation", "Make the run awaiting review the new baseline", app.approve_pending),
             ("review: Reject consolidation", "Undo the agent's edits, with a reason", app.reject_pending),
+            ("search: Search memory and messages", "Full-text search (bm25); Enter opens the hit", app.open_search),
             ("work: Cancel running work", "Ask every running task to stop", app.action_cancel_work),
             ("view: Task log", "What ran, when, and how it ended; every notification", app.action_task_log),
             ("help: Keys and screens", "Show the help screen", app.action_help),

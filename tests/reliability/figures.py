@@ -40,6 +40,28 @@ def record(area: str, **counts: Any) -> None:
         fh.write(json.dumps({"area": area, **counts}) + "\n")
 
 
+class Trial:
+    """One trial of an area, its outcome counted rather than written: ``survived`` is ``faults`` only when every
+    check in the ``with`` block held. A loop of faults sets ``faults`` as it injects them and ``passed`` as each
+    one's checks hold, so a failure counts the faults that did survive. The exception still fails the test."""
+
+    def __init__(self, area: str, faults: int = 1) -> None:
+        self.area, self.faults, self.trials = area, faults, 1
+        self.passed: int | None = None
+
+    def __enter__(self) -> Trial:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        survived = (self.passed or 0) if exc_type else self.faults
+        record(self.area, trials=self.trials, faults=self.faults, survived=survived)
+        return False
+
+
+def trial(area: str, faults: int = 1) -> Trial:
+    return Trial(area, faults)
+
+
 def collect(path: Path | None = None) -> dict[str, dict[str, float]]:
     path = path or figures_file()
     totals: dict[str, dict[str, float]] = {}

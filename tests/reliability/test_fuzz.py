@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,10 +27,10 @@ TID = "019e0a1b-2c3d-7e4f-8a9b-000000000001"
 SID = "6f1c7d0e-2b3a-4c5d-8e9f-0a1b2c3d4e5f"
 CODEX = [json.dumps(x, separators=(",", ":")).encode() for x in codex_lines(thread_id=TID)]
 CLAUDE = [json.dumps(x, separators=(",", ":")).encode() for x in claude_lines(session_id=SID)]
+# derandomize comes from the hypothesis profile (tests/conftest.py): CI replays, local runs and the soak explore.
 FAST = settings(
     max_examples=FUZZ_EXAMPLES,
     deadline=None,
-    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
 )
 
@@ -56,6 +57,49 @@ def index_both(data: bytes, path_name: str) -> list:
     items_from_bytes(data, "claude")
     find_citations(TID, data)
     return out
+
+
+def expected_bad_lines(data: bytes) -> int:
+    """An independent count of the lines a reader must skip: blank or not a JSON object, before the empty lines
+    that end the file (a BOM on the first line and CR line ends are accepted; invalid UTF-8 is repaired)."""
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    lines = []
+    for i, raw in enumerate(parts):
+        if i == 0 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        lines.append(raw[:-1] if raw.endswith(b"\r") else raw)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    bad = 0
+    for raw in lines:
+        if not raw.strip():
+            bad += 1
+            continue
+        try:
+            text = raw.decode("utf-8")
+            obj = json.loads(text)
+        except UnicodeDecodeError:
+            try:
+                obj = orjson.loads(raw.decode("utf-8", "replace"))
+            except orjson.JSONDecodeError:
+                obj = None
+        except (ValueError, RecursionError):
+            obj = None
+        bad += not isinstance(obj, dict)
+    return bad
+
+
+def check_counts(data: bytes, results: list) -> int:
+    """Both readers counted exactly the bad lines of ``data`` (a reader that gave up on an empty file counts 0)."""
+    expected = expected_bad_lines(data)
+    for result in results:
+        if result.reason == "empty file":
+            assert expected == 0, (expected, data[:200])
+        else:
+            assert result.skipped_lines == expected, (result.source_kind, result.skipped_lines, expected, data[:200])
+    return expected
 
 
 @st.composite
@@ -92,16 +136,16 @@ def mutated(draw, base: list[bytes]) -> bytes:
 
 
 def test_fuzz_rollout_readers_never_raise_on_random_bytes_or_mutated_lines():
-    tried = [0]
+    tried, counted = [0], [0]
 
     @FAST
     @given(data=st.one_of(st.binary(max_size=3000), mutated(CODEX), mutated(CLAUDE)))
     def check(data):
         tried[0] += 1
-        index_both(data, TID)
+        counted[0] += check_counts(data, index_both(data, TID))
 
     check()
-    figures.record("fuzz: rollouts", bad_inputs=tried[0])
+    figures.record("fuzz: rollouts", bad_inputs=tried[0], bad_lines=counted[0])
 
 
 def test_fuzz_garbage_lines_in_a_valid_rollout_are_counted_exactly():
@@ -132,7 +176,7 @@ def test_fuzz_ingest_of_hostile_files_records_every_file_and_never_raises(tmp_pa
     codex_home = isolated_env["CODEX_HOME"] / "sessions" / "2026" / "07" / "01"
     codex_home.mkdir(parents=True)
     ctx = open_context()
-    tried = [0]
+    tried, counted = [0], [0]
 
     @settings(FAST, max_examples=max(20, FUZZ_EXAMPLES // 10))
     @given(data=st.one_of(st.binary(max_size=2000), mutated(CODEX)))
@@ -141,12 +185,17 @@ def test_fuzz_ingest_of_hostile_files_records_every_file_and_never_raises(tmp_pa
         path = codex_home / f"rollout-2026-07-01T09-12-44-019e0a1b-2c3d-7e4f-8a9b-{tried[0]:012d}.jsonl"
         path.write_bytes(data)
         run_ingest(ctx)
-        row = ctx.conn.execute("SELECT status, reason FROM ingest_files WHERE path=?", (str(path),)).fetchone()
+        row = ctx.conn.execute(
+            "SELECT status, reason, skipped_lines FROM ingest_files WHERE path=?", (str(path),)
+        ).fetchone()
         assert row is not None and (row["status"] == "indexed" or row["reason"]), dict(row or {})
+        if row["reason"] != "empty file":
+            assert row["skipped_lines"] == expected_bad_lines(data), (dict(row), data[:200])
+            counted[0] += row["skipped_lines"]
 
     check()
     ctx.close()
-    figures.record("fuzz: rollouts", bad_inputs=tried[0])
+    figures.record("fuzz: rollouts", bad_inputs=tried[0], bad_lines=counted[0])
 
 
 # --- citations ---------------------------------------------------------------------------------------------------

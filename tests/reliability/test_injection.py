@@ -127,11 +127,12 @@ def test_a_scripted_agent_obeying_an_injection_cannot_read_or_write_outside_the_
     assert not leaked, leaked
     refused = [(c, r) for c, r in zip(calls, results, strict=True) if r.startswith("error:")]
     allowed = [(c, r) for c, r in zip(calls, results, strict=True) if not r.startswith("error:")]
+    # Counted before the checks, so a failed refusal shows in the figures as well as failing the test.
+    figures.record("prompt injection", trials=1, escapes=len(calls) - 1, refused=len(refused))
     # Only the whole-root search may answer (with no match); everything else is refused.
     assert [c[1].get("query") for c, _ in allowed] == ["EDITOR"] and allowed[0][1] == "no matches", allowed
     assert baseline_problems(home.root) == []
     assert json.dumps(results)  # every result is a plain string the model can read
-    figures.record("prompt injection", trials=1, escapes=len(calls) - 1, refused=len(refused))
 
 
 def test_symlinked_memory_root_files_are_never_followed_out(isolated_env, tmp_path: Path):
@@ -145,8 +146,9 @@ def test_symlinked_memory_root_files_are_never_followed_out(isolated_env, tmp_pa
     os.symlink("/etc", root / "etc")
     tools = MemoryTools(root, Journal(root), 1 << 20)
     assert tools.call("read_file", json.dumps({"path": "alias.md"})).endswith("inside\n")
-    for path in ("etc/passwd", "etc/../etc/hostname"):
-        assert tools.call("read_file", json.dumps({"path": path})).startswith("error:")
-        assert tools.call("write_file", json.dumps({"path": path, "content": "x"})).startswith("error:")
-    assert tools.call("write_file", json.dumps({"path": "alias.md", "content": "x"})).startswith("error:")
-    figures.record("prompt injection", trials=1, escapes=5, refused=5)
+    escapes = [("read_file", {"path": p}) for p in ("etc/passwd", "etc/../etc/hostname")]
+    escapes += [("write_file", {"path": p, "content": "x"}) for p in ("etc/passwd", "etc/../etc/hostname", "alias.md")]
+    answers = [tools.call(name, json.dumps(args)) for name, args in escapes]
+    refused = sum(a.startswith("error:") for a in answers)
+    figures.record("prompt injection", trials=1, escapes=len(escapes), refused=refused)
+    assert refused == len(escapes), list(zip(escapes, answers, strict=True))

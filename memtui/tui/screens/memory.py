@@ -21,6 +21,7 @@ from memtui.tui import tasks
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.dialogs import TextPromptModal
 from memtui.tui.widgets.diff_view import DiffView
+from memtui.tui.widgets.lint_line import LintLine
 
 FILES = {"memory-md": "MEMORY.md", "summary-md": "memory_summary.md"}
 
@@ -75,6 +76,7 @@ class MemoryScreen(MemtuiScreen):
             with Vertical(id="memory-side"):
                 yield Label("Checks", classes="section-title")
                 yield Static("", id="memory-warnings", markup=False)
+                yield LintLine(id="memory-lint")  # issue 14: cross-project findings (memtui lint)
                 yield Label("Workspace vs baseline", classes="section-title")
                 yield DiffView(id="edit-diff")
 

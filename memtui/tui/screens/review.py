@@ -21,6 +21,7 @@ from memtui.tui.format import fmt_time, plural
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
 from memtui.tui.widgets.diff_view import DiffView, parse_diff
+from memtui.tui.widgets.lint_line import LintLine
 from memtui.tui.widgets.vim import VimOptionList
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ class ReviewScreen(MemtuiScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="review-meta", markup=False)
+        yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
         with Horizontal(id="review-body"):
             yield VimOptionList(id="files")
             yield DiffView(id="diff")

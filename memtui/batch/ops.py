@@ -1,0 +1,221 @@
+"""What ``memtui phase1 --batch|--export-batch|--import-batch`` and ``memtui batch ...`` call."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from memtui import clock
+from memtui.batch import remote
+from memtui.batch.apply import abandon_unfinished, apply_results, parse_result_lines
+from memtui.batch.model import TERMINAL, BatchRunSummary, CollectSummary, SubmissionStatus
+from memtui.batch.prepare import prepare
+from memtui.context import Context
+from memtui.llm.client import make_client
+from memtui.state.jobs import close_abandoned_runs
+
+Progress = Callable[[int, int, str], None]
+NOT_RUN = {
+    "expired": "the batch expired (24h window) before this request ran; released without spending a retry",
+    "cancelled": "the batch was cancelled before this request ran; released without spending a retry",
+    "failed": "the batch failed validation; released without spending a retry",
+    "completed": "the completed batch has no result for this request; released without spending a retry",
+}
+
+
+class BatchError(RuntimeError):
+    """A batch command that cannot run (no API configured, unknown id, unreadable file)."""
+
+
+def _client(ctx: Context):
+    s = ctx.settings
+    if not (s.api_key or s.base_url):
+        raise BatchError("the Batch API needs OPENAI_API_KEY (or OPENAI_BASE_URL for a compatible server)")
+    return make_client(s)
+
+
+def batches_dir(ctx: Context) -> Path:
+    return ctx.paths.home / "batches"
+
+
+def collect(ctx: Context, client=None) -> CollectSummary:
+    """Resume what earlier runs left, poll every submitted batch, and store the results of finished ones."""
+    started = time.perf_counter()
+    conn = ctx.conn
+    summary = CollectSummary()
+    close_abandoned_runs(conn)
+    abandon_unfinished(conn, summary)
+    subs = conn.execute(
+        "SELECT * FROM batch_submissions WHERE kind = 'openai' AND status IN ('prepared', 'uploaded', 'submitted')"
+        " ORDER BY created_at, id"
+    ).fetchall()
+    if not subs:
+        summary.seconds = round(time.perf_counter() - started, 3)
+        return summary
+    client = client or _client(ctx)
+    for sub in subs:
+        if sub["status"] in ("prepared", "uploaded"):  # a run stopped between writing the file and creating
+            batch_id = remote.submit(conn, client, sub)
+            summary.resumed.append(f"{sub['id']}: submitted as {batch_id} (the previous run stopped before)")
+            sub = conn.execute("SELECT * FROM batch_submissions WHERE id = ?", (sub["id"],)).fetchone()
+        summary.checked += 1
+        batch = remote.poll(conn, client, sub)
+        if batch.status not in TERMINAL:
+            summary.still_running += 1
+            continue
+        results, bad = parse_result_lines(remote.download(client, batch.output_file_id))
+        errors, bad_err = parse_result_lines(remote.download(client, batch.error_file_id))
+        results.update(errors)
+        apply_results(conn, ctx.settings, sub["id"], results, summary, missing=NOT_RUN[batch.status])
+        summary.unmatched += len(results) + bad + bad_err
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary
+
+
+def submit(
+    ctx: Context,
+    *,
+    limit: int | None = None,
+    thread_id: str | None = None,
+    all_threads: bool = False,
+    model: str | None = None,
+    progress: Progress | None = None,
+) -> BatchRunSummary:
+    """``phase1 --batch``: collect earlier batches first, then claim, write, upload and create new ones."""
+    client = _client(ctx)
+    collected = collect(ctx, client)
+    prepared = prepare(
+        ctx.conn,
+        ctx.settings,
+        kind="openai",
+        out=batches_dir(ctx),
+        model=model,
+        limit=limit,
+        thread_id=thread_id,
+        all_threads=all_threads,
+        progress=progress,
+    )
+    created = []
+    for sub_id in prepared.submissions:
+        sub = ctx.conn.execute("SELECT * FROM batch_submissions WHERE id = ?", (sub_id,)).fetchone()
+        created.append(remote.submit(ctx.conn, client, sub))
+    return BatchRunSummary(collected=collected, prepared=prepared, submitted=created)
+
+
+def status(ctx: Context, *, poll: bool = True) -> list[SubmissionStatus]:
+    """Every submission not yet finished (and the last 20 finished), polling the API for live ones."""
+    conn = ctx.conn
+    rows = conn.execute(
+        "SELECT * FROM batch_submissions WHERE status NOT IN ('collected', 'cancelled', 'abandoned')"
+        " UNION ALL SELECT * FROM (SELECT * FROM batch_submissions WHERE status IN ('collected', 'cancelled',"
+        " 'abandoned') ORDER BY updated_at DESC LIMIT 20) ORDER BY created_at, id"
+    ).fetchall()
+    live = [r for r in rows if r["kind"] == "openai" and r["status"] == "submitted"]
+    counts: dict[str, dict[str, int]] = {}
+    if poll and live:
+        client = _client(ctx)
+        for sub in live:
+            batch = remote.poll(conn, client, sub)
+            rc = batch.request_counts
+            counts[sub["id"]] = (
+                {"total": rc.total, "completed": rc.completed, "failed": rc.failed} if rc is not None else {}
+            )
+    out = []
+    for sub in rows:
+        sub = conn.execute("SELECT * FROM batch_submissions WHERE id = ?", (sub["id"],)).fetchone()
+        pending = conn.execute(
+            "SELECT COUNT(*) FROM batch_requests WHERE submission_id = ? AND status = 'pending'", (sub["id"],)
+        ).fetchone()[0]
+        out.append(
+            SubmissionStatus(
+                id=sub["id"],
+                kind=sub["kind"],
+                status=sub["status"],
+                remote_status=sub["remote_status"],
+                batch_id=sub["batch_id"],
+                requests=sub["requests"],
+                pending=pending,
+                done=sub["requests"] - pending,
+                counts=counts.get(sub["id"], {}),
+                input_path=sub["input_path"],
+            )
+        )
+    return out
+
+
+def cancel(ctx: Context, ids: list[str] | None = None) -> list[str]:
+    """Cancel remote batches (their unrun requests are released when collected) and release exported files' claims."""
+    conn = ctx.conn
+    rows = conn.execute(
+        "SELECT * FROM batch_submissions WHERE status IN ('prepared', 'uploaded', 'submitted', 'exported')"
+    ).fetchall()
+    if ids:
+        rows = [r for r in rows if r["id"] in ids or r["batch_id"] in ids]
+        if not rows:
+            raise BatchError(f"no open batch with id {', '.join(ids)}")
+    said = []
+    client = None
+    for sub in rows:
+        if sub["kind"] == "openai" and sub["status"] == "submitted":
+            client = client or _client(ctx)
+            said.append(f"{sub['id']} ({sub['batch_id']}): {remote.cancel(conn, client, sub)}")
+            continue
+        summary = CollectSummary()
+        apply_results(conn, ctx.settings, sub["id"], {}, summary, missing="cancelled by the user before it was sent")
+        conn.execute(
+            "UPDATE batch_submissions SET status = 'cancelled', updated_at = ? WHERE id = ?", (clock.now_s(), sub["id"])
+        )
+        said.append(f"{sub['id']}: cancelled, {summary.released} claim(s) released")
+    return said
+
+
+def export(
+    ctx: Context,
+    path: Path,
+    *,
+    limit: int | None = None,
+    thread_id: str | None = None,
+    all_threads: bool = False,
+    model: str | None = None,
+    progress: Progress | None = None,
+):
+    """``phase1 --export-batch FILE``: the same claims and lines, written for ``vllm run-batch``."""
+    if path.exists():
+        raise BatchError(f"{path} exists; choose a new file (an exported batch is never overwritten)")
+    return prepare(
+        ctx.conn,
+        ctx.settings,
+        kind="file",
+        out=path,
+        model=model,
+        limit=limit,
+        thread_id=thread_id,
+        all_threads=all_threads,
+        split=False,
+        progress=progress,
+    )
+
+
+def import_results(ctx: Context, path: Path) -> CollectSummary:
+    """``phase1 --import-batch FILE``: results of an exported batch (``vllm run-batch`` output), matched by custom_id.
+
+    Requests of the export without a line stay claimed (import the rest later, or ``memtui batch cancel``).
+    """
+    started = time.perf_counter()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BatchError(f"cannot read {path}: {exc}") from exc
+    results, bad = parse_result_lines(data)
+    summary = CollectSummary()
+    conn = ctx.conn
+    close_abandoned_runs(conn)
+    subs = conn.execute("SELECT id FROM batch_submissions WHERE kind = 'file' AND status = 'exported'").fetchall()
+    for sub in subs:
+        summary.checked += 1
+        if apply_results(conn, ctx.settings, sub["id"], results, summary, missing=None):
+            summary.still_running += 1
+    summary.unmatched = len(results) + bad
+    summary.seconds = round(time.perf_counter() - started, 3)
+    return summary

@@ -1,0 +1,23 @@
+"""``memtui mcp``: serve the memory to agents over MCP (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "mcp",
+        help="stdio MCP server: memory_search, memory_read, memory_cite and the read-path resource",
+        description="Add it to an agent with `codex mcp add memtui -- memtui mcp` or "
+        "`claude mcp add memtui -- memtui mcp`.",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memtui.cli.common import make_context
+    from memtui.mcp_server import serve
+
+    serve(make_context())
+    return 0

@@ -1,0 +1,52 @@
+"""``memtui search``: full-text search over memory files, rollout summaries, raw memories and the redacted messages
+of indexed rollouts, ranked by bm25."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from memtui.cli.common import Progress, make_context, print_json
+from memtui.search import DEFAULT_LIMIT, refresh, search
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "search",
+        help="full-text search over memory, summaries and redacted messages (bm25)",
+        description="Every word must match (stemmed). Hits give a memory file and line, or a thread and its item "
+        "(the N-th memory item of the rollout) or summary line. The index is brought up to date first.",
+    )
+    p.add_argument("query", nargs="+", help="words to find")
+    p.add_argument("--project", type=Path, help="only this project's text and text tied to no project")
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many hits (default {DEFAULT_LIMIT})")
+    p.add_argument("--json", action="store_true", help="a JSON list of hits")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    ctx = make_context()
+    query = " ".join(args.query)
+    bar = Progress("search index")
+    try:
+        stats = refresh(ctx.conn, ctx.paths.memory_root, progress=lambda done, total: _tick(bar, done, total))
+        bar.done()
+        if stats.files_indexed or stats.threads_indexed or stats.docs_removed:
+            print(f"memtui search: {stats.message()}", file=sys.stderr)
+        hits = search(ctx.conn, query, project=args.project, limit=max(1, args.limit))
+    finally:
+        ctx.close()
+    if args.json:
+        print_json([{**h.model_dump(), "location": h.location} for h in hits])
+        return 0 if hits else 1
+    for h in hits:
+        print(f"{h.location}\n    {h.snippet}")
+    if not hits:
+        print(f"no match for {query!r}", file=sys.stderr)
+    return 0 if hits else 1
+
+
+def _tick(bar: Progress, done: int, total: int) -> None:
+    bar.total = total
+    bar.update(done, "rollouts")

@@ -1,0 +1,79 @@
+"""Durable statements in what a person typed: the standing rules, preferences and facts worth remembering.
+
+A sentence is durable when it is normative (must, need(s), should, always, never, prefer, avoid, don't, "use X for
+Y", remember, from now on) and nothing marks it as being about this session only: a question, a request ("can
+you", "please", "let's", "try"), a time limit (yet, for now, this time, again), an instruction aimed at the agent's
+current task ("you should", "I need you to"), a reference to the agent's own output ("the version you showed"),
+or an idiom where the normative word is not a rule ("never mind", "always the same", "I never noticed", "it must
+be"). Tuned on ``tests/fixtures/offline_tuning.py``; measured on the held-out ``tests/fixtures/offline_eval.py``
+by ``benchmarks/offline_extractor.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_CHARS, MAX_CHARS = 8, 400
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'`(\[])|\n+")
+_NORMATIVE = re.compile(
+    r"\b(?:always|never|must|mustn'?t|should|shouldn'?t|prefer(?:s|red)?|avoid|needs?|don'?t|do\s+not|remember"
+    r"|from\s+now\s+on|make\s+sure)\b"
+    r"|\buse\s+(?:\S+\s+){1,5}?(?:for|instead\s+of|rather\s+than|over|not|everywhere|whenever|when)\b",
+    re.IGNORECASE,
+)
+_STANDING = re.compile(r"\b(?:always|never|from\s+now\s+on|in\s+future|every\s+time)\b", re.IGNORECASE)
+_TIME_LIMITED = re.compile(
+    r"\b(?:yet|for\s+now|right\s+now|this\s+time|today|tonight|just\s+now|at\s+the\s+moment|for\s+the\s+moment"
+    r"|currently|anymore|again|for\s+this\s+(?:task|pr|change|one))\b",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"^(?:(?:can|could|would|will)\s+you|let'?s|try|ok(?:ay)?|thanks|thank\s+you|great|nice|good|cool|hmm|yes|yeah"
+    r"|go\s+ahead|now)\b",
+    re.IGNORECASE,
+)
+_PLEASE = re.compile(r"^please\b", re.IGNORECASE)
+_AT_THE_AGENT = re.compile(r"^(?:you|i\s+need\s+you|we\s+need\s+you|i\s+want\s+you)\b", re.IGNORECASE)
+_ABOUT_THE_OUTPUT = re.compile(
+    r"\byou\s+(?:showed|suggested|proposed|wrote|gave|did|made|used|tried|added|changed)\b"
+    r"|\b(?:the|your)\s+(?:first|second|third|last|previous|other|earlier|new)\s+(?:version|one|approach|option|attempt|draft)\b"
+    r"|\bline\s+\d+\b",
+    re.IGNORECASE,
+)
+_IDIOM = re.compile(
+    r"\bnever\s+mind\b|\bdon'?t\s+(?:worry|bother|care)\b|\balways\s+the\s+same\b|\balways\s+(?:get|gets|got)\b"
+    r"|\bI\s+(?:always|never)\s+(?:\w+ed|saw|knew|thought|heard|got|had|did|seen)\b"
+    r"|^(?:it|that|this|there)(?:'s|\s+is)?\s+(?:must|should|needs?)\b"
+    r"|\bmust\s+(?:be|have)\s+(?:been|something|because)\b",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a message, whitespace collapsed."""
+    out = []
+    for part in _SENTENCE.split(text):
+        s = " ".join(part.split())
+        if s:
+            out.append(s)
+    return out
+
+
+def is_durable(sentence: str) -> bool:
+    """True when ``sentence`` states a standing rule, preference or fact (see the module docstring)."""
+    s = sentence.strip()
+    if not (MIN_CHARS <= len(s) <= MAX_CHARS) or s.endswith("?"):
+        return False
+    if not _NORMATIVE.search(s) or _TIME_LIMITED.search(s) or _IDIOM.search(s) or _ABOUT_THE_OUTPUT.search(s):
+        return False
+    standing = _STANDING.search(s) is not None
+    if _REQUEST.search(s) or _AT_THE_AGENT.search(s):
+        return standing
+    return not (_PLEASE.search(s) and not standing)
+
+
+def normalized(statement: str) -> str:
+    """The dedupe key: lower case, words only."""
+    words = (w.strip("./=-") for w in re.findall(r"[a-z0-9_+./=-]+", statement.lower()))
+    return " ".join(w for w in words if w)

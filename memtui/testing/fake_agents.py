@@ -1,0 +1,198 @@
+"""Stand-ins for the ``codex`` and ``claude`` executables, written from their documented flags and outputs.
+
+``install(bin_dir)`` writes two executable Python scripts into ``bin_dir`` (put it first on PATH). Behaviour comes
+from the environment, so a test sets it with ``monkeypatch.setenv`` and the subprocess inherits it:
+
+- ``FAKE_AGENT_MODE``: ``success`` (default), ``not_logged_in``, ``usage_limit``, ``garbage`` (not JSON),
+  ``schema_mismatch`` (JSON with an unknown field), ``hang`` (sleeps until killed).
+- ``FAKE_AGENT_REPLY``: the JSON object to answer with (default: a valid stage-one output).
+- ``FAKE_AGENT_EDITS``: JSON ``{relative path: content | null}`` an agent run applies inside its working root.
+- ``FAKE_AGENT_LOG``: a JSONL file; each invocation appends ``{"argv", "cwd", "stdin"}``.
+- ``FAKE_CODEX_IGNORE_EPHEMERAL=1``: persist a session even with ``--ephemeral`` (an old or buggy CLI).
+
+Like the real CLIs, codex writes a rollout under ``$CODEX_HOME/sessions`` unless ``--ephemeral``, and claude always
+writes a transcript under ``$CLAUDE_CONFIG_DIR/projects/<cwd>``, so "memtui never ingests its own sessions" is tested
+against real files. Formats: see the docstrings of ``memtui.llm.backends.codex_cli`` and ``claude_cli``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+SCRIPT = r"""
+import json, os, sys, time, uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+MODE = os.environ.get("FAKE_AGENT_MODE", "success")
+DEFAULT_REPLY = {
+    "rollout_summary": "# Fixed the flaky checkout test\n\nThe user ran the tests under TZ=UTC.\n",
+    "rollout_slug": "fix-checkout-test",
+    "raw_memory": "---\ndescription: tests need TZ=UTC\ntask: fix test\ntask_group: shop-api\ntask_outcome: success\n"
+    "cwd: /home/ana/src/shop-api\nkeywords: tz\n---\n### Task 1: fix test\n- run the suite with TZ=UTC\n",
+}
+NAME = Path(sys.argv[0]).name
+ARGS = sys.argv[1:]
+
+
+def log(stdin):
+    path = os.environ.get("FAKE_AGENT_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"argv": [NAME, *ARGS], "cwd": os.getcwd(), "stdin": stdin}) + "\n")
+
+
+def opt(*names):
+    for i, a in enumerate(ARGS):
+        if a in names and i + 1 < len(ARGS):
+            return ARGS[i + 1]
+    return None
+
+
+def reply_obj():
+    raw = os.environ.get("FAKE_AGENT_REPLY")
+    obj = json.loads(raw) if raw else dict(DEFAULT_REPLY)
+    if MODE == "schema_mismatch":
+        obj["confidence"] = 0.9
+    return obj
+
+
+def apply_edits(root):
+    edits = json.loads(os.environ.get("FAKE_AGENT_EDITS") or "{}")
+    for rel, content in edits.items():
+        p = Path(root) / rel
+        if content is None:
+            if p.exists():
+                p.unlink()
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(content, encoding="utf-8")
+    return list(edits)
+
+
+def now_iso():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def codex():
+    if ARGS[:2] == ["login", "status"]:
+        log("")
+        if MODE == "not_logged_in":
+            print("Not logged in", file=sys.stderr)
+            sys.exit(1)
+        print("Logged in using ChatGPT", file=sys.stderr)
+        sys.exit(0)
+    if not ARGS or ARGS[0] != "exec":
+        print("error: unknown command", file=sys.stderr)
+        sys.exit(2)
+    prompt = sys.stdin.read() if ARGS[-1] == "-" else ARGS[-1]
+    log(prompt)
+    root = opt("-C", "--cd") or os.getcwd()
+    thread = str(uuid.uuid4())
+    if "--ephemeral" not in ARGS or os.environ.get("FAKE_CODEX_IGNORE_EPHEMERAL") == "1":
+        home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        day = datetime.now(timezone.utc)
+        path = home / "sessions" / day.strftime("%Y/%m/%d") / f"rollout-{day.strftime('%Y-%m-%dT%H-%M-%S')}-{thread}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [
+            {"timestamp": now_iso(), "type": "session_meta", "payload": {"id": thread, "timestamp": now_iso(), "cwd": root, "originator": "codex_exec", "cli_version": "0.200.0", "source": "exec"}},
+            {"timestamp": now_iso(), "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}},
+        ]
+        path.write_text("".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines), encoding="utf-8")
+    events = [{"type": "thread.started", "thread_id": thread}, {"type": "turn.started"}]
+    if MODE == "not_logged_in":
+        events.append({"type": "turn.failed", "error": {"message": "unexpected status 401 Unauthorized"}})
+        print("\n".join(json.dumps(e) for e in events))
+        sys.exit(1)
+    if MODE == "usage_limit":
+        msg = "You've hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again in 2 days 3 hours."
+        events += [{"type": "error", "message": msg}, {"type": "turn.failed", "error": {"message": msg}}]
+        print("\n".join(json.dumps(e) for e in events))
+        sys.exit(1)
+    if MODE == "hang":
+        time.sleep(3600)
+    if opt("--sandbox") == "workspace-write":
+        for rel in apply_edits(root):
+            events.append({"type": "item.completed", "item": {"id": f"item_{len(events)}", "type": "file_change", "changes": [{"path": rel, "kind": "update"}]}})
+        text = "Updated the memory."
+    elif MODE == "garbage":
+        text = "Sure! Here is what I found in the rollout (not JSON)."
+    else:
+        schema = opt("--output-schema")
+        json.loads(Path(schema).read_text())  # the real CLI refuses a missing or invalid schema file
+        text = json.dumps(reply_obj())
+    events.append({"type": "item.completed", "item": {"id": "item_final", "type": "agent_message", "text": text}})
+    events.append({"type": "turn.completed", "usage": {"input_tokens": len(prompt) // 4, "cached_input_tokens": 0, "output_tokens": len(text) // 4}})
+    out = opt("-o", "--output-last-message")
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    print("\n".join(json.dumps(e) for e in events))
+    sys.exit(0)
+
+
+def claude():
+    if ARGS[:2] == ["auth", "status"]:
+        log("")
+        logged = MODE != "not_logged_in"
+        print(json.dumps({"loggedIn": logged, "authMethod": "claude.ai" if logged else "none"}))
+        sys.exit(0 if logged else 1)
+    if "-p" not in ARGS and "--print" not in ARGS:
+        print("error: interactive mode is not available here", file=sys.stderr)
+        sys.exit(2)
+    prompt = sys.stdin.read()
+    log(prompt)
+    session = str(uuid.uuid4())
+    home = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+    project = home / "projects" / os.getcwd().replace("/", "-")
+    project.mkdir(parents=True, exist_ok=True)
+    with open(project / f"{session}.jsonl", "w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"type": "user", "sessionId": session, "cwd": os.getcwd(), "version": "2.1.300", "isSidechain": False, "timestamp": now_iso(), "message": {"role": "user", "content": prompt}}) + "\n")
+        fh.write(json.dumps({"type": "assistant", "sessionId": session, "cwd": os.getcwd(), "isSidechain": False, "timestamp": now_iso(), "message": {"role": "assistant", "model": "claude-sonnet-5", "content": [{"type": "text", "text": "done"}]}}) + "\n")
+    base = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1200, "duration_api_ms": 1100, "num_turns": 1, "session_id": session, "total_cost_usd": 0.0123, "usage": {"input_tokens": len(prompt) // 4, "output_tokens": 120, "cache_read_input_tokens": 0}}
+    if MODE == "hang":
+        time.sleep(3600)
+    if MODE == "not_logged_in":
+        print(json.dumps({**base, "is_error": True, "result": "Invalid API key · Please run /login", "total_cost_usd": 0}))
+        sys.exit(1)
+    if MODE == "usage_limit":
+        print(json.dumps({**base, "is_error": True, "result": "Claude AI usage limit reached|1762952400"}))
+        sys.exit(1)
+    if MODE == "garbage":
+        print("Error: the model said something that is not a result object")
+        sys.exit(0)
+    if opt("--permission-mode") == "acceptEdits":
+        apply_edits(os.getcwd())
+        print(json.dumps({**base, "num_turns": 4, "result": "Updated MEMORY.md and memory_summary.md."}))
+        sys.exit(0)
+    schema = opt("--json-schema")
+    json.loads(schema)
+    obj = reply_obj()
+    print(json.dumps({**base, "result": json.dumps(obj), "structured_output": obj}))
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    (codex if NAME == "codex" else claude)()
+"""
+
+
+def install(bin_dir: Path) -> dict[str, Path]:
+    """Write executable ``codex`` and ``claude`` stand-ins into ``bin_dir``; returns their paths."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for name in ("codex", "claude"):
+        path = bin_dir / name
+        path.write_text(f"#!{sys.executable}\n{SCRIPT}", encoding="utf-8")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        out[name] = path
+    return out
+
+
+def path_with(bin_dir: Path, *, only: bool = False) -> str:
+    """A PATH with ``bin_dir`` first (``only``: nothing else, plus the interpreter's folder for ``git``...)."""
+    if only:
+        return os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    return os.pathsep.join([str(bin_dir), os.environ.get("PATH", "")])

@@ -1,0 +1,93 @@
+# ruff: noqa: RUF012  (Textual declares BINDINGS as a mutable class attribute)
+"""Global search (from the command palette): memory files, rollout summaries, raw memories and redacted messages,
+ranked by bm25; Enter opens the hit (a memory file at its line, or the rollout)."""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from memtui.search import SearchHit, refresh, search
+from memtui.tui.screens.base import MemtuiScreen
+
+RESULT_LIMIT = 50
+
+
+class SearchScreen(MemtuiScreen):
+    TITLE_TEXT = "Search"
+    MODE = ""
+    AUTO_FOCUS = "#search-input"
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="search.back"),
+        Binding("down", "to_hits", "Hits", show=False, id="search.hits"),
+    ]
+    DEFAULT_CSS = """
+    #search-input { margin: 0 1; }
+    #search-meta { height: 1; padding: 0 1; color: $text-muted; }
+    #search-hits { height: 1fr; }
+    """
+
+    def __init__(self, query: str = "") -> None:
+        super().__init__()
+        self.initial = query
+        self.hits: list[SearchHit] = []
+
+    def compose_body(self) -> ComposeResult:
+        yield Input(
+            self.initial, placeholder="search memory, summaries and messages (every word must match)", id="search-input"
+        )
+        yield Static("type words and press Enter", id="search-meta", markup=False)
+        yield OptionList(id="search-hits")
+
+    def on_mount(self) -> None:
+        if self.initial:
+            self.run_search(self.initial)
+
+    @on(Input.Submitted, "#search-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.run_search(event.value)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def run_search(self, query: str) -> None:
+        worker = get_current_worker()
+        conn = self.mapp.ctx.new_conn()
+        try:
+            # memory files and rollouts ingested since the last refresh (only changed ones are read)
+            refresh(conn, self.mapp.ctx.paths.memory_root)
+            hits = search(conn, query, limit=RESULT_LIMIT)
+        finally:
+            conn.close()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, query, hits)
+
+    def _show(self, query: str, hits: list[SearchHit]) -> None:
+        self.hits = hits
+        options = self.query_one("#search-hits", OptionList)
+        options.clear_options()
+        options.add_options(
+            Option(Content.assemble((h.location, "bold"), "\n  ", h.snippet or "(no text)")) for h in hits
+        )
+        meta = f"{len(hits)} hit(s) for {query!r}, best first" if hits else f"no match for {query!r}"
+        self.query_one("#search-meta", Static).update(Content(meta + ("; Enter opens one" if hits else "")))
+        if hits:
+            options.highlighted = 0
+
+    def action_to_hits(self) -> None:
+        if self.hits:
+            self.query_one("#search-hits", OptionList).focus()
+
+    @on(OptionList.OptionSelected, "#search-hits")
+    def _open(self, event: OptionList.OptionSelected) -> None:
+        hit = self.hits[event.option_index]
+        if hit.kind == "memory":
+            self.mapp.open_cited(hit.source, hit.line or 1, hit.line or 1)
+        else:
+            self.mapp.open_rollout(hit.source)
+
+    def action_back(self) -> None:
+        self.dismiss()

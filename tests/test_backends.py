@@ -1,0 +1,293 @@
+"""Phase 1 through the agent CLIs: fake ``codex`` / ``claude`` executables on PATH, real subprocesses, real SQLite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memtui.cli import main
+from memtui.context import open_context
+from memtui.ingest import run_ingest
+from memtui.llm.backends import claude_cli, codex_cli
+from memtui.llm.backends.choose import choose_provider, forget_probe
+from memtui.phase1.run import run_phase1
+from memtui.selfcalls import MARKER, SKIP_REASON
+from memtui.state.outputs import get_stage1_output
+from memtui.testing import fake_agents
+from tests.test_phase1_run import job, runs, seed
+
+PROVIDERS = ["codex", "claude"]
+
+
+@pytest.fixture
+def fake_clis(tmp_path, monkeypatch):
+    """``codex`` and ``claude`` stand-ins first on PATH; every invocation is logged."""
+    bin_dir = tmp_path / "bin"
+    fake_agents.install(bin_dir)
+    monkeypatch.setenv("PATH", fake_agents.path_with(bin_dir))
+    log = tmp_path / "agent-calls.jsonl"
+    monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
+    forget_probe()
+    yield log
+    forget_probe()
+
+
+def calls(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.fixture
+def home(isolated_env, frozen_clock):
+    ctx = open_context()
+    yield ctx, isolated_env["CODEX_HOME"]
+    ctx.close()
+
+
+def ctx_for(provider: str, **overrides):
+    return open_context({"provider": provider, **overrides})
+
+
+# --- the argument lists memtui passes ---------------------------------------------------------------------------
+
+
+def test_codex_exec_gets_exactly_the_documented_flags(home, fake_clis, isolated_env):
+    (t,) = seed(home)
+    s = run_phase1(ctx_for("codex"))
+    assert (s.claimed, s.succeeded, s.failed) == (1, 1, 0), s
+    login, exec_call = calls(fake_clis)
+    assert login["argv"] == ["codex", "login", "status"]
+    argv = exec_call["argv"]
+    work = str(isolated_env["MEMTUI_HOME"] / "work")
+    schema, out = argv[argv.index("--output-schema") + 1], argv[argv.index("-o") + 1]
+    assert Path(schema).parent == Path(out).parent and Path(schema).parent.parent == Path(work)
+    assert argv == [
+        "codex", "exec", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral", "--json",
+        "--color", "never", "-C", work, "--output-schema", schema, "-o", out, "-",
+    ]  # fmt: skip
+    assert exec_call["cwd"] == work
+    assert exec_call["stdin"].startswith(MARKER)  # the prompt goes on stdin, marked as memtui's own
+    assert "The checkout tests fail on CI" in exec_call["stdin"]
+    assert not Path(schema).parent.exists()  # the temporary schema and output files are gone
+    assert get_stage1_output(home[0].conn, t)["rollout_slug"] == "fix-checkout-test"
+    assert runs(home[0].conn, t)[0]["model"] == "codex (its default model)"
+
+
+def test_codex_gets_the_model_only_when_the_user_chose_one(home, fake_clis):
+    seed(home)
+    run_phase1(ctx_for("codex", extract_model="gpt-5.4-codex"))
+    argv = calls(fake_clis)[-1]["argv"]
+    assert argv[-3:] == ["-m", "gpt-5.4-codex", "-"]
+
+
+def test_claude_p_gets_exactly_the_documented_flags(home, fake_clis, isolated_env):
+    (t,) = seed(home)
+    s = run_phase1(ctx_for("claude", extract_model="claude-haiku-5"))
+    assert (s.claimed, s.succeeded, s.failed) == (1, 1, 0), s
+    auth, call = calls(fake_clis)
+    assert auth["argv"] == ["claude", "auth", "status"]
+    schema = json.loads(call["argv"][5])
+    assert call["argv"] == [
+        "claude", "-p", "--output-format", "json", "--json-schema", call["argv"][5],
+        "--disallowedTools", claude_cli.ALL_TOOLS, "--model", "claude-haiku-5",
+    ]  # fmt: skip
+    assert schema["additionalProperties"] is False and set(schema["required"]) == {
+        "rollout_summary",
+        "rollout_slug",
+        "raw_memory",
+    }
+    assert call["cwd"] == str(isolated_env["MEMTUI_HOME"] / "work")
+    assert call["stdin"].startswith(MARKER)
+    assert get_stage1_output(home[0].conn, t)["raw_memory"].startswith("---\ndescription: tests need TZ=UTC")
+
+
+# --- failures, classified -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize(
+    "mode, kind, stops",
+    [
+        ("not_logged_in", "not_logged_in", True),
+        ("usage_limit", "rate_limited", True),
+        ("garbage", "invalid_output", False),
+        ("schema_mismatch", "invalid_output", False),
+    ],
+)
+def test_failures_are_classified_backed_off_and_stop_the_run_when_nothing_can_succeed(
+    home, fake_clis, monkeypatch, provider, mode, kind, stops
+):
+    ids = seed(home, 3)
+    monkeypatch.setenv("FAKE_AGENT_MODE", mode)
+    s = run_phase1(ctx_for(provider, concurrency=1))
+    conn = home[0].conn
+    failed = [t for t in ids if job(conn, t) is not None]
+    assert s.failed == len(failed) and s.succeeded == 0
+    for t in failed:
+        row = job(conn, t)
+        assert row["status"] == "error" and row["last_error"].startswith(kind + ":"), row["last_error"]
+        assert row["retry_at"] > row["finished_at"]  # backoff: the lease is released and a retry is scheduled
+        assert runs(conn, t)[0]["outcome"] == "failed"
+    if stops:
+        assert s.claimed == 1 and s.skipped.get("backend_unavailable") == 2 and s.halted.startswith(kind)
+    else:
+        assert s.claimed == 3 and s.halted is None
+    if mode == "schema_mismatch":
+        assert "unexpected field 'confidence'" in job(conn, failed[0])["last_error"]
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_hanging_cli_is_killed_at_the_timeout(home, fake_clis, monkeypatch, provider):
+    (t,) = seed(home)
+    monkeypatch.setenv("FAKE_AGENT_MODE", "hang")  # the login probe still answers: only the call hangs
+    s = run_phase1(ctx_for(provider, cli_timeout_seconds=1.5))
+    assert s.failed == 1
+    assert job(home[0].conn, t)["last_error"].startswith("timeout:")
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_missing_cli_is_not_installed(home, tmp_path, monkeypatch, provider):
+    (t,) = seed(home)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    forget_probe()
+    s = run_phase1(ctx_for(provider))
+    assert s.failed == 1 and s.halted is not None
+    assert job(home[0].conn, t)["last_error"].startswith("not_installed:")
+
+
+# --- no self-learning -----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("provider, ignore_ephemeral", [("codex", False), ("codex", True), ("claude", False)])
+def test_ingest_after_a_phase1_run_adds_no_thread(
+    home, fake_clis, monkeypatch, isolated_env, provider, ignore_ephemeral
+):
+    """The fakes persist sessions like the real CLIs (claude always, codex without --ephemeral or when it ignores it)."""
+    ctx, _ = home
+    ids = seed(home, 2)
+    if ignore_ephemeral:
+        monkeypatch.setenv("FAKE_CODEX_IGNORE_EPHEMERAL", "1")
+    s = run_phase1(ctx_for(provider))
+    assert s.succeeded == 2
+    own_root = isolated_env["CODEX_HOME" if provider == "codex" else "CLAUDE_CONFIG_DIR"]
+    own_files = [p for p in own_root.rglob("*.jsonl") if not any(t in p.name for t in ids)]
+    assert len(own_files) == (0 if provider == "codex" and not ignore_ephemeral else 2)
+    summary = run_ingest(ctx)
+    threads = {r[0] for r in ctx.conn.execute("SELECT id FROM threads")}
+    assert threads == set(ids)
+    assert summary.skipped_by_reason.get(SKIP_REASON, 0) == len(own_files)
+
+
+def test_a_session_whose_first_prompt_carries_the_marker_is_skipped_wherever_it_ran(home, isolated_env):
+    ctx, codex_home = home
+    path = (
+        codex_home
+        / "sessions"
+        / "2026"
+        / "07"
+        / "10"
+        / "rollout-2026-07-10T05-00-00-019e0a1b-0000-7000-8000-000000000001.jsonl"
+    )
+    path.parent.mkdir(parents=True)
+    meta = {"id": "019e0a1b-0000-7000-8000-000000000001", "cwd": "/home/ana/src/shop-api", "source": "cli"}
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"{MARKER}: x\n\nprompt"}]}
+    path.write_text(
+        json.dumps({"timestamp": "2026-07-10T05:00:00.000Z", "type": "session_meta", "payload": meta})
+        + "\n"
+        + json.dumps({"timestamp": "2026-07-10T05:00:01.000Z", "type": "response_item", "payload": user})
+        + "\n"
+    )
+    summary = run_ingest(ctx)
+    assert summary.new == 0 and summary.skipped_by_reason == {SKIP_REASON: 1}
+
+
+# --- provider = auto --------------------------------------------------------------------------------------------------
+
+
+def test_auto_prefers_a_key_then_a_logged_in_codex_then_claude_then_offline(fake_clis, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0000000000000000")
+    assert choose_provider(open_context().settings).name == "openai"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    choice = choose_provider(open_context().settings)
+    assert choice.name == "codex" and "logged in" in choice.reason
+    monkeypatch.setenv("FAKE_AGENT_MODE", "not_logged_in")
+    forget_probe()
+    choice = choose_provider(open_context().settings)
+    assert choice.name == "offline" and "codex on PATH but not logged in" in choice.reason
+    monkeypatch.setenv("FAKE_AGENT_MODE", "success")
+    (tmp_path / "bin" / "codex").unlink()
+    forget_probe()
+    choice = choose_provider(open_context().settings)
+    assert choice.name == "claude" and "no codex on PATH" in choice.reason
+    assert main(["config", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["provider"] == "claude" and "claude on PATH" in out["provider_reason"]
+    assert main(["--set", "provider=codex", "config"]) == 0
+    assert "provider (effective)" in (text := capsys.readouterr().out) and "codex: provider = 'codex' is set" in text
+
+
+def test_codex_login_status_reads_exit_code(fake_clis, monkeypatch):
+    assert codex_cli.login_status()[0] is True
+    monkeypatch.setenv("FAKE_AGENT_MODE", "not_logged_in")
+    ok, said = codex_cli.login_status()
+    assert ok is False and "Not logged in" in said
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_killed_memtui_leaves_no_cli_running(home, fake_clis, monkeypatch, tmp_path, provider):
+    """``kill -9`` of memtui mid-call: the hanging CLI dies with it (PR_SET_PDEATHSIG), nothing is orphaned."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    seed(home)
+    monkeypatch.setenv("FAKE_AGENT_MODE", "hang")
+    monkeypatch.setenv("MEMTUI_PROVIDER", provider)
+    proc = subprocess.Popen([sys.executable, "-m", "memtui", "phase1", "--all"], stdout=subprocess.DEVNULL)
+    script = f"{tmp_path / 'bin' / provider}\0"
+
+    def fakes() -> list[int]:
+        """Live processes running the stand-in (a zombie has an empty cmdline)."""
+        found = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    cmd = fh.read().decode(errors="replace")
+            except OSError:
+                continue
+            if script in cmd:
+                found.append(int(pid))
+        return found
+
+    deadline = time.monotonic() + 30
+    while not (fakes() and calls_of(fake_clis)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert fakes(), "the CLI never started"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while fakes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert fakes() == []
+
+
+def calls_of(log: Path) -> bool:
+    """True once the hanging call (not the login probe) has been logged."""
+    return any(c["argv"][:2] in (["codex", "exec"], ["claude", "-p"]) for c in calls(log))
+
+
+def test_codex_events_a_transient_error_in_a_completed_turn_is_not_a_failure():
+    lines = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "error", "message": "stream disconnected before completion; retrying 1/5"},
+        {"type": "item.completed", "item": {"id": "i", "type": "agent_message", "text": "{}"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 2}},
+    ]
+    data = "\n".join(json.dumps(x) for x in lines).encode()
+    assert codex_cli._events_summary(data)[:3] == (10, 2, None)
+    failed = data.replace(b'"turn.completed"', b'"turn.failed"')
+    assert codex_cli._events_summary(failed)[2] == "codex reported a failed turn"
+    assert codex_cli._events_summary(b"\n".join(data.splitlines()[:2]))[2].startswith("stream disconnected")

@@ -1,0 +1,199 @@
+"""Agent hooks on temporary homes: merge, idempotence, byte-for-byte uninstall, malformed files, a hook that
+returns before its background work is done, and Codex notify chaining."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shlex
+import sqlite3
+import subprocess
+import sys
+import time
+import tomllib
+
+import pytest
+
+from memtui.cli import main
+from memtui.hooks import install, log_path, settings_path, status, uninstall, worker_lock_path
+from memtui.paths import resolve_paths
+from tests.fixtures.rollouts import write_codex_rollout
+
+CLAUDE_BEFORE = b"""{
+  "model": "opus",
+  "hooks": {
+    "SessionEnd": [{"matcher": "clear", "hooks": [{"type": "command", "command": "echo bye"}]}],
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "check.sh"}]}]
+  }
+}
+"""
+CODEX_BEFORE = (
+    b'# my codex config\nmodel = "gpt-5.5"   # keep this comment\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
+)
+
+
+@pytest.fixture
+def paths(isolated_env):
+    return resolve_paths()
+
+
+def _wait_for(predicate, what: str, limit: float = 60.0) -> None:
+    """Poll until ``predicate`` holds; the limit only stops a broken run from hanging the suite."""
+    deadline = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_install_twice_is_idempotent_and_uninstall_restores_byte_for_byte(paths, capsys):
+    claude, codex = settings_path(paths, "claude"), settings_path(paths, "codex")
+    claude.write_bytes(CLAUDE_BEFORE)
+    codex.write_bytes(CODEX_BEFORE)
+    os.chmod(claude, 0o644)
+    assert main(["hooks", "install"]) == 0
+    once_claude, once_codex = claude.read_bytes(), codex.read_bytes()
+    data = json.loads(once_claude)
+    assert data["model"] == "opus" and data["hooks"]["PreToolUse"][0]["hooks"][0]["command"] == "check.sh"
+    session_end = data["hooks"]["SessionEnd"]
+    assert session_end[0]["hooks"][0]["command"] == "echo bye"  # the user's own hook is kept
+    ours = session_end[1]["hooks"][0]
+    assert (
+        ours["type"] == "command" and "-m memtui.hook_entry" in ours["command"] and "--from claude" in ours["command"]
+    )
+    toml = tomllib.loads(once_codex.decode())
+    assert toml["model"] == "gpt-5.5" and toml["mcp_servers"]["docs"]["command"] == "docs-mcp"
+    assert toml["notify"][1:3] == ["-m", "memtui.hook_entry"] and toml["notify"][-3:] == ["--from", "codex", "--"]
+    assert "# keep this comment" in once_codex.decode()  # formatting kept (tomlkit)
+    assert os.stat(claude).st_mode & 0o777 == 0o644  # the user's file keeps its mode
+
+    assert main(["hooks", "install"]) == 0  # twice: nothing changes
+    assert claude.read_bytes() == once_claude and codex.read_bytes() == once_codex
+    assert "already installed" in capsys.readouterr().out
+    assert all(s.installed for s in status(paths))
+
+    assert main(["hooks", "uninstall"]) == 0
+    assert claude.read_bytes() == CLAUDE_BEFORE and codex.read_bytes() == CODEX_BEFORE
+    assert not any(s.installed for s in status(paths))
+
+
+def test_uninstall_removes_a_created_file_and_keeps_later_edits(paths):
+    claude, codex = settings_path(paths, "claude"), settings_path(paths, "codex")
+    assert not claude.exists() and not codex.exists()
+    install(paths, "claude")
+    install(paths, "codex")
+    assert uninstall(paths, "codex").outcome == "restored" and not codex.exists()
+    data = json.loads(claude.read_text())  # the person adds a setting after the install
+    data["theme"] = "dark"
+    claude.write_text(json.dumps(data))
+    result = uninstall(paths, "claude")
+    assert result.outcome == "removed_entry"
+    assert json.loads(claude.read_text()) == {"theme": "dark"}  # their edit stays, memtui's entry goes
+
+
+def test_a_malformed_settings_file_is_reported_and_left_untouched(paths, capsys):
+    claude, codex = settings_path(paths, "claude"), settings_path(paths, "codex")
+    claude.write_bytes(b'{"hooks": {,}')
+    codex.write_bytes(b"notify = [unclosed\n")
+    assert main(["hooks", "install"]) == 2
+    err = capsys.readouterr().err
+    assert "is not valid JSON" in err and "is not valid TOML" in err and "left untouched" in err
+    assert claude.read_bytes() == b'{"hooks": {,}' and codex.read_bytes() == b"notify = [unclosed\n"
+    assert not (paths.home / "hooks" / "claude.orig").exists()
+
+
+def test_the_hook_returns_before_its_background_work_is_done(paths, isolated_env):
+    write_codex_rollout(isolated_env["CODEX_HOME"], mtime=1_700_000_000)
+    install(paths, "claude")
+    command = json.loads(settings_path(paths, "claude").read_text())["hooks"]["SessionEnd"][0]["hooks"][0]["command"]
+    # Hold the state database's write lock: the worker cannot finish its ingest until we let go.
+    paths.ensure()
+    from memtui.state.db import connect
+
+    connect(paths.state_db).close()  # create and migrate first
+    blocker = sqlite3.connect(paths.state_db, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        done = subprocess.run(
+            shlex.split(command), input=b'{"hook_event_name": "SessionEnd", "reason": "other"}', capture_output=True
+        )
+        assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""  # quiet
+
+        def worker_holds_lock() -> bool:
+            fd = os.open(worker_lock_path(paths), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            else:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                return False
+            finally:
+                os.close(fd)
+
+        _wait_for(worker_holds_lock, "the worker to start")
+        # The hook has returned, the worker is still running: its work is blocked on our lock.
+        assert blocker.execute("SELECT COUNT(*) FROM threads").fetchone()[0] == 0
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    _wait_for(lambda: "phase1:" in (log_path(paths).read_text() if log_path(paths).exists() else ""), "the worker")
+    conn = sqlite3.connect(paths.state_db)
+    assert conn.execute("SELECT COUNT(*) FROM threads").fetchone()[0] == 1  # the ingest happened after all
+    assert conn.execute("SELECT COUNT(*) FROM phase2_runs").fetchone()[0] == 0  # Phase 2 is a person's decision
+    conn.close()
+    log = log_path(paths).read_text()
+    assert "ingest: 1 new" in log and "error" not in log
+
+
+def test_codex_notify_chains_to_the_existing_program(paths, tmp_path):
+    received = tmp_path / "received.json"
+    script = tmp_path / "old_notify.py"
+    script.write_text(f"import sys, pathlib\npathlib.Path({str(received)!r}).write_text(sys.argv[-1])\n")
+    codex = settings_path(paths, "codex")
+    codex.write_text(f"notify = [{json.dumps(sys.executable)}, {json.dumps(str(script))}]\n")
+    result = install(paths, "codex")
+    assert result.outcome == "installed" and "still runs" in result.detail
+    notify = tomllib.loads(codex.read_text())["notify"]
+    payload = json.dumps({"type": "agent-turn-complete", "thread-id": "t", "cwd": "/work"})
+    done = subprocess.run([*notify, payload], capture_output=True)  # what Codex does: argv + the JSON argument
+    assert done.returncode == 0 and done.stdout == b""
+    _wait_for(received.exists, "the chained notify program")
+    _wait_for(lambda: received.read_text() == payload, "the payload")
+    assert "chaining to" in next(s.detail for s in status(paths) if s.agent == "codex")
+    assert uninstall(paths, "codex").outcome == "restored"
+    assert tomllib.loads(codex.read_text())["notify"] == [sys.executable, str(script)]
+
+
+def test_hooks_respect_claude_config_dir(paths, isolated_env, tmp_path, monkeypatch):
+    other = tmp_path / "elsewhere-claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(other))
+    assert main(["hooks", "install", "--claude"]) == 0
+    assert (other / "settings.json").is_file()
+    assert not (isolated_env["CLAUDE_CONFIG_DIR"] / "settings.json").exists()
+    assert not settings_path(resolve_paths(), "codex").exists()  # --claude only
+
+
+def test_the_hook_command_imports_only_the_standard_library():
+    """The agent waits for the hook: it must not pay for memtui's start-up (the OpenAI SDK alone takes seconds)."""
+    probe = (
+        "import sys, memtui.hook_entry; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('memtui', 'openai', 'pydantic', 'sqlite3', "
+        "'tomlkit', 'textual', 'git')))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['memtui', 'memtui.hook_entry']"
+
+
+def test_a_session_memtui_itself_ran_starts_no_worker(paths):
+    from memtui import hook_entry, selfcalls
+
+    assert hook_entry.own_dirs(paths.home) == selfcalls.own_dirs(paths)
+    work = selfcalls.work_dir(paths)
+    payload = json.dumps({"type": "agent-turn-complete", "cwd": str(work)})
+    assert hook_entry.is_memtui_session(paths.home, "codex", [payload])
+    hook_entry.run_hook(paths.home, "codex", [payload])
+    assert not (paths.home / "hooks" / "pending").exists()  # nothing asked of the worker
+    elsewhere = json.dumps({"type": "agent-turn-complete", "cwd": "/work/shop"})
+    assert not hook_entry.is_memtui_session(paths.home, "codex", [elsewhere])

