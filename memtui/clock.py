@@ -30,6 +30,12 @@ def now_s() -> int:
     return int(_now())
 
 
+def file_time() -> float:
+    """The real time, never frozen: only to compare with file mtimes, which the filesystem stamps in real time
+    (e.g. how old a git ``index.lock`` is)."""
+    return time.time()
+
+
 def freeze(ts: float) -> None:
     global _now
     _now = lambda: ts  # noqa: E731

@@ -58,6 +58,9 @@ class Settings(BaseModel):
     # The terminal UI: binding id -> keys, e.g. [keymap] "review.approve" = "A" (ids are on the help screen, f1).
     keymap: dict[str, str] = Field(default_factory=dict)
 
+    # issue 10: a git index.lock in the memory root older than this (and no memtui holder) is stale and removed.
+    index_lock_stale_seconds: int = Field(60, ge=0)
+
     # Sources (None = the conventional locations).
     codex_home: Path | None = None
     claude_dir: Path | None = None

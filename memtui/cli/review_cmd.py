@@ -1,4 +1,4 @@
-"""``memtui review``: show, approve or reject the Phase 2 run that awaits a decision."""
+"""``memtui review``: show what is pending, approve or reject the Phase 2 run, or commit your own edits."""
 
 from __future__ import annotations
 
@@ -8,18 +8,36 @@ import sys
 from memtui.cli.common import make_context, print_json
 from memtui.search import try_refresh_memory_index
 
+EXIT_BUSY = 75  # EX_TEMPFAIL: the memory root is busy; retry shortly
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("review", help="show, approve or reject the consolidation awaiting review")
+    p = sub.add_parser("review", help="show, approve or reject the consolidation awaiting review; commit your edits")
     actions = p.add_subparsers(dest="review_action", metavar="ACTION")
-    show = actions.add_parser("show", help="print the diff of the run awaiting review (or of your own edits)")
-    show.add_argument("--stat", action="store_true", help="only the A/M/D file list")
+    show = actions.add_parser(
+        "show", help="the run awaiting review and what changed since it, or your own edits since the baseline"
+    )
+    show.add_argument("--stat", action="store_true", help="only the A/M/D file lists")
     show.add_argument("--json", action="store_true")
-    approve = actions.add_parser("approve", help="make the run's result the new memory baseline")
+    approve = actions.add_parser("approve", help="make exactly the reviewed result the new memory baseline")
+    approve.add_argument(
+        "--include-changes",
+        action="store_true",
+        help="also approve the files changed since the run (shown by `review show` under 'changed since the run')",
+    )
+    approve.add_argument(
+        "--expect", metavar="TREE", default=None, help="approve only if the memory root is still this tree (from show)"
+    )
     approve.add_argument("--json", action="store_true")
     reject = actions.add_parser("reject", help="undo the run's changes and remember why")
     reject.add_argument("--reason", default=None, help="why; the next consolidation prompt includes it")
     reject.add_argument("--json", action="store_true")
+    commit = actions.add_parser("commit", help="make your own edits the new baseline (no run may await review)")
+    commit.add_argument("-m", "--message", default=None, help="commit message (default: 'memtui: manual edit')")
+    commit.add_argument(
+        "--expect", metavar="TREE", default=None, help="commit only if the memory root is still this tree (from show)"
+    )
+    commit.add_argument("--json", action="store_true")
     p.set_defaults(func=run, review_action=None, json=False)
 
 
@@ -27,7 +45,60 @@ def _stat_lines(stat: list[tuple[str, str]]) -> str:
     return "".join(f"{s} {p}\n" for s, p in stat) or "(no changes)\n"
 
 
+def _show(ctx, stat_only: bool, as_json: bool) -> int:
+    from memtui.phase2 import review
+
+    state = review.review_state(ctx, with_diff=not stat_only)
+    if as_json:
+        print_json(
+            {
+                "run_id": state.run.id if state.run else None,
+                "stat": state.run.stat if state.run else (state.own_edits.stat if state.own_edits else []),
+                "diff": None if stat_only else (state.run.diff if state.run else (state.own_edits or _empty()).diff),
+                "tree": state.run.reviewed_tree if state.run else (state.own_edits.tree if state.own_edits else None),
+                "since_run": None if state.since_run is None else state.since_run.model_dump(mode="json"),
+                "error": state.error,
+            }
+        )
+        return 0
+    out = sys.stdout
+    if state.error:
+        print(f"memtui review: {state.error}", file=sys.stderr)
+    if state.run is not None:
+        run = state.run
+        print(f"Phase 2 run #{run.id} awaits review ({'offline' if run.offline else run.model})", file=sys.stderr)
+        sys.stderr.flush()  # (stderr: a redirected diff stays a clean patch; on a terminal, a blank line between)
+        out.write(("\n" if out.isatty() else "") + (_stat_lines(run.stat) if stat_only or not run.diff else run.diff))
+        if state.since_run is not None:
+            since = state.since_run
+            out.write(f"\n=== changed since the run (not part of it): {len(since.stat)} file(s) ===\n")
+            out.write(_stat_lines(since.stat) if stat_only or not since.diff else since.diff)
+            out.write(
+                f"=== approve the run with these changes: memtui review approve --include-changes --expect {since.tree}\n"
+            )
+        return 0
+    edits = state.own_edits
+    if edits is None or not edits.stat:
+        print("Nothing pending: no run awaits review and the memory root matches the baseline.", file=sys.stderr)
+        out.write(_stat_lines([]))
+        return 0
+    print(
+        "No run awaits review; changes since the baseline (your own edits and new inputs). "
+        f"Commit them with `memtui review commit --expect {edits.tree}`, or let the next Phase 2 consolidate them.",
+        file=sys.stderr,
+    )
+    out.write(_stat_lines(edits.stat) if stat_only or not edits.diff else edits.diff)
+    return 0
+
+
+def _empty():
+    from memtui.phase2.review import PendingChanges
+
+    return PendingChanges(tree="", stat=[], diff="")
+
+
 def run(args: argparse.Namespace) -> int:
+    from memtui.memroot.lock import MemoryRootBusy
     from memtui.phase2 import review
     from memtui.phase2.baseline import BaselineError
 
@@ -35,25 +106,19 @@ def run(args: argparse.Namespace) -> int:
     ctx = make_context()
     try:
         if action == "show":
-            stat_only = bool(getattr(args, "stat", False))
-            run_ = review.pending_run(ctx.conn)
-            if run_ is not None:
-                stat, diff = run_.stat, run_.diff
-                header = f"Phase 2 run #{run_.id} awaits review ({'offline' if run_.offline else run_.model})"
-            else:
-                stat, diff = review.workspace_diff(ctx)
-                header = "No run awaits review; changes since the baseline (your own edits and new inputs)"
+            return _show(ctx, bool(getattr(args, "stat", False)), bool(args.json))
+        if action == "commit":
+            commit = review.commit_manual_edit(ctx, args.message, expected_tree=args.expect)
             if args.json:
-                print_json({"run_id": run_.id if run_ else None, "stat": stat, "diff": None if stat_only else diff})
-                return 0
-            print(header, file=sys.stderr, flush=True)  # (stderr: a redirected diff stays a clean patch)
-            sys.stdout.write(
-                ("\n" if sys.stdout.isatty() else "") + (_stat_lines(stat) if stat_only or not diff else diff)
-            )
+                print_json({"commit": commit})
+            else:
+                print(f"committed your edits: new baseline {commit}")
             return 0
         if action == "approve":
-            result = review.approve(ctx)
+            result = review.approve(ctx, include_changes=args.include_changes, expected_tree=args.expect)
             msg = f"approved run #{result.run_id}: new baseline {result.commit}, watermark {result.watermark}"
+            if result.included_changes:
+                msg += f"; included {', '.join(p for _, p in result.included_changes)} (changed since the run)"
         else:
             result = review.reject(ctx, args.reason)
             msg = f"rejected run #{result.run_id}: restored {len(result.restored)} file(s)"
@@ -66,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(msg)
         return 0
+    except MemoryRootBusy as exc:
+        print(f"memtui review: {exc}", file=sys.stderr)
+        return EXIT_BUSY
     except (review.ReviewError, BaselineError) as exc:
         print(f"memtui review: {exc}", file=sys.stderr)
         return 1

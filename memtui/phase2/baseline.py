@@ -54,12 +54,15 @@ def _env(root: Path) -> dict[str, str]:
     }
 
 
-def run_git(root: Path, *args: str, check: bool = True) -> str:
-    """Run ``git <args>`` in the memory root; stdout decoded leniently (memory files may hold any bytes)."""
+def run_git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
+    """Run ``git <args>`` in the memory root; stdout decoded leniently (memory files may hold any bytes).
+
+    ``env`` adds variables, e.g. a temporary ``GIT_INDEX_FILE`` for a read-only view.
+    """
     cmd = git.Git(str(root))
     status, out, err = cmd.execute(
         ["git", *_CONFIG, *args],
-        env=_env(root),
+        env={**_env(root), **(env or {})},
         with_extended_output=True,
         with_exceptions=False,
         stdout_as_string=False,
@@ -121,16 +124,13 @@ def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
     return head_commit(root)
 
 
-def ensure_baseline(root: Path, *, clear_stale_lock: bool = False) -> str:
+def ensure_baseline(root: Path) -> str:
     """Keep a usable ``.git``; otherwise (missing, corrupt, empty dir, unborn HEAD) start a baseline of the files.
 
-    ``clear_stale_lock`` (only for a holder of memtui's global Phase 2 lock) removes an ``index.lock`` left by a git
-    process that was killed.
+    A writer: call it under the memory-root lock (``memtui.memroot.lock``), which also decides whether a leftover
+    ``index.lock`` is stale.
     """
     root.mkdir(parents=True, exist_ok=True)
-    lock = root / ".git" / "index.lock"
-    if clear_stale_lock and lock.exists():
-        lock.unlink()
     if not is_usable(root):
         return reset_baseline(root)
     _write_exclude(root)
@@ -176,6 +176,36 @@ def commit_keeping(root: Path, keep_paths: list[str], message: str) -> str:
     run_git(root, "read-tree", "HEAD")
     excludes = [f":(exclude){p}" for p in keep_paths]
     run_git(root, "add", "-A", "--", ".", *excludes)
+    return _commit_index_as_only_commit(root, message)
+
+
+def write_worktree_tree(root: Path) -> str:
+    """Stage the whole working tree into the real index and return its tree id (a writer: under the lock)."""
+    _write_exclude(root)
+    run_git(root, "add", "-A")
+    return run_git(root, "write-tree").strip()
+
+
+def tree_files(root: Path, tree: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """{path: blob id} of every file in ``tree``: a hash per file, comparable without the tree's objects."""
+    out = run_git(root, "ls-tree", "-r", "-z", "--full-tree", tree, env=env)
+    files = {}
+    for entry in out.split("\0"):
+        if "\t" in entry:
+            meta, path = entry.split("\t", 1)
+            files[path] = meta.split()[2]
+    return files
+
+
+def compare_files(old: dict[str, str], new: dict[str, str]) -> list[tuple[str, str]]:
+    """(A|M|D, path) from one {path: blob id} map to another, sorted by path."""
+    out = [("D" if p not in new else "A" if p not in old else "M", p) for p in set(old) | set(new)]
+    return sorted(((s, p) for s, p in out if old.get(p) != new.get(p)), key=lambda c: c[1])
+
+
+def commit_tree(root: Path, tree: str, message: str) -> str:
+    """Make exactly ``tree`` the new one-commit baseline (and the index), pruning what only the old one reached."""
+    run_git(root, "read-tree", tree)
     return _commit_index_as_only_commit(root, message)
 
 

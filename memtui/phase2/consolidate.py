@@ -19,6 +19,8 @@ from pydantic import BaseModel
 from memtui import clock
 from memtui.context import Context
 from memtui.llm.backends.choose import CLI_PROVIDERS
+from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
+from memtui.memroot.view import remove_leftover_views
 from memtui.phase2 import baseline, review
 from memtui.phase2.offline import consolidate_offline
 from memtui.phase2.prompt import PromptInputs, history_budget_bytes, render_consolidation_prompt
@@ -41,7 +43,7 @@ from memtui.phase2.workspace import (
 from memtui.state import global_job
 from memtui.state.selection import Stage1Output, get_phase2_input_selection
 
-Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped"]
+Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped", "busy"]
 Cancel = threading.Event | Callable[[], bool] | None
 
 _SKIP_REASONS = {
@@ -65,6 +67,8 @@ class Phase2Result(BaseModel):
     def message(self) -> str:
         if self.outcome == "skipped":
             return f"skipped: {self.reason}"
+        if self.outcome == "busy":
+            return str(self.reason)  # "busy: ... Retry shortly."
         if self.outcome == "failed":
             return f"failed: {self.reason}"
         if self.outcome == "no_changes":
@@ -95,13 +99,15 @@ def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
     ids = [r[0] for r in conn.execute("SELECT id FROM phase2_runs WHERE status='running'")]
     for run_id in ids:
         pre, post = review.load_journal(conn, run_id)
-        restore(root, pre, post if post is not None else {})
+        restored = restore(root, pre, post if post is not None else {})
+        kept = sorted(set(pre) - set(restored))
+        note = f"; kept {', '.join(kept)} (edited after the run started)" if kept else ""
         conn.execute(
             "UPDATE phase2_runs SET status='failed', finished_at=?,"
-            " reason=COALESCE(reason || '; undone by the next run', ?) WHERE id=?",
-            (clock.now_s(), "interrupted: the process stopped during the run; its writes were undone", run_id),
+            " reason=COALESCE(reason || '; undone by the next run', ?) || ? WHERE id=?",
+            (clock.now_s(), "interrupted: the process stopped during the run; its writes were undone", note, run_id),
         )
-        review.drop_journal(conn, run_id)
+        review.forget_run_content(conn, run_id)
     return ids
 
 
@@ -185,8 +191,27 @@ def run_phase2(
     progress: Callable[[str], None] | None = None,
     cancel: Cancel = None,
 ) -> Phase2Result:
-    """One Phase 2 attempt. Never raises for pipeline failures: they come back as ``outcome='failed'``."""
+    """One Phase 2 attempt. Never raises for pipeline failures: they come back as ``outcome='failed'``.
+
+    The whole run holds the memory-root lock. When the root is busy (an approve, a save, a live git process) the
+    outcome is ``busy``: nothing ran, no failure is recorded and no retry backoff starts.
+    """
     say = progress or (lambda _msg: None)
+    root = ctx.paths.memory_root
+    if (waiting := review.pending_run(ctx.conn)) is not None:
+        return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
+    try:
+        with memory_root_lock(root, "Phase 2", wait=PHASE2_WAIT_SECONDS):
+            clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="Phase 2")
+            return _run_locked(ctx, offline=offline, force=force, auto_approve=auto_approve, say=say, cancel=cancel)
+    except MemoryRootBusy as exc:
+        say(str(exc))
+        return Phase2Result(outcome="busy", reason=str(exc))
+
+
+def _run_locked(
+    ctx: Context, *, offline: bool | None, force: bool, auto_approve: bool, say: Callable[[str], None], cancel: Cancel
+) -> Phase2Result:
     s, conn, root = ctx.settings, ctx.conn, ctx.paths.memory_root
     offline = s.resolved_provider == "offline" if offline is None else offline
     if (waiting := review.pending_run(conn)) is not None:
@@ -210,7 +235,8 @@ def run_phase2(
             say(f"recovered interrupted run(s) {', '.join(f'#{i}' for i in recovered)}: their writes were undone")
         root.mkdir(parents=True, exist_ok=True)
         remove_diff_file(root)
-        base = baseline.ensure_baseline(root, clear_stale_lock=True)
+        base = baseline.ensure_baseline(root)
+        remove_leftover_views(root)
 
         tag = "failed_load_stage1_outputs"
         selected = get_phase2_input_selection(conn, s.max_raw_memories_for_consolidation, s.max_unused_days)
@@ -295,12 +321,28 @@ def run_phase2(
 
         tag = "failed_workspace_status"
         stat, full_diff = baseline.stat_and_diff(root)
+        tree = baseline.run_git(root, "write-tree").strip()  # exactly what the review shows; approve commits this
+        added, removed = review.count_lines(full_diff)
         if not global_job.heartbeat_global_phase2_job(conn, token, s.job_lease_seconds):
             raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
         conn.execute(
             "UPDATE phase2_runs SET status='awaiting_review', finished_at=?, diff=?, stat=?, pre_snapshot=?, turns=?,"
-            " prompt_tokens=?, completion_tokens=? WHERE id=?",
-            (clock.now_s(), full_diff, json.dumps(stat), json.dumps(journal.pre), turns, ptok, ctok, run_id),
+            " prompt_tokens=?, completion_tokens=?, reviewed_tree=?, reviewed_files=?, lines_added=?,"
+            " lines_removed=? WHERE id=?",
+            (
+                clock.now_s(),
+                full_diff,
+                json.dumps(stat),
+                json.dumps(journal.pre),
+                turns,
+                ptok,
+                ctok,
+                tree,
+                json.dumps(baseline.tree_files(root, tree)),
+                added,
+                removed,
+                run_id,
+            ),
         )
         global_job.release_global_phase2_job(conn, token)
         result = Phase2Result(
@@ -319,10 +361,14 @@ def run_phase2(
         undone = True
         if journal is not None and journal.pre:
             try:
-                restore(root, journal.pre)
+                # With the post-run hashes, as reject does: a file changed since the run wrote it is a person's edit.
+                restored = restore(root, journal.pre, journal.post)
             except OSError as restore_exc:  # keep the original failure; say the undo was partial
                 undone = False
                 reason += f" (undo incomplete: {restore_exc}; the next Phase 2 run finishes it)"
+            else:
+                if kept := sorted(set(journal.pre) - set(restored)):
+                    reason += f" (kept {', '.join(kept)}: edited after the run started)"
         global_job.fail_global_phase2_job(conn, token, tag, s.job_retry_delay_seconds)
         if run_id is not None:
             # An incomplete undo (disk full...) keeps the run 'running' with its journal: the next run's recovery
@@ -332,7 +378,7 @@ def run_phase2(
                 ("failed" if undone else "running", clock.now_s(), reason, turns, run_id),
             )
             if undone:
-                review.drop_journal(conn, run_id)
+                review.forget_run_content(conn, run_id)
         if not isinstance(exc, Exception):
             raise
         say(f"failed: {reason}")
@@ -342,7 +388,7 @@ def run_phase2(
     if auto_approve:  # outside the try: the run is complete and recorded; approval failing must not undo it
         try:
             approved = review.approve(ctx, run_id)
-        except (review.ReviewError, baseline.BaselineError, OSError) as exc:
+        except (review.ReviewError, baseline.BaselineError, OSError, MemoryRootBusy) as exc:
             say(f"auto-approve failed: {exc}; the run still awaits review")
             return result.model_copy(update={"reason": f"auto-approve failed: {exc}"})
         result = result.model_copy(update={"outcome": "approved", "commit": approved.commit})

@@ -106,13 +106,16 @@ def rejections_since_last_approval(conn: sqlite3.Connection) -> list[Rejection]:
 
     last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM phase2_runs WHERE status='approved'").fetchone()[0]
     rows = conn.execute(
-        "SELECT id, reason, stat, pre_snapshot FROM phase2_runs WHERE status='rejected' AND id > ? ORDER BY id DESC",
+        "SELECT id, reason, stat, written_files, pre_snapshot FROM phase2_runs WHERE status='rejected' AND id > ?"
+        " ORDER BY id DESC",
         (last,),
     ).fetchall()
     out = []
-    for run_id, reason, stat, pre in rows:
-        # The run's own writes (its journal) when kept, else every file of its diff (a person's edits included).
-        written = sorted(json.loads(pre)) if pre and pre not in ("{}", "null") else None
+    for run_id, reason, stat, written_json, pre in rows:
+        # The run's own writes (its journal's file list, kept when the run is decided while issue 10 drops the
+        # pre-run content), else every file of its diff (a person's edits included).
+        names = written_json if written_json is not None else pre
+        written = sorted(json.loads(names)) if names and names not in ("[]", "{}", "null") else None
         paths = written if written is not None else [p for _, p in json.loads(stat or "[]")]
         files = tuple(p for p in paths if not is_generated(p))
         out.append(Rejection(int(run_id), (reason or "").strip() or None, files))

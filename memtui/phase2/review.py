@@ -1,7 +1,11 @@
 """Human review of a Phase 2 run: nothing the agent wrote becomes the baseline until a person approves it.
 
-``approve`` commits the workspace as the new one-commit baseline and records success (selection flags, watermark).
-``reject`` puts back exactly the files the run changed, from the journal taken before each first write.
+What a person approves is exactly what they saw. A run records the tree it produced (git tree id plus a blob id per
+file); ``approve`` commits that tree and nothing else, and refuses, naming the files, when the memory root no longer
+matches it, unless the person chose to include those changes after seeing them (``include_changes``, pinned to the
+tree they were shown with ``expected_tree``). ``reject`` puts back exactly the files the run changed, from the
+journal taken before each first write, and keeps a file a person changed since. Every decision runs under the
+memory-root lock, and once a run is decided its stored diffs and pre-run snapshot are deleted for good.
 """
 
 from __future__ import annotations
@@ -10,23 +14,47 @@ import json
 import os
 import socket
 import sqlite3
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from memtui import clock
 from memtui.context import Context
+from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
+from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
 from memtui.phase2.tools import restore
 from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file
 from memtui.state import global_job
+from memtui.state.db import checkpoint_wal
 
 POST_KEY = "phase2.post.{}"  # meta key: {path: sha256|null} of what a run left, to spot later hand edits
+MANUAL_MESSAGE = "memtui: manual edit"
 
 
 class ReviewError(RuntimeError):
-    """The decision cannot be made (nothing awaits review, or a run holds the lock); the message says why."""
+    """The decision cannot be made (nothing awaits review, the root changed...); the message says why."""
+
+
+class ChangedSinceRun(ReviewError):
+    """The memory root differs from the tree a person reviewed: approve refuses and names the files."""
+
+    def __init__(self, run_id: int, files: list[tuple[str, str]], *, again: bool = False) -> None:
+        self.run_id = run_id
+        self.files = files
+        names = ", ".join(f"{p} ({s})" for s, p in files) or "the memory root"
+        if again:
+            text = (
+                f"{names} changed again after you looked; nothing was approved. Look at `memtui review show` again "
+                "and approve what it shows."
+            )
+        else:
+            text = (
+                f"{names} changed since run #{run_id} was reviewed; nothing was approved. `memtui review show` shows "
+                "the run's diff and, separately, what changed since; approve both with "
+                "`memtui review approve --include-changes`, or undo those edits."
+            )
+        super().__init__(text)
 
 
 class Phase2Run(BaseModel):
@@ -47,12 +75,19 @@ class Phase2Run(BaseModel):
     input_diff: str = ""
     reason: str | None = None
     turns: int | None = None
+    reviewed_tree: str | None = None  # the git tree the run produced: what approve commits
+    reviewed_files: dict[str, str] = {}  # {path: blob id} of that tree
+    lines_added: int | None = None
+    lines_removed: int | None = None
+    included_changes: list[tuple[str, str]] = []  # files a person chose to approve with the run
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Phase2Run:
         d: dict[str, Any] = dict(row)
         d["selected"] = [tuple(x) for x in json.loads(d.get("selected") or "[]")]
         d["stat"] = [tuple(x) for x in json.loads(d.get("stat") or "[]")]
+        d["included_changes"] = [tuple(x) for x in json.loads(d.get("included_changes") or "[]")]
+        d["reviewed_files"] = json.loads(d.get("reviewed_files") or "{}")
         d["diff"] = d.get("diff") or ""
         d["input_diff"] = d.get("input_diff") or ""
         d.pop("pre_snapshot", None)
@@ -68,10 +103,47 @@ class ReviewResult(BaseModel):
     watermark: int | None = None
     restored: list[str] = []
     kept: list[str] = []  # files a person edited after the run: a reject leaves them alone
+    included_changes: list[tuple[str, str]] = []  # approved together with the run, after the person saw them
+
+
+class PendingChanges(BaseModel):
+    """Changes in the memory root, as a person sees them: tree id (to pin a decision to), files and diff."""
+
+    tree: str
+    stat: list[tuple[str, str]]
+    diff: str
+
+
+class ReviewState(BaseModel):
+    """What is pending, the same for ``memtui review show`` and the TUI's review screen.
+
+    With a run awaiting review: the run, plus ``since_run`` (files that changed after the run, not part of it).
+    Without one: ``own_edits``, the memory root against the baseline (a person's edits and synced inputs).
+    """
+
+    run: Phase2Run | None = None
+    since_run: PendingChanges | None = None
+    own_edits: PendingChanges | None = None
+    error: str | None = None  # why the working tree could not be read (no baseline yet, broken .git)
+
+    @property
+    def nothing_pending(self) -> bool:
+        return self.run is None and not (self.own_edits and self.own_edits.stat)
 
 
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def count_lines(diff: str) -> tuple[int, int]:
+    """(added, removed) lines of a unified diff: the counts a decided run keeps after its diff is deleted."""
+    added = removed = 0
+    for line in diff.splitlines():
+        if line.startswith("+") and not line.startswith("+++ "):
+            added += 1
+        elif line.startswith("-") and not line.startswith("--- "):
+            removed += 1
+    return added, removed
 
 
 def get_run(conn: sqlite3.Connection, run_id: int) -> Phase2Run | None:
@@ -106,6 +178,24 @@ def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("DELETE FROM meta WHERE key=?", (POST_KEY.format(run_id),))
 
 
+def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
+    """A decided run keeps its file lists (changed, and written by the run itself) and counts, never memory
+    content: the diffs and the pre-run snapshot go.
+
+    The connection runs with ``secure_delete`` (freed pages are zeroed) and the WAL is checkpointed and truncated,
+    so the deleted text leaves no copy in ``state.sqlite`` or its ``-wal`` file.
+    """
+    row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
+    written = sorted(json.loads(row[0])) if row and row[0] and row[0] != "null" else []
+    conn.execute(
+        "UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL, reviewed_files=NULL,"
+        " written_files=? WHERE id=?",
+        (json.dumps(written), run_id),
+    )
+    drop_journal(conn, run_id)
+    checkpoint_wal(conn)
+
+
 def _awaiting(conn: sqlite3.Connection, run_id: int | None) -> Phase2Run:
     run = get_run(conn, run_id) if run_id is not None else pending_run(conn)
     if run is None:
@@ -115,70 +205,156 @@ def _awaiting(conn: sqlite3.Connection, run_id: int | None) -> Phase2Run:
     return run
 
 
-def approve(ctx: Context, run_id: int | None = None) -> ReviewResult:
-    """Diff file out, new one-commit baseline, success recorded with the run's exact selection and watermark."""
+def _tree_changes(root: Any, run: Phase2Run, tree: str) -> list[tuple[str, str]]:
+    if run.reviewed_tree == tree:
+        return []
+    current = baseline.tree_files(root, tree)
+    return baseline.compare_files(run.reviewed_files, current) if run.reviewed_files else [("M", "(unknown files)")]
+
+
+def approve(
+    ctx: Context,
+    run_id: int | None = None,
+    *,
+    include_changes: bool = False,
+    expected_tree: str | None = None,
+) -> ReviewResult:
+    """Commit exactly the tree the run produced as the new one-commit baseline, and record success.
+
+    If the memory root no longer matches that tree, refuse with ``ChangedSinceRun`` (files named) unless
+    ``include_changes``: then the current tree is committed, and with ``expected_tree`` (the tree the person was
+    shown, ``ReviewState.since_run.tree``) only if nothing changed again since. Busy root: ``MemoryRootBusy``.
+    """
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
-    run = _awaiting(conn, run_id)
-    claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
-    if not claim.claimed or claim.token is None:
-        raise ReviewError("a Phase 2 run holds the lock; try again when it has finished")
-    try:
-        remove_diff_file(root)  # BEFORE the commit: the diff holds deleted content
-        baseline.ensure_baseline(root, clear_stale_lock=True)  # we hold the lock: a leftover index.lock is stale
-        commit = baseline.reset_baseline(root, f"memtui baseline: approved Phase 2 run #{run.id}")
-        watermark = int(run.new_watermark or 0)
-        if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
-            raise ReviewError("lost the Phase 2 lock while approving; approve again")
-    except BaseException:
-        global_job.release_global_phase2_job(conn, claim.token)
-        raise
-    conn.execute(
-        "UPDATE phase2_runs SET status='approved', decided_at=?, new_commit=? WHERE id=?",
-        (clock.now_s(), commit, run.id),
-    )
-    drop_journal(conn, run.id)
+    with memory_root_lock(root, "approve"):
+        run = _awaiting(conn, run_id)
+        clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="approve")
+        claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
+        if not claim.claimed or claim.token is None:
+            raise MemoryRootBusy("approve", detail="a Phase 2 run still holds its lease")
+        try:
+            remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
+            baseline.ensure_baseline(root)
+            tree = baseline.write_worktree_tree(root)
+            if run.reviewed_tree is None and not include_changes:
+                raise ReviewError(
+                    f"run #{run.id} has no recorded tree (made by an older memtui); look at `memtui review show` and "
+                    "approve with `memtui review approve --include-changes`"
+                )
+            changed = _tree_changes(root, run, tree)
+            if changed and not include_changes:
+                raise ChangedSinceRun(run.id, changed)
+            if expected_tree is not None and tree != expected_tree:
+                raise ChangedSinceRun(run.id, changed, again=True)
+            commit = baseline.commit_tree(root, tree, f"memtui baseline: approved Phase 2 run #{run.id}")
+            watermark = int(run.new_watermark or 0)
+            if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
+                raise ReviewError("lost the Phase 2 lock while approving; approve again")
+        except BaseException:
+            global_job.release_global_phase2_job(conn, claim.token)
+            if baseline.is_usable(root):
+                baseline.run_git(root, "read-tree", "HEAD")  # the index points back at the baseline
+            raise
+        conn.execute(
+            "UPDATE phase2_runs SET status='approved', decided_at=?, new_commit=?, included_changes=? WHERE id=?",
+            (clock.now_s(), commit, json.dumps(changed) if changed else None, run.id),
+        )
+        forget_run_content(conn, run.id)
     job = global_job.read_global_job(conn)
-    return ReviewResult(run_id=run.id, status="approved", commit=commit, watermark=job["last_success_watermark"])
+    return ReviewResult(
+        run_id=run.id,
+        status="approved",
+        commit=commit,
+        watermark=job["last_success_watermark"],
+        included_changes=changed,
+    )
 
 
 def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -> ReviewResult:
     """Undo the run's writes (a file a person changed since the run is kept), store the reason for the next prompt."""
     conn, root = ctx.conn, ctx.paths.memory_root
-    run = _awaiting(conn, run_id)
-    pre, post = load_journal(conn, run.id)
-    restored = restore(root, pre, post)
-    kept = sorted(set(pre) - set(restored))
-    remove_diff_file(root)
-    if baseline.is_usable(root):
-        baseline.unstage(root)  # the agent's staged blobs become unreachable and are pruned
-    conn.execute(
-        "UPDATE phase2_runs SET status='rejected', decided_at=?, reason=? WHERE id=?",
-        (clock.now_s(), (reason or "").strip() or None, run.id),
-    )
-    drop_journal(conn, run.id)
+    with memory_root_lock(root, "reject"):
+        run = _awaiting(conn, run_id)
+        pre, post = load_journal(conn, run.id)
+        restored = restore(root, pre, post)
+        kept = sorted(set(pre) - set(restored))
+        remove_diff_file(root)
+        if baseline.is_usable(root):
+            clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="reject")
+            baseline.unstage(root)  # the agent's staged blobs become unreachable and are pruned
+        conn.execute(
+            "UPDATE phase2_runs SET status='rejected', decided_at=?, reason=? WHERE id=?",
+            (clock.now_s(), (reason or "").strip() or None, run.id),
+        )
+        forget_run_content(conn, run.id)
     return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept)
 
 
-def workspace_diff(ctx: Context) -> tuple[list[tuple[str, str]], str]:
-    """(A/M/D stat, unified diff) of the working tree against the baseline, e.g. a person's own edits."""
+def _changes(view: TreeView) -> PendingChanges:
+    return PendingChanges(tree=view.tree, stat=view.stat, diff=view.diff)
+
+
+def review_state(ctx: Context, *, with_diff: bool = True) -> ReviewState:
+    """What awaits a person, read-only (a temporary index; no lock, never writes ``.git``)."""
     root = ctx.paths.memory_root
-    baseline.ensure_baseline(root)
-    return baseline.stat_and_diff(root)
+    run = pending_run(ctx.conn)
+    try:
+        if run is not None:
+            if run.reviewed_tree is None:
+                view = worktree_view(root, with_diff=with_diff)  # an older run: all that is there now
+                return ReviewState(run=run, since_run=_changes(view) if view.stat else None)
+            view = worktree_view(root, against=run.reviewed_tree, against_files=run.reviewed_files, with_diff=with_diff)
+            return ReviewState(run=run, since_run=_changes(view) if view.stat else None)
+        if not baseline.is_usable(root):
+            return ReviewState()
+        return ReviewState(own_edits=_changes(worktree_view(root, with_diff=with_diff)))
+    except baseline.BaselineError as exc:
+        return ReviewState(run=run, error=str(exc))
+
+
+def workspace_diff(ctx: Context) -> tuple[list[tuple[str, str]], str]:
+    """(A/M/D stat, unified diff) of the working tree against the baseline, read-only: e.g. a person's own edits."""
+    root = ctx.paths.memory_root
+    if not baseline.is_usable(root):
+        return [], ""
+    view = worktree_view(root)
+    return view.stat, view.diff
 
 
 def baseline_commit(ctx: Context) -> str:
-    root: Path = ctx.paths.memory_root
-    return baseline.ensure_baseline(root)
+    """The baseline commit; a root without a usable one gets it first (under the lock)."""
+    root = ctx.paths.memory_root
+    if baseline.is_usable(root):
+        return baseline.head_commit(root)
+    with memory_root_lock(root, "create the baseline"):
+        return baseline.ensure_baseline(root)
 
 
-def commit_manual_edit(ctx: Context, message: str) -> str:
-    """Make a person's direct change the new baseline; synced inputs keep their baseline version (still pending)."""
-    conn, root = ctx.conn, ctx.paths.memory_root
-    if (run := pending_run(conn)) is not None:
-        raise ReviewError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
-    job = global_job.read_global_job(conn)
-    if job is not None and job["status"] == "running" and (job["lease_until"] or 0) > clock.now_s():
-        raise ReviewError("a Phase 2 run is in progress; try again when it has finished")
-    baseline.ensure_baseline(root)
-    remove_diff_file(root)
-    return baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or "memtui: manual edit")
+def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tree: str | None = None) -> str:
+    """Make a person's direct change the new baseline; synced inputs keep their baseline version (still pending).
+
+    With ``expected_tree`` (the tree of the diff the person was shown) the commit is refused if the root changed
+    since, so nobody commits an edit they did not see.
+    """
+    conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
+    with memory_root_lock(root, "commit"):
+        if (run := pending_run(conn)) is not None:
+            raise ReviewError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
+        job = global_job.read_global_job(conn)
+        if job is not None and job["status"] == "running" and (job["lease_until"] or 0) > clock.now_s():
+            raise MemoryRootBusy("commit", detail="a Phase 2 run still holds its lease")
+        clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="commit")
+        baseline.ensure_baseline(root)
+        remove_leftover_views(root)
+        remove_diff_file(root)
+        if expected_tree is not None:
+            tree = baseline.write_worktree_tree(root)
+            if tree != expected_tree:
+                baseline.run_git(root, "read-tree", "HEAD")
+                raise ReviewError(
+                    "the memory root changed after you looked at it; nothing was committed. Look at the diff again "
+                    "(`memtui review show`) and commit what it shows."
+                )
+        commit = baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or MANUAL_MESSAGE)
+    checkpoint_wal(conn)
+    return commit

@@ -168,6 +168,13 @@ class MemoryTools:
     schemas = staticmethod(lambda: TOOL_SCHEMAS)
 
     # --- confinement -------------------------------------------------------------------------------
+    def contains(self, path: Path) -> bool:
+        """Whether ``path``, resolved (every symlink followed), lies inside the resolved root.
+
+        A path comparison, never a string prefix: ``/x/memories-private`` is not inside ``/x/memories``.
+        """
+        return Path(os.path.realpath(path)).is_relative_to(self.real_root)
+
     def resolve(self, raw: Any, *, write: bool) -> tuple[str, Path]:
         """(relative posix path, absolute path) or PathRefused with a message the model can act on."""
         if not isinstance(raw, str) or not raw.strip():
@@ -184,7 +191,7 @@ class MemoryTools:
             raise PathRefused(f"{raw!r}: the .git folder is private to memtui")
         rel = "/".join(parts) or "."
         real = Path(os.path.realpath(self.root / rel))
-        if real != self.real_root and self.real_root not in real.parents:
+        if not self.contains(real):
             raise PathRefused(f"{raw!r}: resolves outside the memory root (symlink)")
         inner = real.relative_to(self.real_root).parts
         if inner and inner[0].lower() == ".git":
@@ -236,6 +243,9 @@ class MemoryTools:
         for entry in sorted(os.scandir(p), key=lambda e: e.name):
             if rel == "." and entry.name == ".git":
                 continue
+            if entry.is_symlink() and not self.contains(Path(entry.path)):
+                lines.append(f"{entry.name} -> (outside the memory root; not readable)")
+                continue
             if len(lines) >= MAX_LIST_ENTRIES:
                 lines.append(f"... (truncated at {MAX_LIST_ENTRIES} entries)")
                 break
@@ -273,7 +283,7 @@ class MemoryTools:
         needle = query.lower()
         hits: list[str] = []
         for f in files:
-            if f.stat().st_size > MAX_SEARCH_FILE_BYTES or not str(os.path.realpath(f)).startswith(str(self.real_root)):
+            if not self.contains(f) or f.stat().st_size > MAX_SEARCH_FILE_BYTES:
                 continue
             rel = f.relative_to(self.root).as_posix()
             for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):

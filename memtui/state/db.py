@@ -30,6 +30,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     try:  # the connect timeout is SQLite's busy timeout
         _use_wal(conn)
+        conn.execute("PRAGMA secure_delete = ON")  # deleted memory content is zeroed, not left in free pages
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA secure_delete = ON")  # deleted rows (forgotten text, FTS index pages) are zeroed
@@ -69,6 +70,19 @@ def _use_wal(conn: sqlite3.Connection) -> None:
             if not _is_busy(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
+
+
+def checkpoint_wal(conn: sqlite3.Connection, attempts: int = 20) -> bool:
+    """Copy the WAL into the database and truncate it, so deleted content leaves no copy in ``-wal``.
+
+    A reader in the middle of a transaction can hold old frames; retry briefly. True when the WAL is empty.
+    """
+    for _ in range(attempts):
+        busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def migrate(conn: sqlite3.Connection) -> int:

@@ -262,6 +262,20 @@ MIGRATIONS: list[str] = [
     SELECT 'raw_memory', o.thread_id, COALESCE(t.cwd, ''), o.raw_memory
     FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id WHERE TRIM(o.raw_memory) != '';
     """,
+    # issue 10: a run records the exact tree it produced (approve commits that tree and nothing else) with a blob
+    # id per file, and keeps only counts once decided: stored diffs and pre-run snapshots of decided runs are dropped.
+    """
+    ALTER TABLE phase2_runs ADD COLUMN reviewed_tree TEXT;      -- git tree id of the workspace the review shows
+    ALTER TABLE phase2_runs ADD COLUMN reviewed_files TEXT;     -- JSON {path: blob id} of that tree (until decided)
+    ALTER TABLE phase2_runs ADD COLUMN lines_added INTEGER;
+    ALTER TABLE phase2_runs ADD COLUMN lines_removed INTEGER;
+    ALTER TABLE phase2_runs ADD COLUMN included_changes TEXT;   -- JSON [[status, path]] approved with the run
+    ALTER TABLE phase2_runs ADD COLUMN written_files TEXT;      -- JSON [path] the run itself wrote (kept when decided)
+    UPDATE phase2_runs SET written_files = (SELECT json_group_array(key) FROM json_each(pre_snapshot))
+        WHERE pre_snapshot IS NOT NULL AND json_valid(pre_snapshot);
+    UPDATE phase2_runs SET diff = NULL, input_diff = NULL, pre_snapshot = NULL
+        WHERE status NOT IN ('running', 'awaiting_review');
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -31,9 +31,11 @@ from memtui.tui.commands import MemtuiCommands
 from memtui.tui.messages import TaskFailed, TaskFinished, TaskProgress
 
 if TYPE_CHECKING:
+    from memtui.tui.screens.memory import MemoryScreen
     from memtui.tui.screens.review import ReviewScreen
 
 STATUS_REFRESH_SECONDS = 15.0
+MEMORY_ROOT_POLL_SECONDS = 2.0  # how soon a change made outside memtui (a shell, an editor) shows in the UI
 LOG_LIMIT = 500
 
 
@@ -154,6 +156,7 @@ class MemtuiApp(App[int]):
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
+            self.set_interval(MEMORY_ROOT_POLL_SECONDS, self.watch_memory_root)
         if self.ingest_on_start:
             self.run_ingest(quiet=True)
 
@@ -380,6 +383,95 @@ class MemtuiApp(App[int]):
                 screen.action_approve()
             else:
                 screen.action_reject()
+
+    def _memory_root_signature(self) -> tuple[object, ...]:
+        from memtui.tui.screens.memory import FILES as MEMORY_FILES
+
+        root = self.ctx.paths.memory_root
+        sig: list[object] = []
+        for path in (root, root / MEMORY_FILES["memory-md"], root / MEMORY_FILES["summary-md"]):
+            try:
+                st = path.stat()
+                sig.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                sig.append(None)
+        return tuple(sig)
+
+    def watch_memory_root(self) -> None:
+        """Changes made outside memtui reach the screens: the editor's checks, the review's "changed since"."""
+        sig = self._memory_root_signature()
+        last, self._memory_root_sig = getattr(self, "_memory_root_sig", None), sig
+        if last is not None and sig != last:
+            self.data_signal.publish("disk")
+
+    # ---- leaving with unsaved edits (issue 10: a person's edit is never lost) ---------------------------------
+
+    editor_screen: MemoryScreen | None = None  # the memory editor registers itself when it mounts
+
+    def _editor(self) -> MemoryScreen | None:
+        editor = self.editor_screen
+        return editor if editor is not None and editor.is_attached else None
+
+    async def action_quit(self) -> None:
+        """Quit, but ask first when the memory editor holds unsaved changes."""
+        from memtui.tui.screens.choice import Choice, ChoiceModal
+
+        editor = self._editor()
+        names = editor.unsaved() if editor is not None else []
+        if editor is None or not names:
+            self.exit()
+            return
+
+        def decided(choice: str | None) -> None:
+            if choice == "save":
+                editor.save_all(after=self.exit)
+            elif choice == "discard":
+                self.exit()
+
+        self.push_screen(
+            ChoiceModal(
+                "Unsaved changes",
+                f"{', '.join(names)}: your edits are not saved. Save them before quitting?",
+                [
+                    Choice("Save and quit", "save", "primary"),
+                    Choice("Quit without saving", "discard", "error"),
+                    Choice("Cancel", "cancel"),
+                ],
+            ),
+            decided,
+        )
+
+    async def action_switch_mode(self, mode: str) -> None:
+        """Switch screens; leaving the memory editor with unsaved changes asks first."""
+        from memtui.tui.screens.choice import Choice, ChoiceModal
+        from memtui.tui.screens.memory import MemoryScreen
+
+        screen = self.screen
+        names = screen.unsaved() if isinstance(screen, MemoryScreen) and mode != "memory" else []
+        if not names:
+            self.switch_mode(mode)
+            return
+        assert isinstance(screen, MemoryScreen)
+
+        def decided(choice: str | None) -> None:
+            if choice == "save":
+                screen.save_all(after=lambda: self.switch_mode(mode))
+            elif choice == "discard":
+                screen.discard_changes()
+                self.switch_mode(mode)
+
+        self.push_screen(
+            ChoiceModal(
+                "Unsaved changes",
+                f"{', '.join(names)}: your edits are not saved. Save them before leaving the editor?",
+                [
+                    Choice("Save", "save", "primary"),
+                    Choice("Discard", "discard", "error"),
+                    Choice("Stay", "cancel"),
+                ],
+            ),
+            decided,
+        )
 
     # ---- navigation -----------------------------------------------------------------------------
 

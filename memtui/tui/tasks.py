@@ -155,12 +155,14 @@ def phase2_task(force: bool = False) -> TaskFn:
 # ---- decisions and manual edits -------------------------------------------------------------------
 
 
-def approve_task(run_id: int | None) -> TaskFn:
+def approve_task(run_id: int | None, include_changes: bool = False, expected_tree: str | None = None) -> TaskFn:
+    """Approve exactly the reviewed tree, or it plus the changes the person was shown (``include_changes``)."""
+
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.phase2.review import approve
 
         progress(0, None, f"committing run #{run_id} as the new baseline")
-        result = approve(ctx, run_id=run_id)
+        result = approve(ctx, run_id=run_id, include_changes=include_changes, expected_tree=expected_tree)
         return TaskOutcome("finished", f"run #{result.run_id} approved, new baseline {str(result.commit)[:10]}")
 
     return run
@@ -180,11 +182,14 @@ def reject_task(reason: str, run_id: int | None) -> TaskFn:
     return run
 
 
-def commit_task(message: str) -> TaskFn:
+def commit_task(message: str, tree: str | None = None) -> TaskFn:
+    """The manual commit, pinned to the tree the person was shown (refused if the root changed since)."""
+
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.phase2.review import commit_manual_edit
 
         progress(0, None, "committing the memory root")
-        return TaskOutcome("finished", f"new baseline {str(commit_manual_edit(ctx, message))[:10]}")
+        commit = commit_manual_edit(ctx, message, expected_tree=tree)
+        return TaskOutcome("finished", f"new baseline {str(commit)[:10]}")
 
     return run

@@ -22,6 +22,9 @@ AREAS = (
     "fuzz: citations",
     "prompt injection",
     "secrets",
+    "UI diff vs phase 2",
+    "save during a run",
+    "deleted content",
 )
 
 
@@ -92,6 +95,8 @@ def lines(totals: dict[str, dict[str, float]]) -> list[str]:
             parts.append(f"bad lines counted {int(t['bad_lines'])}")
         if "escapes" in t:
             parts.append(f"escape attempts {int(t['escapes'])}, refused {int(t.get('refused', 0))}")
+        if "deleted" in t:
+            parts.append(f"deleted texts planted {int(t['deleted'])}, found afterwards {int(t.get('found', 0))}")
         if "planted" in t:
             parts.append(f"secrets planted {int(t['planted'])}, leaked {int(t.get('leaked', 0))}")
         if "negatives" in t:

@@ -214,12 +214,8 @@ def needles(secret: str) -> list[bytes]:
 
 
 def home_blobs(home: Home) -> Iterator[tuple[str, bytes]]:
-    """Every byte stored under MEMTUI_HOME: files as they are, plus every git object's content."""
-    db = home.memtui / "state.sqlite"
-    if db.exists():
-        conn = sqlite3.connect(db, timeout=30)
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.close()
+    """Every byte stored under MEMTUI_HOME: files as they are (``state.sqlite`` and its ``-wal`` read raw, with no
+    checkpoint first, so content left in the WAL or in free pages is found), plus every git object's content."""
     for path in sorted(home.memtui.rglob("*")):
         if path.is_file() and not path.is_symlink():
             yield str(path.relative_to(home.memtui)), path.read_bytes()

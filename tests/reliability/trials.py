@@ -239,9 +239,10 @@ def phase2_kill_trial(base: Path, server: ChatServer, seed: int) -> TrialResult:
     if not integrity_ok(home.memtui / "state.sqlite"):
         problems.append("state.sqlite fails integrity_check")
 
-    # Rerun (after the dead lease) until the selection is consolidated and approved.
+    # Rerun (after the dead lease) until the selection is consolidated and approved. The trial knows the killed
+    # process was the only git user, so a leftover index.lock counts as stale at once (the default waits 60 s).
     with frozen(NOW + LEASE + 1):
-        ctx = home.context(server.base_url)
+        ctx = home.context(server.base_url, index_lock_stale_seconds=0)
         try:
             if review.pending_run(ctx.conn) is None:
                 result = run_phase2(ctx, offline=offline, force=True)

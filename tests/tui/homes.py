@@ -394,11 +394,23 @@ def build_snapshot_home(home: Path) -> Context:
         ["A", "rollout_summaries/2026-07-09T12-00-00-tqt7-docs_preview.md"],
         ["D", "rollout_summaries/old_note.md"],
     ]
+    from memtui.phase2.baseline import tree_files, write_worktree_tree
+
+    tree = write_worktree_tree(root)  # as Phase 2 records it: the run "produced" the tree on disk
     ctx.conn.execute(
         """INSERT INTO phase2_runs (status, started_at, finished_at, offline, baseline_commit, diff, stat, selected,
-                                    claimed_watermark, new_watermark)
-           VALUES ('awaiting_review', ?, ?, 1, ?, ?, ?, '[]', 0, ?)""",
-        (FROZEN_NOW - 600, FROZEN_NOW - 590, commit, REVIEW_DIFF, json.dumps(stat), FROZEN_NOW - DAY),
+                                    claimed_watermark, new_watermark, reviewed_tree, reviewed_files)
+           VALUES ('awaiting_review', ?, ?, 1, ?, ?, ?, '[]', 0, ?, ?, ?)""",
+        (
+            FROZEN_NOW - 600,
+            FROZEN_NOW - 590,
+            commit,
+            REVIEW_DIFF,
+            json.dumps(stat),
+            FROZEN_NOW - DAY,
+            tree,
+            json.dumps(tree_files(root, tree)),
+        ),
     )
     return ctx
 

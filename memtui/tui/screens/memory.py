@@ -7,9 +7,10 @@ next consolidation, whose agent treats it as authoritative.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from textual import getters, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -17,9 +18,10 @@ from textual.content import Content
 from textual.widgets import Label, Static, TabbedContent, TabPane, TextArea
 from textual.worker import get_current_worker
 
-from memtui.tui import tasks
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.screens.choice import Choice, ChoiceModal, DiffModal
 from memtui.tui.screens.dialogs import TextPromptModal
+from memtui.tui.tasks import commit_task
 from memtui.tui.widgets.diff_view import DiffView
 from memtui.tui.widgets.lint_line import LintLine
 
@@ -46,14 +48,10 @@ class MemoryScreen(MemtuiScreen):
         Binding("enter,e", "edit", "Edit", id="memory.edit"),
     ]
 
-    tabs = getters.query_one("#memory-tabs", TabbedContent)
-    warnings_box = getters.query_one("#memory-warnings", Static)
-    edit_diff = getters.query_one("#edit-diff", DiffView)
-    summary_area = getters.query_one("#summary-md", TextArea)
-
     def __init__(self) -> None:
         super().__init__(id="memory-screen")
         self.saved: dict[str, str] = {}
+        self.hashes: dict[str, str | None] = {}  # sha256 of what each pane loaded: a save checks it is still there
         self.disk_warnings: list[str] = []
 
     @property
@@ -81,18 +79,24 @@ class MemoryScreen(MemtuiScreen):
                 yield DiffView(id="edit-diff")
 
     def on_mount(self) -> None:
+        self.app.editor_screen = self  # so quitting can ask about unsaved edits from any screen
         for area in self.query(TextArea):
             area.cursor_blink = self.app.cursor_blink
         self.load_files()
 
     def load_files(self) -> None:
-        for pane_id, name in FILES.items():
-            path = self.root / name
-            text = path.read_text(encoding="utf-8") if path.exists() else ""
-            self.saved[pane_id] = text
-            self.query_one(f"#{pane_id}", TextArea).load_text(text)
-            self._mark(pane_id)
+        for pane_id in FILES:
+            self._load_pane(pane_id)
         self._refresh_checks()
+
+    def _load_pane(self, pane_id: str) -> None:
+        from memtui.memroot.edit import load_file
+
+        loaded = load_file(self.root, FILES[pane_id])
+        self.saved[pane_id] = loaded.text
+        self.hashes[pane_id] = loaded.sha256
+        self.query_one(f"#{pane_id}", TextArea).load_text(loaded.text)
+        self._mark(pane_id)
 
     def reload(self, source: str = "") -> None:
         sources = ("approve", "reject", "phase2", "commit", "resume", "mount")
@@ -104,20 +108,31 @@ class MemoryScreen(MemtuiScreen):
     def dirty(self, pane_id: str) -> bool:
         return self.query_one(f"#{pane_id}", TextArea).text != self.saved.get(pane_id, "")
 
+    def unsaved(self) -> list[str]:
+        """Names of the files with unsaved changes in the editor."""
+        return [name for pane_id, name in FILES.items() if self.dirty(pane_id)]
+
+    def discard_changes(self) -> None:
+        for pane_id in FILES:
+            if self.dirty(pane_id):
+                self.query_one(f"#{pane_id}", TextArea).load_text(self.saved.get(pane_id, ""))
+                self._mark(pane_id)
+        self._show_warnings()
+
     def _mark(self, pane_id: str) -> None:
-        tabs = self.tabs
+        tabs = self.query_one(TabbedContent)
         label = FILES[pane_id] + (" ●" if self.dirty(pane_id) else "")
         tabs.get_tab(f"pane-{pane_id}").label = Content(label)
 
     def show_file(self, name: str) -> None:
         for pane_id, fname in FILES.items():
             if fname == name:
-                self.tabs.active = f"pane-{pane_id}"
+                self.query_one(TabbedContent).active = f"pane-{pane_id}"
                 self.action_leave_editor()  # the tab bar: enter edits, digits still switch screens
 
     @property
     def current_pane(self) -> str:
-        return (self.tabs.active or "pane-memory-md").removeprefix("pane-")
+        return (self.query_one(TabbedContent).active or "pane-memory-md").removeprefix("pane-")
 
     @on(TextArea.Changed)
     def _changed(self, event: TextArea.Changed) -> None:
@@ -127,9 +142,9 @@ class MemoryScreen(MemtuiScreen):
                 self._show_warnings()
 
     def _show_warnings(self) -> None:
-        live = summary_warnings(self.summary_area.text)
+        live = summary_warnings(self.query_one("#summary-md", TextArea).text)
         warnings = live + [w for w in self.disk_warnings if w not in live]
-        box = self.warnings_box
+        box = self.query_one("#memory-warnings", Static)
         missing = [name for name in FILES.values() if not (self.root / name).exists()]
         if warnings:
             text = "\n".join(f"⚠ {w}" for w in warnings)
@@ -149,43 +164,126 @@ class MemoryScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="memory-checks", exit_on_error=False)
     def _compute_checks(self) -> None:
-        worker = get_current_worker()
-        warnings: list[str] = []
+        """Loader limits, files changed on disk since loaded, and the read-only diff against the baseline."""
         from memtui.export import loader_warnings
-        from memtui.phase2.review import workspace_diff
+        from memtui.memroot.edit import digest
+        from memtui.memroot.view import worktree_view
+        from memtui.phase2.baseline import BaselineError, is_usable
 
+        worker = get_current_worker()
         warnings = list(loader_warnings(self.root))
+        on_disk: dict[str, str | None] = {}
+        for pane_id, name in FILES.items():
+            try:
+                on_disk[pane_id] = digest((self.root / name).read_bytes())
+            except OSError:
+                on_disk[pane_id] = None
         try:
-            _stat, diff = workspace_diff(self.app.task_context())
-        except Exception as exc:  # (no baseline yet, git missing: show it, don't crash)
-            diff = None
-            empty = f"No diff: {exc}"
-        else:
-            empty = "No pending change: the memory root matches the baseline."
+            if not is_usable(self.root):
+                diff, empty = "", "No baseline yet: the first Phase 2 run or commit creates it."
+            else:
+                diff = worktree_view(self.root).diff
+                empty = "No pending change: the memory root matches the baseline."
+        except (BaselineError, OSError) as exc:  # (a broken .git, git missing: show it, don't crash)
+            diff, empty = "", f"No diff: {exc}"
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_checks, warnings, diff or "", empty)
+            self.app.call_from_thread(self._show_checks, warnings, diff, empty, on_disk)
 
-    def _show_checks(self, warnings: list[str], diff: str, empty: str) -> None:
+    def _show_checks(self, warnings: list[str], diff: str, empty: str, on_disk: dict[str, str | None]) -> None:
+        for pane_id, name in FILES.items():
+            if on_disk.get(pane_id) == self.hashes.get(pane_id):
+                continue
+            if self.dirty(pane_id):
+                warnings.append(f"{name} changed on disk since you opened it: saving will ask what to do.")
+            else:
+                self._load_pane(pane_id)  # nothing typed here: show what is on disk now
         self.disk_warnings = warnings
         self._show_warnings()
-        self.edit_diff.show_diff(diff, empty=empty)
+        self.query_one("#edit-diff", DiffView).show_diff(diff or "", empty=empty)
 
     def action_save(self) -> None:
+        self.save_all()
+
+    def save_all(self, after: Callable[[], object] | None = None) -> bool:
+        """Save every edited file, each only over what it loaded; True when all were saved (then ``after()``).
+
+        A file changed on disk opens a choice (reload, overwrite, show the difference) and ``after`` waits for it;
+        a busy memory root (Phase 2 running) refuses with a message and keeps the text in the editor.
+        """
+        from memtui.memroot.edit import SaveConflict, save_file
+        from memtui.memroot.lock import MemoryRootBusy
+
         saved = []
         for pane_id, name in FILES.items():
-            if self.dirty(pane_id):
-                text = self.query_one(f"#{pane_id}", TextArea).text
+            if not self.dirty(pane_id):
+                continue
+            text = self.query_one(f"#{pane_id}", TextArea).text
+            try:
                 self.root.mkdir(parents=True, exist_ok=True)
-                (self.root / name).write_text(text, encoding="utf-8")
-                self.saved[pane_id] = text
-                self._mark(pane_id)
-                saved.append(name)
+                self.hashes[pane_id] = save_file(self.root, name, text, self.hashes.get(pane_id))
+            except SaveConflict as conflict:
+                self._saved_note(saved)
+                self._resolve_conflict(pane_id, conflict, after)
+                return False
+            except MemoryRootBusy as exc:
+                self._saved_note(saved)
+                self.notify_literal(
+                    f"{name} not saved: {exc} Your text stays in the editor.", severity="error", timeout=10
+                )
+                return False
+            self.saved[pane_id] = text
+            self._mark(pane_id)
+            saved.append(name)
+        if not self._saved_note(saved):
+            self.notify_literal("Nothing to save.")
+        if after is not None:
+            after()
+        return True
+
+    def _saved_note(self, saved: list[str]) -> bool:
         if saved:
             self.notify_literal(f"Saved {', '.join(saved)} (pending change until committed or consolidated)")
             self.app.data_changed("memory-save")
-        else:
-            self.notify_literal("Nothing to save.")
-        self._refresh_checks()
+            self._refresh_checks()
+        return bool(saved)
+
+    def _resolve_conflict(self, pane_id: str, conflict: object, after: Callable[[], object] | None) -> None:
+        from memtui.memroot.edit import SaveConflict, difference
+
+        assert isinstance(conflict, SaveConflict)
+        name = FILES[pane_id]
+
+        def decided(choice: str | None) -> None:
+            if choice == "reload":
+                self._load_pane(pane_id)
+                self._refresh_checks()
+                self.notify_literal(f"Reloaded {name} from disk; your unsaved text was dropped.")
+            elif choice == "overwrite":
+                self.hashes[pane_id] = conflict.disk.sha256  # the person saw it changed and chose to replace it
+                self.save_all(after)
+            elif choice == "diff":
+                text = self.query_one(f"#{pane_id}", TextArea).text
+                self.app.push_screen(
+                    DiffModal(
+                        f"{name}: on disk (-) and in your editor (+)", difference(name, conflict.disk.text, text)
+                    ),
+                    lambda _closed: self._resolve_conflict(pane_id, conflict, after),
+                )
+
+        self.app.push_screen(
+            ChoiceModal(
+                f"{name} changed on disk",
+                f"{conflict} Somebody (a shell, another program, or memtui) changed it after you opened it. "
+                "Reload drops your unsaved text; Overwrite replaces what is on disk with your text.",
+                [
+                    Choice("Show difference", "diff", "primary"),
+                    Choice("Reload", "reload"),
+                    Choice("Overwrite", "overwrite", "error"),
+                    Choice("Cancel", "cancel"),
+                ],
+            ),
+            decided,
+        )
 
     def action_revert(self) -> None:
         pane_id = self.current_pane
@@ -194,17 +292,33 @@ class MemoryScreen(MemtuiScreen):
         self._show_warnings()
 
     def action_commit(self) -> None:
-        if any(self.dirty(p) for p in FILES):
-            self.action_save()
+        self.save_all(after=self._ask_commit)
+
+    def _ask_commit(self) -> None:
+        """Show what the commit will take (read-only view) and commit exactly that tree if confirmed."""
+        from memtui.memroot.view import worktree_view
+        from memtui.phase2.baseline import BaselineError
+
+        try:
+            view = worktree_view(self.root, with_diff=False)
+        except (BaselineError, OSError) as exc:
+            self.notify_literal(f"Cannot commit: {exc}", severity="error")
+            return
+        if not view.stat:
+            self.notify_literal("Nothing to commit: the memory root matches the baseline.")
+            return
+        files = ", ".join(f"{s} {p}" for s, p in view.stat[:8]) + (" ..." if len(view.stat) > 8 else "")
+        tree = view.tree
 
         def decided(message: str | None) -> None:
             if message:
-                self.app.start_task("commit", "Commit manual edit", tasks.commit_task(message))
+                self.app.start_task("commit", "Commit manual edit", commit_task(message, tree))
 
         self.app.push_screen(
             TextPromptModal(
                 "Commit manual edit",
-                "Commit the memory root as it is on disk into the baseline, as your own change.",
+                f"Commit the memory root as it is on disk into the baseline, as your own change: {files}. "
+                "New inputs (raw_memories.md, rollout_summaries/) stay pending for Phase 2.",
                 "commit message",
                 "Commit",
                 value="Manual edit of MEMORY.md",
@@ -220,4 +334,4 @@ class MemoryScreen(MemtuiScreen):
         self.query_one(f"#{self.current_pane}", TextArea).focus()
 
     def action_leave_editor(self) -> None:
-        self.tabs.query_one("Tabs").focus()
+        self.query_one(TabbedContent).query_one("Tabs").focus()

@@ -1,25 +1,30 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Consolidation review: the changed files and the diff hunk by hunk; approve, reject, or run Phase 2."""
+"""Consolidation review: the changed files and the diff hunk by hunk; approve, reject, or run Phase 2.
+
+What it shows comes from ``memtui.phase2.review.review_state``, the same as ``memtui review show``: the run awaiting
+review plus what changed since it, or, with no run, a person's own edits since the baseline (commit them with c).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import OptionList, Static
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui import views
 from memtui.labels import PHASE2_STATUS, label
-from memtui.tui import tasks
 from memtui.tui.format import fmt_time, plural
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
+from memtui.tui.screens.choice import Choice, ChoiceModal
 from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
+from memtui.tui.tasks import approve_task, commit_task, reject_task
 from memtui.tui.widgets.diff_view import DiffView, parse_diff
 from memtui.tui.widgets.lint_line import LintLine
 from memtui.tui.widgets.vim import VimOptionList
@@ -52,6 +57,7 @@ class ReviewScreen(MemtuiScreen):
         Binding("enter", "open_file", "Open", id="review.open_file"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
+        Binding("c", "commit", "Commit my edits", id="review.commit"),
         Binding("P", "run_phase2", "Run Phase 2", show=False, id="review.run_phase2"),
         Binding("z", "zoom", "Zoom", id="review.zoom"),
         Binding("s", "toggle_split", "Side by side", id="review.split"),
@@ -67,17 +73,31 @@ class ReviewScreen(MemtuiScreen):
     def __init__(self) -> None:
         super().__init__(id="review-screen")
         self.run: Phase2Run | None = None
+        self.state: Any = None  # memtui.phase2.review.ReviewState
 
     @property
     def awaiting(self) -> bool:
         return self.run is not None and self.run.status == "awaiting_review"
+
+    @property
+    def own_edits(self) -> Any:
+        """A person's pending edits (no run awaiting), else None."""
+        edits = getattr(self.state, "own_edits", None)
+        return edits if edits is not None and edits.stat and not self.awaiting else None
+
+    @property
+    def since_run(self) -> Any:
+        return getattr(self.state, "since_run", None) if self.awaiting else None
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="review-meta", markup=False)
         yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
         with Horizontal(id="review-body"):
             yield VimOptionList(id="files")
-            yield DiffView(id="diff")
+            with Vertical(id="review-diffs"):
+                yield DiffView(id="diff")
+                yield Label("", id="since-title", classes="section-title")
+                yield DiffView(id="since-diff")
 
     def on_mount(self) -> None:
         self.reload("mount")
@@ -87,22 +107,33 @@ class ReviewScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def _load(self) -> None:
+        from memtui.phase2.review import review_state
+
         worker = get_current_worker()
-        conn = self.app.ctx.new_conn()
+        ctx = self.app.task_context()
         try:
-            run = views.review_run(conn)
+            run = views.review_run(ctx.conn)
+            state = review_state(ctx)  # read-only: a temporary index, no lock
         finally:
-            conn.close()
+            ctx.close()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, run)
+            self.app.call_from_thread(self._show, run, state)
 
     def loader_failed(self, error: BaseException) -> None:
         self.meta.update(Content(f"Cannot load the consolidation: {type(error).__name__}: {error}"))
 
-    def _show(self, run: Phase2Run | None) -> None:
+    def _file_width(self) -> int:
+        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow)."""
+        width = self.size.width or self.app.size.width
+        return width - 6 if width < 100 else (44 if width >= 160 else 32)
+
+    def _show(self, run: Phase2Run | None, state: Any = None) -> None:
         self.run = run
+        self.state = state
         meta, files, diff = self.meta, self.files, self.diff
+        width = self._file_width()
         files.clear_options()
+        self._show_since()
         if not self.awaiting:
             if run is None:
                 text = "No consolidation has run yet. Press P to run Phase 2."
@@ -112,20 +143,42 @@ class ReviewScreen(MemtuiScreen):
                     f"No consolidation awaiting review. Last run #{run.id} {label(run.status, PHASE2_STATUS)}"
                     f"{reason}. P runs Phase 2."
                 )
+            if (edits := self.own_edits) is not None:
+                text += (
+                    f"\nYour own edits and new inputs since the baseline: {plural(len(edits.stat), 'file')}. "
+                    "c commits them as a manual change; otherwise the next Phase 2 consolidates them."
+                )
+                for status, path in edits.stat:
+                    files.add_option(
+                        Option(
+                            Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, width)), id=path
+                        )
+                    )
+                diff.show_diff(edits.diff, empty="Only file modes changed.")
+            else:
+                error = getattr(state, "error", None)
+                diff.show_diff("", empty=f"Nothing to review. ({error})" if error else "Nothing to review.")
             meta.update(Content(text))
-            diff.show_diff("", empty="Nothing to review.")
             self.refresh_bindings()
             return
         assert run is not None
         stat = run.stat or [(f.status, f.path) for f in parse_diff(run.diff)]
+        since = self.since_run
         meta.update(
             Content.assemble(
                 (f"Run #{run.id} awaiting review", "bold $text-warning"),
                 f" · {plural(len(stat), 'file')} changed · started {fmt_time(run.started_at)} · ",
                 ("offline" if run.offline else (run.model or "")),
+                (
+                    f"\n⚠ {plural(len(since.stat), 'file')} changed since the run (not part of it, shown below): "
+                    + ", ".join(p for _, p in since.stat[:6])
+                    + (" ..." if len(since.stat) > 6 else ""),
+                    "$text-error",
+                )
+                if since is not None
+                else "",
             )
         )
-        width = self._file_width()
         for status, path in stat:
             files.add_option(
                 Option(Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, width)), id=path)
@@ -133,21 +186,29 @@ class ReviewScreen(MemtuiScreen):
         diff.show_diff(run.diff, empty="The run changed no text.")
         self.refresh_bindings()
 
-    def _file_width(self) -> int:
-        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow)."""
-        width = self.size.width or self.app.size.width
-        return width - 6 if width < 100 else (44 if width >= 160 else 32)
-
-    def on_resize(self, event: events.Resize) -> None:
-        if self.diff.split and event.size.width < SPLIT_MIN_WIDTH:
-            self.diff.set_split(False)
+    def _show_since(self) -> None:
+        since = self.since_run
+        title = self.query_one("#since-title", Label)
+        view = self.query_one("#since-diff", DiffView)
+        title.display = view.display = since is not None
+        if since is not None:
+            title.update(
+                Content(f"Changed since the run (not part of what the run produced): {plural(len(since.stat), 'file')}")
+            )
+            view.show_diff(since.diff, empty=", ".join(f"{s} {p}" for s, p in since.stat))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("approve", "reject"):
             return True if self.awaiting else None
+        if action == "commit":
+            return self.own_edits is not None  # hidden unless there are edits to commit
         if action == "toggle_split":
             return self.size.width >= SPLIT_MIN_WIDTH  # hidden where it cannot work
         return super().check_action(action, parameters)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.diff.split and event.size.width < SPLIT_MIN_WIDTH:
+            self.diff.set_split(False)
 
     # ---- layout --------------------------------------------------------------------------------------
 
@@ -207,6 +268,28 @@ class ReviewScreen(MemtuiScreen):
         if not self.awaiting or self.run is None:
             return
         run_id = self.run.id
+        since = self.since_run
+        if since is not None:
+            names = ", ".join(f"{p} ({s})" for s, p in since.stat)
+
+            def chose(choice: str | None) -> None:
+                if choice == "include":
+                    self.app.start_task(
+                        "approve", f"Approve #{run_id} + changes", approve_task(run_id, True, since.tree)
+                    )
+
+            self.app.push_screen(
+                ChoiceModal(
+                    "Files changed since the run",
+                    f"Changed after run #{run_id}: {names}. These changes are not part of what the run produced; "
+                    "they are shown under 'Changed since the run'. Approve the run together with exactly these "
+                    "changes, or cancel (and undo them first to approve the run alone).",
+                    [Choice("Approve with these changes", "include", "warning"), Choice("Cancel", "cancel")],
+                    focus="cancel",
+                ),
+                chose,
+            )
+            return
         body = (
             f"Approve run #{run_id} ({plural(len(self.run.stat), 'changed file')})? Its changes become the new "
             "baseline commit and the next consolidation starts from them."
@@ -214,9 +297,30 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(ok: bool | None) -> None:
             if ok:
-                self.app.start_task("approve", f"Approve #{run_id}", tasks.approve_task(run_id))
+                self.app.start_task("approve", f"Approve #{run_id}", approve_task(run_id))
 
         self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
+
+    def action_commit(self) -> None:
+        edits = self.own_edits
+        if edits is None:
+            return
+
+        def decided(message: str | None) -> None:
+            if message:
+                self.app.start_task("commit", "Commit manual edit", commit_task(message, edits.tree))
+
+        self.app.push_screen(
+            TextPromptModal(
+                "Commit my edits",
+                f"Make the {plural(len(edits.stat), 'file')} shown the new baseline, as your own change. New inputs "
+                "(raw_memories.md, rollout_summaries/) stay pending for Phase 2.",
+                "commit message",
+                "Commit",
+                value="Manual edit",
+            ),
+            decided,
+        )
 
     def action_reject(self) -> None:
         if not self.awaiting or self.run is None:
@@ -226,7 +330,7 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(reason: str | None) -> None:
             if reason:
-                self.app.start_task("reject", f"Reject #{run_id}", tasks.reject_task(reason, run_id))
+                self.app.start_task("reject", f"Reject #{run_id}", reject_task(reason, run_id))
 
         self.app.push_screen(
             TextPromptModal(
