@@ -46,6 +46,7 @@ SKIP_REASON = {
     "not_interactive": "not interactive",
     "memory_disabled": "memory disabled",
     "no_preview": "no user message",
+    "forgotten": "forgotten (memtui forget --undo lifts it)",
     "too_old": "too old",
     "not_idle": "still active",
     "up_to_date": "up to date",

@@ -292,13 +292,14 @@ def refresh_messages(
         "SELECT t.id, t.path, t.source_kind, COALESCE(t.cwd, '') AS cwd, t.bytes || ':' || t.updated_at || ':' || t.path"
         " AS stamp, s.stamp AS indexed FROM threads t LEFT JOIN search_sources s ON s.key = 'thread:' || t.id"
         " WHERE t.ingest_status = 'indexed' AND (s.stamp IS NULL OR s.stamp != t.bytes || ':' || t.updated_at || ':'"
-        " || t.path)"
+        " || t.path) AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"  # issue 11
     ).fetchall()
     stale = [
         r[0]
         for r in conn.execute(
             "SELECT substr(s.key, 8) FROM search_sources s LEFT JOIN threads t ON 'thread:' || t.id = s.key"
-            " WHERE s.key LIKE 'thread:%' AND (t.id IS NULL OR t.ingest_status != 'indexed')"
+            " WHERE s.key LIKE 'thread:%' AND (t.id IS NULL OR t.ingest_status != 'indexed'"
+            " OR EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id))"  # issue 11: forgotten
         )
     ]
     for start in range(0, len(rows), THREAD_BATCH):

@@ -60,6 +60,8 @@ class Settings(BaseModel):
 
     # issue 10: a git index.lock in the memory root older than this (and no memtui holder) is stale and removed.
     index_lock_stale_seconds: int = Field(60, ge=0)
+    # issue 11: approved versions kept for undo as compressed snapshots in the state database (0 keeps none).
+    history_versions: int = Field(20, ge=0, le=10_000)
 
     # Sources (None = the conventional locations).
     codex_home: Path | None = None

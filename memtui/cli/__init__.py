@@ -37,6 +37,8 @@ COMMANDS = [
     "search",  # issue 14
     "mcp",  # issue 14
     "hooks",  # issue 14
+    "history",  # issue 11
+    "forget",  # issue 11
 ]
 
 

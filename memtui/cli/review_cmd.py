@@ -18,7 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "show", help="the run awaiting review and what changed since it, or your own edits since the baseline"
     )
     show.add_argument("--stat", action="store_true", help="only the A/M/D file lists")
-    show.add_argument("--json", action="store_true")
+    show.add_argument(
+        "--hunks", action="store_true", help="list the run's hunks (ids for --except) with their evidence"
+    )
+    show.add_argument("--json", action="store_true", help="stat, diff and hunks (id, ranges, hash, text, evidence)")
     approve = actions.add_parser("approve", help="make exactly the reviewed result the new memory baseline")
     approve.add_argument(
         "--include-changes",
@@ -28,6 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     approve.add_argument(
         "--expect", metavar="TREE", default=None, help="approve only if the memory root is still this tree (from show)"
     )
+    approve.add_argument(
+        "--except",
+        dest="except_ids",
+        default="",
+        metavar="ID[,ID...]",
+        help="leave these hunks out (their lines stay as in the baseline); `review show --hunks` lists the ids",
+    )
+    approve.add_argument("--reason", default=None, help="why the hunks are left out; the next run is told")
     approve.add_argument("--json", action="store_true")
     reject = actions.add_parser("reject", help="undo the run's changes and remember why")
     reject.add_argument("--reason", default=None, help="why; the next consolidation prompt includes it")
@@ -45,14 +56,35 @@ def _stat_lines(stat: list[tuple[str, str]]) -> str:
     return "".join(f"{s} {p}\n" for s, p in stat) or "(no changes)\n"
 
 
-def _show(ctx, stat_only: bool, as_json: bool) -> int:
-    from memtui.phase2 import review
+def _hunk_lines(hunks: list) -> str:
+    out = []
+    for h in hunks:
+        body = h.text.split("\n")[1:]
+        plus, minus = sum(x.startswith("+") for x in body), sum(x.startswith("-") for x in body)
+        out.append(f"{h.id}  {h.file}  -{h.old_start},{h.old_count} +{h.new_start},{h.new_count}  (+{plus} -{minus})\n")
+        for e in h.evidence:
+            out.append(
+                f"    <- {e['thread_id']} {e.get('rollout_summary_file') or ''} score {e['score']}: {e['excerpt']}\n"
+            )
+    return "".join(out) or "(no hunks)\n"
 
-    state = review.review_state(ctx, with_diff=not stat_only)
+
+def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
+    from memtui.phase2 import review
+    from memtui.review.evidence import hunk_infos
+
+    state = review.review_state(ctx, with_diff=not stat_only or as_json or list_hunks)
+    shown = state.run.diff if state.run else (state.own_edits.diff if state.own_edits else "")
+    hunks = hunk_infos(ctx, shown, state.run) if (as_json or list_hunks) else []
+    if list_hunks:
+        sys.stdout.write(_hunk_lines(hunks))
+        return 0
     if as_json:
         print_json(
             {
                 "run_id": state.run.id if state.run else None,
+                "kind": state.run.kind if state.run else None,
+                "hunks": [h.model_dump(mode="json") for h in hunks],
                 "stat": state.run.stat if state.run else (state.own_edits.stat if state.own_edits else []),
                 "diff": None if stat_only else (state.run.diff if state.run else (state.own_edits or _empty()).diff),
                 "tree": state.run.reviewed_tree if state.run else (state.own_edits.tree if state.own_edits else None),
@@ -106,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     ctx = make_context()
     try:
         if action == "show":
-            return _show(ctx, bool(getattr(args, "stat", False)), bool(args.json))
+            return _show(ctx, bool(getattr(args, "stat", False)), bool(args.json), bool(getattr(args, "hunks", False)))
         if action == "commit":
             commit = review.commit_manual_edit(ctx, args.message, expected_tree=args.expect)
             if args.json:
@@ -115,10 +147,21 @@ def run(args: argparse.Namespace) -> int:
                 print(f"committed your edits: new baseline {commit}")
             return 0
         if action == "approve":
-            result = review.approve(ctx, include_changes=args.include_changes, expected_tree=args.expect)
+            except_ids = [i for i in (args.except_ids or "").split(",") if i.strip()]
+            result = review.approve(
+                ctx,
+                include_changes=args.include_changes,
+                expected_tree=args.expect,
+                except_ids=except_ids,
+                reason=args.reason,
+            )
             msg = f"approved run #{result.run_id}: new baseline {result.commit}, watermark {result.watermark}"
             if result.included_changes:
                 msg += f"; included {', '.join(p for _, p in result.included_changes)} (changed since the run)"
+            if result.hunks_out:
+                msg += f"; {result.hunks_in} hunk(s) in, {result.hunks_out} left out and remembered as rejected"
+            if result.decision:
+                msg += f" (history version {result.decision})"
         else:
             result = review.reject(ctx, args.reason)
             msg = f"rejected run #{result.run_id}: restored {len(result.restored)} file(s)"

@@ -31,6 +31,7 @@ class Candidate:
 # Why a thread (alias t) can never be extracted, whatever the time: the user's opt-outs and the reference's
 # source rules. NULL when none applies. The UI shows the same reasons.
 NEVER_ELIGIBLE_SQL = """CASE
+    WHEN EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id) THEN 'forgotten'
     WHEN t.archived != 0 THEN 'archived'
     WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
               OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from memtui import clock
+from memtui import clock, forget
 from memtui.context import Context
 from memtui.llm.backends.choose import CLI_PROVIDERS
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
@@ -40,6 +40,7 @@ from memtui.phase2.workspace import (
     validate_artifacts,
     write_if_changed,
 )
+from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job
 from memtui.state.selection import Stage1Output, get_phase2_input_selection
 
@@ -266,6 +267,7 @@ def _run_locked(
                 " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
                 (now, now, int(offline), base, claim.input_watermark, new_watermark, None),
             )
+            forget.finish_without_changes(conn)
             say("no changes since the baseline")
             return Phase2Result(outcome="no_changes", run_id=cur.lastrowid, selected=len(selected), offline=offline)
         say(f"workspace: {len(changes)} file(s) changed since the baseline")
@@ -288,12 +290,13 @@ def _run_locked(
             ),
         )
         run_id = int(cur.lastrowid or 0)
+        forget.claim_for_run(conn, run_id)
         journal = Journal(root, on_change=_persist_journal(conn, run_id))
 
         tag = "failed_agent"
         ptok = ctok = 0
         if offline:
-            written = consolidate_offline(root, selected, journal)
+            written = consolidate_offline(root, selected, journal, rejected=rejected_lines(conn))
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
         else:
             inputs = PromptInputs(
@@ -302,6 +305,8 @@ def _run_locked(
                 renames=rollout_renames(root, changes),
                 tombstones=read_tombstones(root),
                 rejections=rejections_since_last_approval(conn),
+                do_not_relearn=do_not_relearn_lines(conn),
+                forgotten=forget.prompt_lines(conn),
             )
             prompt = render_consolidation_prompt(root, s, inputs)
             if s.resolved_provider in CLI_PROVIDERS:  # issue 13: codex / claude edit with their own tools
@@ -313,6 +318,8 @@ def _run_locked(
                 tools = MemoryTools(root, journal, s.agent_max_write_bytes)
                 say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
                 turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
+        if scrubbed := forget.scrub_workspace(conn, root, journal.write):
+            say(f"forgotten rollouts: removed the lines derived from them in {', '.join(scrubbed)}")
         remove_diff_file(root)
 
         tag = "failed_invalid_artifacts"
@@ -379,6 +386,7 @@ def _run_locked(
             )
             if undone:
                 review.forget_run_content(conn, run_id)
+            forget.release_after_rejection(conn, run_id)
         if not isinstance(exc, Exception):
             raise
         say(f"failed: {reason}")

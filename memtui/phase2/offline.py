@@ -322,13 +322,39 @@ def _read(path: Path) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
 
-def consolidate_offline(root: Path, memories: list[Stage1Output], journal: Journal) -> list[str]:
-    """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written."""
+def drop_rejected(text: str, rejected: set[str]) -> str:
+    """Leave out every generated line a person rejected before (compared without bullets and ``[Task n]`` tags)."""
+    if not rejected:
+        return text
+    from memtui.review.decide import normalize_line
+
+    kept = [line for line in text.splitlines(keepends=True) if normalize_line(line) not in rejected]
+    # a sub-heading whose every line was left out goes too ("### keywords" with nothing under it)
+    out = []
+    for i, line in enumerate(kept):
+        if line.startswith("### "):
+            nxt = next((x for x in kept[i + 1 :] if x.strip()), "")
+            if not nxt or nxt.startswith(("#", "<!--")):
+                continue
+        out.append(line)
+    return "".join(out)
+
+
+def consolidate_offline(
+    root: Path, memories: list[Stage1Output], journal: Journal, *, rejected: set[str] | None = None
+) -> list[str]:
+    """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written.
+
+    ``rejected`` (issue 11): normalised lines a person left out of an earlier run; the generated parts never hold
+    them again."""
     stems = resolve_stems(root, memories)  # the names the sync just gave the summary files
     forgetting = Forgetting(memories, [t.text for t in read_tombstones(root)])
+    rejected = rejected or set()
+    block = drop_rejected(render_memory_block(memories, stems, forgetting), rejected)
+    summary = drop_rejected(render_summary(memories, stems, forgetting), rejected)
     targets = {
-        MEMORY_MD: merge_memory_md(_read(root / MEMORY_MD), render_memory_block(memories, stems, forgetting)),
-        MEMORY_SUMMARY: merge_summary(_read(root / MEMORY_SUMMARY), render_summary(memories, stems, forgetting)),
+        MEMORY_MD: merge_memory_md(_read(root / MEMORY_MD), block),
+        MEMORY_SUMMARY: merge_summary(_read(root / MEMORY_SUMMARY), summary),
     }
     written = []
     for rel, text in targets.items():

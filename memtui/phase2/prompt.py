@@ -42,6 +42,8 @@ class PromptInputs:
     renames: list[Rename] = field(default_factory=list)
     tombstones: list[Tombstone] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
+    do_not_relearn: list[str] = field(default_factory=list)  # issue 11: hunks a person left out, with reasons
+    forgotten: list[str] = field(default_factory=list)  # issue 11: forgotten rollouts and the lines they gave
 
 
 def load_template() -> str:
@@ -105,4 +107,6 @@ def render_consolidation_prompt(root: Path, settings: Settings, inputs: PromptIn
         tombstones=tomb,
         forget_requests=_bullets(_forget_requests(inputs.selected), "none"),
         rejections=_bullets(rejections, "none"),
+        do_not_relearn=_bullets(inputs.do_not_relearn, "none"),
+        forgotten=_bullets(inputs.forgotten, "none"),
     )

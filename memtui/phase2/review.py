@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from memtui import clock
 from memtui.context import Context
+from memtui.history import is_snapshot_path
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
@@ -80,6 +81,8 @@ class Phase2Run(BaseModel):
     lines_added: int | None = None
     lines_removed: int | None = None
     included_changes: list[tuple[str, str]] = []  # files a person chose to approve with the run
+    kind: str = "consolidation"  # consolidation | restore (issue 11: a past version brought back through review)
+    restore_of: int | None = None
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Phase2Run:
@@ -104,6 +107,9 @@ class ReviewResult(BaseModel):
     restored: list[str] = []
     kept: list[str] = []  # files a person edited after the run: a reject leaves them alone
     included_changes: list[tuple[str, str]] = []  # approved together with the run, after the person saw them
+    decision: int | None = None  # the audit record (after an approve: the version number in the history)
+    hunks_in: int = 0
+    hunks_out: int = 0  # hunks left out (their lines stay as in the baseline), remembered as rejected
 
 
 class PendingChanges(BaseModel):
@@ -218,16 +224,32 @@ def approve(
     *,
     include_changes: bool = False,
     expected_tree: str | None = None,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+    reason: str | None = None,
 ) -> ReviewResult:
     """Commit exactly the tree the run produced as the new one-commit baseline, and record success.
 
     If the memory root no longer matches that tree, refuse with ``ChangedSinceRun`` (files named) unless
     ``include_changes``: then the current tree is committed, and with ``expected_tree`` (the tree the person was
     shown, ``ReviewState.since_run.tree``) only if nothing changed again since. Busy root: ``MemoryRootBusy``.
+
+    Hunk by hunk (issue 11): ``except_ids`` leaves those hunks out (their lines stay as in the baseline) and
+    records them as rejected with ``reason``; ``amendments`` ({hunk id: text}) commit a reviewer's text instead
+    of the run's new lines. The committed tree is the reviewed tree with exactly those changes, and the memory
+    root is brought in line with it. A restore run commits only the memory files it restores.
     """
+    from memtui import forget
+    from memtui.review import decide
+
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     with memory_root_lock(root, "approve"):
         run = _awaiting(conn, run_id)
+        try:
+            p = decide.plan(root, run.diff, except_ids or [], amendments, reviewed_text=_reviewed_text(root, run))
+        except ValueError as exc:
+            raise ReviewError(str(exc)) from exc
+        evidence_threads = _evidence_threads(ctx, run, p) if p.rejected else {}
         clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="approve")
         claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
         if not claim.claimed or claim.token is None:
@@ -242,14 +264,37 @@ def approve(
                     "approve with `memtui review approve --include-changes`"
                 )
             changed = _tree_changes(root, run, tree)
+            # a decided file that already holds the decided text: an approve of these same decisions was cut short
+            changed = [c for c in changed if not (c[1] in p.files and _current_text(root, c[1]) == p.files[c[1]])]
+            if run.kind == "restore":  # synced inputs waiting for the next Phase 2 are no part of a restore
+                changed = [c for c in changed if is_snapshot_path(c[1])]
             if changed and not include_changes:
                 raise ChangedSinceRun(run.id, changed)
             if expected_tree is not None and tree != expected_tree:
                 raise ChangedSinceRun(run.id, changed, again=True)
-            commit = baseline.commit_tree(root, tree, f"memtui baseline: approved Phase 2 run #{run.id}")
-            watermark = int(run.new_watermark or 0)
-            if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
-                raise ReviewError("lost the Phase 2 lock while approving; approve again")
+            if clash := sorted({path for _, path in changed} & set(p.files)):
+                raise ReviewError(
+                    f"{', '.join(clash)} changed since the run; hunk decisions on it cannot be applied. Undo that "
+                    "edit, or approve the whole file"
+                )
+            base = run.reviewed_tree if run.kind == "restore" and not changed else tree
+            if p.files:
+                base = decide.apply_to_tree(root, str(base), p)
+                # the root first, then the commit: a kill in between leaves the run awaiting review with the root
+                # already showing the decided text, and approving with the same decisions again finishes it
+                decide.write_plan(root, p)
+            message = (
+                f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
+                if run.kind == "restore"
+                else f"memtui baseline: approved Phase 2 run #{run.id}"
+            )
+            commit = baseline.commit_tree(root, str(base), message)
+            if run.kind == "restore":
+                global_job.release_global_phase2_job(conn, claim.token)
+            else:
+                watermark = int(run.new_watermark or 0)
+                if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
+                    raise ReviewError("lost the Phase 2 lock while approving; approve again")
         except BaseException:
             global_job.release_global_phase2_job(conn, claim.token)
             if baseline.is_usable(root):
@@ -259,7 +304,19 @@ def approve(
             "UPDATE phase2_runs SET status='approved', decided_at=?, new_commit=?, included_changes=? WHERE id=?",
             (clock.now_s(), commit, json.dumps(changed) if changed else None, run.id),
         )
+        decision = decide.record_approval(
+            conn,
+            root,
+            run_id=run.id,
+            kind=run.kind,
+            p=p,
+            commit=commit,
+            reason=reason,
+            keep_versions=s.history_versions,
+            evidence_threads=evidence_threads,
+        )
         forget_run_content(conn, run.id)
+        forget.finish_after_approval(ctx, run.id)
     job = global_job.read_global_job(conn)
     return ReviewResult(
         run_id=run.id,
@@ -267,7 +324,37 @@ def approve(
         commit=commit,
         watermark=job["last_success_watermark"],
         included_changes=changed,
+        decision=decision,
+        hunks_in=len(p.hunk_refs(True)),
+        hunks_out=len(p.rejected),
     )
+
+
+def _current_text(root: Any, rel: str) -> str | None:
+    path = root / rel
+    return path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
+
+
+def _reviewed_text(root: Any, run: Phase2Run) -> Any:
+    """Read a file as the run left it (from its recorded tree), not as the root holds it now."""
+
+    def read(_root: Any, rel: str) -> str | None:
+        if run.reviewed_files:
+            blob = run.reviewed_files.get(rel)
+            return None if blob is None else baseline.run_git(root, "cat-file", "blob", blob)
+        path = root / rel
+        return path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
+
+    return read
+
+
+def _evidence_threads(ctx: Context, run: Phase2Run, p: Any) -> dict[str, list[str]]:
+    """Rollouts behind each rejected hunk (so forgetting one of them also scrubs the rejected text)."""
+    from memtui.review.evidence import evidence_for_hunks
+
+    rejected = [h for h in p.hunks if h.id in p.rejected]
+    found = evidence_for_hunks(ctx, rejected, run)
+    return {hid: sorted({e.thread_id for e in items}) for hid, items in found.items()}
 
 
 def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -> ReviewResult:
@@ -286,8 +373,13 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
             "UPDATE phase2_runs SET status='rejected', decided_at=?, reason=? WHERE id=?",
             (clock.now_s(), (reason or "").strip() or None, run.id),
         )
+        from memtui import forget
+        from memtui.review import decide
+
+        decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
+        forget.release_after_rejection(conn, run.id)
         forget_run_content(conn, run.id)
-    return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept)
+    return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)
 
 
 def _changes(view: TreeView) -> PendingChanges:
@@ -355,6 +447,17 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
                     "the memory root changed after you looked at it; nothing was committed. Look at the diff again "
                     "(`memtui review show`) and commit what it shows."
                 )
+        changed = [
+            path
+            for _, path in worktree_view(root, with_diff=False).stat
+            if path != RAW_MEMORIES and not path.startswith(ROLLOUT_SUMMARIES + "/")
+        ]
         commit = baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or MANUAL_MESSAGE)
+        from memtui import history
+
+        decision = history.record_decision(
+            conn, "manual_commit", files_in=changed, reason=message, tree=history.baseline_tree(root), commit=commit
+        )
+        history.take_snapshot(conn, root, decision, s.history_versions)
     checkpoint_wal(conn)
     return commit

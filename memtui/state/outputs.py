@@ -23,13 +23,14 @@ def upsert_stage1_output(
 ) -> bool:
     """Insert or replace when the new snapshot is newer or equal; keeps the ``selected_for_phase2`` flags.
 
-    Returns whether a row was written (False when a newer snapshot is already stored).
+    Returns whether a row was written (False when a newer snapshot is already stored, or the thread was forgotten).
     """
     cur = conn.execute(
         """
         INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug,
                                     generated_at, offline)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
+        SELECT ?, ?, ?, ?, ?, ?, ?
+        WHERE NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = ?)  -- issue 11: forgotten stays so
         ON CONFLICT (thread_id) DO UPDATE SET
           source_updated_at = excluded.source_updated_at,
           raw_memory = excluded.raw_memory,
@@ -47,6 +48,7 @@ def upsert_stage1_output(
             rollout_slug,
             clock.now_s() if generated_at is None else generated_at,
             int(offline),
+            thread_id,
         ),
     )
     return cur.rowcount == 1

@@ -276,6 +276,54 @@ MIGRATIONS: list[str] = [
     UPDATE phase2_runs SET diff = NULL, input_diff = NULL, pre_snapshot = NULL
         WHERE status NOT IN ('running', 'awaiting_review');
     """,
+    # issue 11: the paper trail: decisions (audit records), snapshots of approved versions, rejected hunks that
+    # teach the next run, forgotten rollouts; a run's kind tells a consolidation from a restore awaiting review.
+    """
+    CREATE TABLE IF NOT EXISTS decisions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,                   -- approve | partial_approve | reject | manual_commit | restore | forget | unforget
+        run_id INTEGER,                       -- the Phase 2 run decided, if any
+        thread_id TEXT,                       -- the rollout forgotten (forget / unforget)
+        files_in TEXT NOT NULL DEFAULT '[]',  -- JSON [path]: changes that went into the baseline
+        files_out TEXT NOT NULL DEFAULT '[]', -- JSON [path]: changes left out (rejected or undone)
+        hunks_in TEXT NOT NULL DEFAULT '[]',  -- JSON [{id, file, hash, amended}]
+        hunks_out TEXT NOT NULL DEFAULT '[]', -- JSON [{id, file, hash}]
+        reason TEXT,
+        tree TEXT,                            -- the baseline tree id after the decision
+        commit_id TEXT
+    );
+    CREATE TABLE IF NOT EXISTS history_snapshots (
+        decision_id INTEGER PRIMARY KEY REFERENCES decisions(id) ON DELETE CASCADE,
+        tree TEXT,
+        created_at INTEGER NOT NULL,
+        files INTEGER NOT NULL,
+        raw_bytes INTEGER NOT NULL,
+        data BLOB NOT NULL                    -- zstd of JSON {path: text} of the consolidated memory files
+    );
+    CREATE TABLE IF NOT EXISTS rejected_hunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id INTEGER,
+        hunk_id TEXT NOT NULL,
+        file TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        text TEXT NOT NULL,                   -- the hunk as the reviewer saw it
+        added TEXT NOT NULL DEFAULT '[]',     -- JSON [line]: the lines the run wanted to add
+        reason TEXT,
+        thread_ids TEXT NOT NULL DEFAULT '[]',-- JSON [thread_id]: the hunk's evidence (forget scrubs by it)
+        decided_at INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS forgotten_threads (
+        thread_id TEXT PRIMARY KEY,
+        forgotten_at INTEGER NOT NULL,
+        reason TEXT,
+        contributed TEXT,                     -- JSON lineage, kept only until a Phase 2 run removing it is approved
+        run_id INTEGER,                       -- the Phase 2 run that carries the removal (awaiting review)
+        done_at INTEGER                       -- when that run was approved: nothing derived is left
+    );
+    ALTER TABLE phase2_runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'consolidation';  -- consolidation | restore
+    ALTER TABLE phase2_runs ADD COLUMN restore_of INTEGER;                          -- the version a restore brings back
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

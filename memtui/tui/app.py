@@ -1,5 +1,5 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""MemtuiApp: five screens (modes) over the domain, long work in thread workers, signals for shared state.
+"""MemtuiApp: six screens (modes) over the domain, long work in thread workers, signals for shared state.
 
 Workers never touch widgets: they post messages or use ``call_from_thread``. Each worker opens its own
 Context (and so its own sqlite connection: sqlite objects are thread-bound). Screens are imported when first
@@ -96,6 +96,7 @@ class MemtuiApp(App[int]):
         "review": _mode("review", "ReviewScreen"),
         "memory": _mode("memory", "MemoryScreen"),
         "citations": _mode("citations", "CitationsScreen"),
+        "history": _mode("history", "HistoryScreen"),
     }
     DEFAULT_MODE = "rollouts"
     SCREEN_LABELS = {
@@ -104,6 +105,7 @@ class MemtuiApp(App[int]):
         "review": "Review",
         "memory": "Memory",
         "citations": "Citations",
+        "history": "History",
     }
     # Screens get a class per width: -narrow (80 columns), -medium, -wide (200 columns).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (160, "-wide")]
@@ -113,6 +115,7 @@ class MemtuiApp(App[int]):
         Binding("3", "switch_mode('review')", "Review", show=False, id="memtui.review"),
         Binding("4", "switch_mode('memory')", "Memory", show=False, id="memtui.memory"),
         Binding("5", "switch_mode('citations')", "Cite", show=False, id="memtui.citations"),
+        Binding("6", "switch_mode('history')", "History", show=False, id="memtui.history"),
         Binding("f1,question_mark", "help", "Help", id="memtui.help"),
         Binding("ctrl+n", "task_log", "Task log", show=False, id="memtui.log"),
         Binding("f5", "ingest", "Ingest", show=False, id="memtui.ingest"),
@@ -475,10 +478,11 @@ class MemtuiApp(App[int]):
 
     # ---- navigation -----------------------------------------------------------------------------
 
-    def open_rollout(self, thread_id: str) -> None:
+    def open_rollout(self, thread_id: str, item: int | None = None) -> None:
+        """The rollout detail screen, opened at transcript item ``item`` (a citation's ``[item N]``) if given."""
         from memtui.tui.screens.detail import RolloutDetailScreen
 
-        self.push_screen(RolloutDetailScreen(thread_id))
+        self.push_screen(RolloutDetailScreen(thread_id, item=item))
 
     def open_search(self, query: str = "") -> None:
         from memtui.tui.screens.search import SearchScreen

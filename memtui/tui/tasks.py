@@ -155,15 +155,35 @@ def phase2_task(force: bool = False) -> TaskFn:
 # ---- decisions and manual edits -------------------------------------------------------------------
 
 
-def approve_task(run_id: int | None, include_changes: bool = False, expected_tree: str | None = None) -> TaskFn:
-    """Approve exactly the reviewed tree, or it plus the changes the person was shown (``include_changes``)."""
+def approve_task(
+    run_id: int | None,
+    include_changes: bool = False,
+    expected_tree: str | None = None,
+    *,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+    reason: str | None = None,
+) -> TaskFn:
+    """Approve exactly the reviewed tree (with the hunks left out or amended), or it plus the changes the person
+    was shown (``include_changes``)."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.phase2.review import approve
 
         progress(0, None, f"committing run #{run_id} as the new baseline")
-        result = approve(ctx, run_id=run_id, include_changes=include_changes, expected_tree=expected_tree)
-        return TaskOutcome("finished", f"run #{result.run_id} approved, new baseline {str(result.commit)[:10]}")
+        result = approve(
+            ctx,
+            run_id=run_id,
+            include_changes=include_changes,
+            expected_tree=expected_tree,
+            except_ids=except_ids,
+            amendments=amendments,
+            reason=reason,
+        )
+        text = f"run #{result.run_id} approved, new baseline {str(result.commit)[:10]}"
+        if getattr(result, "hunks_out", 0):
+            text += f"; {plural(result.hunks_in, 'hunk')} in, {result.hunks_out:,} left out"
+        return TaskOutcome("finished", text)
 
     return run
 
@@ -191,5 +211,32 @@ def commit_task(message: str, tree: str | None = None) -> TaskFn:
         progress(0, None, "committing the memory root")
         commit = commit_manual_edit(ctx, message, expected_tree=tree)
         return TaskOutcome("finished", f"new baseline {str(commit)[:10]}")
+
+    return run
+
+
+# ---- history and forgetting ---------------------------------------------------------------------
+
+
+def restore_task(version: int) -> TaskFn:
+    """Bring back an earlier version of the memory as a run awaiting review (never a commit)."""
+
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.history import restore_version
+
+        progress(0, None, f"restoring version {version}")
+        return TaskOutcome("finished", restore_version(ctx, version).message())
+
+    return run
+
+
+def forget_task(thread_id: str, reason: str | None) -> TaskFn:
+    """Forget a rollout and everything derived from it (the next Phase 2 removes it from the memory)."""
+
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.forget import forget
+
+        progress(0, None, f"forgetting {thread_id[:13]}")
+        return TaskOutcome("finished", forget(ctx, thread_id, reason).message())
 
     return run

@@ -234,8 +234,8 @@ def insert_rows(conn: sqlite3.Connection, home: Path, docs_path: Path) -> None:
                 T_DOCS,
                 now - 2 * DAY,
                 "---\ndescription: checkout test fails only in CI\ntask: find why\n---\n"
-                "- CI runs in UTC; `startOfWeek` depends on TZ.\n- The run printed OPENAI_API_KEY=[REDACTED_SECRET].",
-                "# Checkout test timezone\nThe test failed in CI (UTC) and passed locally (Europe/Lisbon).",
+                "- CI runs in UTC; `startOfWeek` depends on TZ [item 5].\n- The run printed OPENAI_API_KEY=[REDACTED_SECRET] [item 3].",
+                "# Checkout test timezone\nThe test failed in CI (UTC) and passed locally (Europe/Lisbon) [item 5].",
                 "checkout_tz",
                 now - DAY,
                 3,
@@ -386,6 +386,7 @@ def build_snapshot_home(home: Path) -> Context:
     from memtui.phase2.review import baseline_commit
 
     commit = baseline_commit(ctx)
+    add_history(ctx)
     # A person's pending edit, shown by the memory editor as the diff against the baseline.
     (root / "MEMORY.md").write_text(MEMORY_MD.replace("plan first.", "plan first (ask Ana)."), encoding="utf-8")
     stat = [
@@ -413,6 +414,41 @@ def build_snapshot_home(home: Path) -> Context:
         ),
     )
     return ctx
+
+
+def add_history(ctx: Context) -> None:
+    """Decisions for the History screen: an older version (before the infra group), a partial approve whose
+    snapshot is the current baseline, and a forget."""
+    from memtui import history
+
+    conn, root = ctx.conn, ctx.paths.memory_root
+    old = history.record_decision(
+        conn, "approve", run_id=1, files_in=["MEMORY.md", "memory_summary.md"], tree="5" * 40, commit="6" * 40
+    )
+    data, raw = history._pack(
+        {
+            "MEMORY.md": MEMORY_MD.split("# Task Group: infra")[0],
+            "memory_summary.md": "v1\n- shop-api: CI runs in UTC.\n",
+        }
+    )
+    conn.execute(
+        "INSERT INTO history_snapshots (decision_id, tree, created_at, files, raw_bytes, data) VALUES (?,?,?,?,?,?)",
+        (old, "5" * 40, FROZEN_NOW - 2 * DAY, 2, raw, data),
+    )
+    conn.execute("UPDATE decisions SET at=? WHERE id=?", (FROZEN_NOW - 2 * DAY, old))
+    partial = history.record_decision(
+        conn,
+        "partial_approve",
+        run_id=2,
+        files_in=["MEMORY.md"],
+        files_out=["memory_summary.md"],
+        hunks_in=[history.HunkRef(id="3f2a9c1b7d", file="MEMORY.md", hash="a" * 64)],
+        hunks_out=[history.HunkRef(id="9e8d7c6b5a", file="memory_summary.md", hash="b" * 64)],
+        reason="the summary line is too vague",
+        tree=history.baseline_tree(root),
+    )
+    history.take_snapshot(conn, root, partial, 20)
+    history.record_decision(conn, "forget", thread_id=T_STALE, reason="client project, not mine to keep")
 
 
 def build_ui_home(home: Path, *, phase2: bool = True) -> Context:

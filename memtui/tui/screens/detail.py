@@ -1,7 +1,8 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Rollout detail: the filtered conversation beside the stage-1 memory, the job history strip, extract-now.
+"""Rollout detail: the filtered conversation beside the stage-1 memory, the job history strip, extract-now, forget.
 
-Anything that goes wrong while loading (the file vanished, cannot be parsed, the row is gone) is said in the
+Each block is labelled with its transcript item numbers ("item N" = the N-th element of ``memory_items``, what
+Phase 1 numbers and summaries cite); the screen can open at a cited item, highlighted. Anything that goes wrong while loading (the file vanished, cannot be parsed, the row is gone) is said in the
 header and in the conversation pane, in full."""
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class Block:
     name: str = ""
     args: str = ""
     output: str = ""
+    items: list[int] = field(default_factory=list)  # the 1-based transcript item numbers shown
 
 
 @dataclass
@@ -111,15 +113,15 @@ def conversation(items: list[dict[str, Any]], redact: Callable[[str], str]) -> l
     """Flatten response items into display blocks; tool outputs are attached to their call."""
     blocks: list[Block] = []
     calls: dict[str, Block] = {}
-    for item in items:
+    for number, item in enumerate(items, 1):
         kind = item.get("type", "message")
         if kind == "message":
             text = redact(_text_of(item.get("content")))
             if text.strip():
-                blocks.append(Block("message", role=item.get("role", "?"), text=text))
+                blocks.append(Block("message", role=item.get("role", "?"), text=text, items=[number]))
         elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_use"):
             args = item.get("arguments") or item.get("input") or item.get("action") or ""
-            block = Block("tool", name=item.get("name") or kind, args=redact(readable(args)))
+            block = Block("tool", name=item.get("name") or kind, args=redact(readable(args)), items=[number])
             blocks.append(block)
             if item.get("call_id"):
                 calls[item["call_id"]] = block
@@ -128,8 +130,9 @@ def conversation(items: list[dict[str, Any]], redact: Callable[[str], str]) -> l
             target = calls.get(item.get("call_id") or "")
             if target is not None:
                 target.output = text
+                target.items.append(number)
             else:
-                blocks.append(Block("tool", name="output", output=text))
+                blocks.append(Block("tool", name="output", output=text, items=[number]))
     return blocks
 
 
@@ -167,6 +170,7 @@ class RolloutDetailScreen(MemtuiScreen):
         Binding("v", "pager", "View file", show=False, id="detail.pager"),
         Binding("y", "copy_id", "Copy id", show=False, id="detail.copy_id"),
         Binding("Y", "copy_path", "Copy path", show=False, id="detail.copy_path"),
+        Binding("F", "forget", "Forget rollout", show=False, id="detail.forget"),
         *SEARCH_BINDINGS,
     ]
 
@@ -175,9 +179,11 @@ class RolloutDetailScreen(MemtuiScreen):
     run_error = getters.query_one("#run-error", Static)
     scroll = getters.query_one("#conversation", VerticalScroll)
 
-    def __init__(self, thread_id: str) -> None:
+    def __init__(self, thread_id: str, item: int | None = None) -> None:
         super().__init__()
         self.thread_id = thread_id
+        self.item = item  # the transcript item to open at (a citation's [item N])
+        self.cited: Widget | None = None
         self.expanded = False
         self.loaded: Loaded | None = None
 
@@ -243,6 +249,8 @@ class RolloutDetailScreen(MemtuiScreen):
             lines += [" · ", (detail.reason, "$text-error" if status == "failed" else "$text-warning")]
         if redactions:
             lines += [" · ", (f"{redactions} redacted", "bold $text-error")]
+        if self.item:
+            lines += [" · ", (f"cited item {self.item}", "bold $text-warning")]
         if loaded.problem:
             lines += ["\n", (loaded.problem, "bold $text-error")]
         self.meta.update(Content.assemble(*lines))
@@ -287,23 +295,45 @@ class RolloutDetailScreen(MemtuiScreen):
         widgets: list[Widget] = []
         if problem:
             widgets.append(Static(Content(problem), classes="problem", markup=False))
-        for block in blocks[:MAX_ITEMS]:
+        target = next((i for i, b in enumerate(blocks) if self.item in b.items), None)
+        if self.item is not None and target is None and not problem:
+            widgets.append(Static(Content(f"Item {self.item} is not in this rollout's transcript."), classes="problem"))
+        start = 0 if target is None or target < MAX_ITEMS else max(0, target - MAX_ITEMS // 2)
+        if start:
+            widgets.append(Static(f"… {start} earlier items not shown", classes="problem"))
+        self.cited = None
+        for index, block in enumerate(blocks[start : start + MAX_ITEMS], start):
+            numbers = "item " + ", ".join(map(str, block.items))
+            cited = index == target
             if block.kind == "message":
-                widgets.append(Label(Content(block.role), classes=f"role role-{block.role}"))
-                widgets.append(Searchable(mark_redactions(block.text), classes="message"))
-            else:
-                title = f"⚙ {block.name}  {_first_line(block.args or block.output)}"
-                body = block.args + ("\n── output ──\n" + block.output if block.output else "")
                 widgets.append(
-                    Collapsible(
-                        Searchable(mark_redactions(body)), title=title, collapsed=not self.expanded, classes="tool"
+                    Label(
+                        Content.assemble(block.role, (f"  {numbers}", "$text-muted")),
+                        classes=f"role role-{block.role}",
                     )
                 )
-        if len(blocks) > MAX_ITEMS:
-            widgets.append(Static(f"… {len(blocks) - MAX_ITEMS} more items not shown", classes="problem"))
+                widget: Widget = Searchable(mark_redactions(block.text), classes="message")
+            else:
+                title = f"⚙ {block.name}  {_first_line(block.args or block.output)}  ({numbers})"
+                body = block.args + ("\n── output ──\n" + block.output if block.output else "")
+                widget = Collapsible(
+                    Searchable(mark_redactions(body)),
+                    title=title,
+                    collapsed=not (self.expanded or cited),
+                    classes="tool",
+                )
+            if cited:
+                widget.add_class("-cited")
+                self.cited = widget
+            widgets.append(widget)
+        if len(blocks) > start + MAX_ITEMS:
+            widgets.append(Static(f"… {len(blocks) - start - MAX_ITEMS} more items not shown", classes="problem"))
         if not widgets:
             widgets.append(Static("(no conversation items)", classes="problem"))
         scroll.mount_all(widgets)
+        if self.cited is not None:
+            cited_widget = self.cited
+            self.call_after_refresh(lambda: scroll.scroll_to_widget(cited_widget, animate=False, top=True))
         if self.search_query:
             self.call_after_refresh(self.run_search, self.search_query)
 
@@ -371,6 +401,28 @@ class RolloutDetailScreen(MemtuiScreen):
 
     def action_copy_id(self) -> None:
         self.app.copy_text(self.thread_id, "rollout id")
+
+    def action_forget(self) -> None:
+        from memtui.tui import tasks
+        from memtui.tui.screens.dialogs import TextPromptModal
+
+        thread_id = self.thread_id
+        body = (
+            f"Forget rollout {thread_id}? Its memory and summary are removed now and it is never extracted again "
+            "(`memtui forget --undo` lifts that). What was derived from it leaves MEMORY.md with the next Phase 2 "
+            "run, once you approve it; old versions holding it are rewritten or dropped."
+        )
+
+        def decided(reason: str | None) -> None:
+            if reason is not None:
+                self.app.start_task(
+                    f"forget:{thread_id}", f"Forget {thread_id[:12]}", tasks.forget_task(thread_id, reason or None)
+                )
+
+        self.app.push_screen(
+            TextPromptModal("Forget this rollout", body, "reason (optional)", "Forget", danger=True, required=False),
+            decided,
+        )
 
     def action_copy_path(self) -> None:
         detail = self.loaded.detail if self.loaded else None

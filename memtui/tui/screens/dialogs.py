@@ -1,5 +1,5 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Modal dialogs: confirm (y/n), confirm with a reason or message field, and a picker."""
+"""Modal dialogs: confirm (y/n), confirm with a reason or message field, a multi-line text editor, a picker."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 
@@ -92,6 +92,39 @@ class TextPromptModal(ModalScreen[str | None]):
             self.query_one("#prompt", Input).focus()
             return
         self.dismiss(text)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class TextAreaModal(ModalScreen[str | None]):
+    """Edit several lines of text (a hunk's new lines); ``ctrl+s`` or the button keeps it, ``escape`` cancels."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Use this text", id="dialog.save"),
+        Binding("escape", "cancel", "Cancel", id="dialog.cancel"),
+    ]
+
+    def __init__(self, title: str, body: str, text: str, confirm_label: str = "Save") -> None:
+        super().__init__()
+        self.title_text, self.body, self.text, self.confirm_label = title, body, text, confirm_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide"):
+            yield Label(Content(self.title_text), classes="dialog-title")
+            yield Static(Content(self.body), classes="dialog-body")
+            yield TextArea(self.text, id="amend-text", soft_wrap=True, show_line_numbers=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self.confirm_label, variant="primary", id="confirm")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#amend-text", TextArea).focus()
+
+    @on(Button.Pressed, "#confirm")
+    def action_save(self) -> None:
+        self.dismiss(self.query_one("#amend-text", TextArea).text)
 
     @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:

@@ -21,9 +21,11 @@ if TYPE_CHECKING:
 INTRO = """memtui curates the long-term memory of your coding agents.
 1 Rollouts: every indexed session; enter opens one (conversation, memory, job history).
 2 Jobs: stage-1 extraction jobs and the Phase 2 consolidation job; retry, or release a stale lease.
-3 Review: the consolidation awaiting review, hunk by hunk; approve or reject it.
+3 Review: the consolidation awaiting review, hunk by hunk with its evidence; space leaves a hunk out, e amends
+  it, v focuses the evidence (enter opens the rollout at the cited item); approve or reject.
 4 Memory: edit MEMORY.md and memory_summary.md; commit your edit as a manual change.
 5 Citations: paste an agent answer; enter jumps to the cited lines or opens a cited rollout.
+6 History: every decision and each kept version's diff; r restores a version through review.
 Everywhere: ctrl+p command palette · ctrl+n task log · j/k g/G move · / search or filter · esc or q back.
 Click a tab at the top to switch screens."""
 

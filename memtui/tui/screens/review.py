@@ -1,5 +1,7 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Consolidation review: the changed files and the diff hunk by hunk; approve, reject, or run Phase 2.
+"""Consolidation review: the changed files and the diff hunk by hunk with the evidence behind each hunk; take,
+leave out (space) or amend (e) hunks one by one, then approve (what goes in is exactly what the screen shows),
+reject, or run Phase 2.
 
 What it shows comes from ``memtui.phase2.review.review_state``, the same as ``memtui review show``: the run awaiting
 review plus what changed since it, or, with no run, a person's own edits since the baseline (commit them with c).
@@ -23,9 +25,10 @@ from memtui.labels import PHASE2_STATUS, label
 from memtui.tui.format import fmt_time, plural
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.screens.choice import Choice, ChoiceModal
-from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
+from memtui.tui.screens.dialogs import ConfirmModal, TextAreaModal, TextPromptModal
 from memtui.tui.tasks import approve_task, commit_task, reject_task
-from memtui.tui.widgets.diff_view import DiffView, parse_diff
+from memtui.tui.widgets.diff_view import DiffView, HunkView, parse_diff
+from memtui.tui.widgets.evidence_pane import EvidencePane
 from memtui.tui.widgets.lint_line import LintLine
 from memtui.tui.widgets.vim import VimOptionList
 
@@ -54,14 +57,16 @@ class ReviewScreen(MemtuiScreen):
     BINDINGS = [
         Binding("right_square_bracket,right", "next_hunk", "Next hunk", id="review.next_hunk"),
         Binding("left_square_bracket,left", "previous_hunk", "Prev hunk", show=False, id="review.previous_hunk"),
-        Binding("enter", "open_file", "Open", id="review.open_file"),
+        Binding("enter", "open_file", "Open", show=False, id="review.open_file"),
+        Binding("space", "toggle_hunk", "Take/leave hunk", id="review.toggle_hunk"),
+        Binding("e", "amend_hunk", "Amend hunk", id="review.amend_hunk"),
+        Binding("v", "focus_evidence", "Evidence", id="review.evidence"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
         Binding("c", "commit", "Commit my edits", id="review.commit"),
         Binding("P", "run_phase2", "Run Phase 2", show=False, id="review.run_phase2"),
-        Binding("z", "zoom", "Zoom", id="review.zoom"),
-        Binding("s", "toggle_split", "Side by side", id="review.split"),
-        Binding("v", "pager", "View file", show=False, id="review.pager"),
+        Binding("z", "zoom", "Zoom", show=False, id="review.zoom"),
+        Binding("s", "toggle_split", "Side by side", show=False, id="review.split"),
         Binding("y", "copy_path", "Copy path", show=False, id="review.copy_path"),
         *SEARCH_BINDINGS,
     ]
@@ -74,6 +79,9 @@ class ReviewScreen(MemtuiScreen):
         super().__init__(id="review-screen")
         self.run: Phase2Run | None = None
         self.state: Any = None  # memtui.phase2.review.ReviewState
+        self.rejected: set[str] = set()  # hunk ids left out
+        self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
+        self.evidence: dict[str, list[Any]] = {}
 
     @property
     def awaiting(self) -> bool:
@@ -98,6 +106,7 @@ class ReviewScreen(MemtuiScreen):
                 yield DiffView(id="diff")
                 yield Label("", id="since-title", classes="section-title")
                 yield DiffView(id="since-diff")
+                yield EvidencePane(id="evidence")
 
     def on_mount(self) -> None:
         self.reload("mount")
@@ -111,27 +120,34 @@ class ReviewScreen(MemtuiScreen):
 
         worker = get_current_worker()
         ctx = self.app.task_context()
+        evidence: dict[str, list[Any]] = {}
         try:
             run = views.review_run(ctx.conn)
             state = review_state(ctx)  # read-only: a temporary index, no lock
+            if state.run is not None:
+                evidence = self._evidence(ctx, state.run)
         finally:
             ctx.close()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, run, state)
+            self.app.call_from_thread(self._show, run, state, evidence)
 
-    def loader_failed(self, error: BaseException) -> None:
-        self.meta.update(Content(f"Cannot load the consolidation: {type(error).__name__}: {error}"))
+    @staticmethod
+    def _evidence(ctx: Any, run: Any) -> dict[str, list[Any]]:
+        from memtui.review.evidence import evidence_for_hunks
+        from memtui.review.hunks import hunks_of
 
-    def _file_width(self) -> int:
-        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow)."""
-        width = self.size.width or self.app.size.width
-        return width - 6 if width < 100 else (44 if width >= 160 else 32)
+        return evidence_for_hunks(ctx, hunks_of(run.diff), run)
 
-    def _show(self, run: Phase2Run | None, state: Any = None) -> None:
+    def _show(self, run: Phase2Run | None, state: Any = None, evidence: dict[str, list[Any]] | None = None) -> None:
+        same_run = bool(run and self.run and run.id == self.run.id and run.diff == self.run.diff)
         self.run = run
         self.state = state
-        meta, files, diff = self.meta, self.files, self.diff
-        width = self._file_width()
+        self.evidence = evidence or {}
+        if not same_run:
+            self.rejected, self.amended = set(), {}
+        meta = self.query_one("#review-meta", Static)
+        files = self.query_one("#files", OptionList)
+        diff = self.query_one("#diff", DiffView)
         files.clear_options()
         self._show_since()
         if not self.awaiting:
@@ -140,8 +156,8 @@ class ReviewScreen(MemtuiScreen):
             else:
                 reason = f": {run.reason}" if run.reason else ""
                 text = (
-                    f"No consolidation awaiting review. Last run #{run.id} {label(run.status, PHASE2_STATUS)}"
-                    f"{reason}. P runs Phase 2."
+                    f"No consolidation awaiting review. Last run #{run.id} {label(run.status, PHASE2_STATUS)}{reason}. "
+                    "P runs Phase 2."
                 )
             if (edits := self.own_edits) is not None:
                 text += (
@@ -151,7 +167,10 @@ class ReviewScreen(MemtuiScreen):
                 for status, path in edits.stat:
                     files.add_option(
                         Option(
-                            Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, width)), id=path
+                            Content.assemble(
+                                (f"{status} ", STATUS_STYLE.get(status, "")), middle(path, self._file_width())
+                            ),
+                            id=path,
                         )
                     )
                 diff.show_diff(edits.diff, empty="Only file modes changed.")
@@ -159,16 +178,19 @@ class ReviewScreen(MemtuiScreen):
                 error = getattr(state, "error", None)
                 diff.show_diff("", empty=f"Nothing to review. ({error})" if error else "Nothing to review.")
             meta.update(Content(text))
+            self.query_one(EvidencePane).show([], "Nothing awaits review.")
             self.refresh_bindings()
             return
         assert run is not None
         stat = run.stat or [(f.status, f.path) for f in parse_diff(run.diff)]
         since = self.since_run
+        what = f"Restore of version {run.restore_of}" if run.kind == "restore" else f"Run #{run.id}"
         meta.update(
             Content.assemble(
-                (f"Run #{run.id} awaiting review", "bold $text-warning"),
+                (f"{what} awaiting review", "bold $text-warning"),
                 f" · {plural(len(stat), 'file')} changed · started {fmt_time(run.started_at)} · ",
                 ("offline" if run.offline else (run.model or "")),
+                ("   space take/leave · e amend · v evidence", "$text-muted"),
                 (
                     f"\n⚠ {plural(len(since.stat), 'file')} changed since the run (not part of it, shown below): "
                     + ", ".join(p for _, p in since.stat[:6])
@@ -181,10 +203,25 @@ class ReviewScreen(MemtuiScreen):
         )
         for status, path in stat:
             files.add_option(
-                Option(Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, width)), id=path)
+                Option(
+                    Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, self._file_width())),
+                    id=path,
+                )
             )
         diff.show_diff(run.diff, empty="The run changed no text.")
+        for view in diff.hunks:
+            view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
+        self._show_evidence()
         self.refresh_bindings()
+
+    def _show_evidence(self) -> None:
+        view = self.query_one("#diff", DiffView).current_hunk
+        pane = self.query_one(EvidencePane)
+        if view is None:
+            pane.show([], "No hunk selected.")
+            return
+        pane.border_title = f"Evidence for {view.hunk.file} hunk {view.hunk.id}"
+        pane.show(self.evidence.get(view.hunk.id), "")
 
     def _show_since(self) -> None:
         since = self.since_run
@@ -198,7 +235,7 @@ class ReviewScreen(MemtuiScreen):
             view.show_diff(since.diff, empty=", ".join(f"{s} {p}" for s, p in since.stat))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("approve", "reject"):
+        if action in ("approve", "reject", "toggle_hunk", "amend_hunk"):
             return True if self.awaiting else None
         if action == "commit":
             return self.own_edits is not None  # hidden unless there are edits to commit
@@ -206,11 +243,17 @@ class ReviewScreen(MemtuiScreen):
             return self.size.width >= SPLIT_MIN_WIDTH  # hidden where it cannot work
         return super().check_action(action, parameters)
 
+    def loader_failed(self, error: BaseException) -> None:
+        self.meta.update(Content(f"Cannot load the consolidation: {type(error).__name__}: {error}"))
+
+    def _file_width(self) -> int:
+        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow)."""
+        width = self.size.width or self.app.size.width
+        return width - 6 if width < 100 else (44 if width >= 160 else 32)
+
     def on_resize(self, event: events.Resize) -> None:
         if self.diff.split and event.size.width < SPLIT_MIN_WIDTH:
             self.diff.set_split(False)
-
-    # ---- layout --------------------------------------------------------------------------------------
 
     def action_zoom(self) -> None:
         """The diff alone, full width (again: the file list comes back)."""
@@ -223,19 +266,90 @@ class ReviewScreen(MemtuiScreen):
             return
         self.diff.set_split(not self.diff.split)
 
+    def action_copy_path(self) -> None:
+        files = self.files
+        if files.has_focus and files.highlighted is not None:
+            path = files.get_option_at_index(files.highlighted).id
+        else:
+            path = self.diff.current_path
+        if path:
+            self.app.copy_text(path, "path")
+
     # ---- navigation ------------------------------------------------------------------------------
 
     def action_next_hunk(self) -> None:
-        self.diff.next_hunk()
+        self.query_one("#diff", DiffView).next_hunk()
         self._sync_file_highlight()
+        self._show_evidence()
 
     def action_previous_hunk(self) -> None:
-        self.diff.previous_hunk()
+        self.query_one("#diff", DiffView).previous_hunk()
         self._sync_file_highlight()
+        self._show_evidence()
+
+    def action_focus_evidence(self) -> None:
+        self.query_one(EvidencePane).focus()
+
+    @on(EvidencePane.Open)
+    def _open_evidence(self, event: EvidencePane.Open) -> None:
+        self.app.open_rollout(event.thread_id, item=event.item)
+
+    # ---- hunk decisions ---------------------------------------------------------------------------
+
+    def _current(self) -> HunkView | None:
+        return self.query_one("#diff", DiffView).current_hunk if self.awaiting else None
+
+    def action_toggle_hunk(self) -> None:
+        view = self._current()
+        if view is None:
+            return
+        hid = view.hunk.id
+        if hid in self.rejected:
+            self.rejected.discard(hid)
+        else:
+            self.rejected.add(hid)
+        view.set_decision(hid in self.rejected, self.amended.get(hid))
+
+    def action_amend_hunk(self) -> None:
+        view = self._current()
+        if view is None:
+            return
+        if view.hunk.whole_file:
+            self.notify_literal("This change has no text lines to amend; space leaves it out.", severity="warning")
+            return
+        hid = view.hunk.id
+        current = self.amended.get(hid, view.hunk.new_text())
+
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            if text == view.hunk.new_text():
+                self.amended.pop(hid, None)
+            else:
+                self.amended[hid] = text
+            self.rejected.discard(hid)
+            view.set_decision(False, self.amended.get(hid))
+
+        self.app.push_screen(
+            TextAreaModal(
+                f"Amend hunk {hid} of {view.hunk.file}",
+                "Edit the hunk's new lines; what you save here is what gets committed when you approve.",
+                current,
+                "Use this text",
+            ),
+            done,
+        )
+
+    def decision_counts(self) -> tuple[int, int, int]:
+        """(hunks going in, hunks left out, hunks amended)."""
+        ids = [v.hunk.id for v in self.query_one("#diff", DiffView).hunks]
+        out = sum(1 for i in ids if i in self.rejected)
+        amended = sum(1 for i in ids if i in self.amended and i not in self.rejected)
+        return len(ids) - out, out, amended
 
     def _sync_file_highlight(self) -> None:
-        path = self.diff.current_path
-        files = self.files
+        path = self.query_one("#diff", DiffView).current_path
+        files = self.query_one("#files", OptionList)
         if path is not None:
             try:
                 files.highlighted = files.get_option_index(path)
@@ -245,7 +359,7 @@ class ReviewScreen(MemtuiScreen):
     @on(OptionList.OptionHighlighted, "#files")
     def _file_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option.id and self.query_one("#files").has_focus:
-            self.diff.jump_to_file(event.option.id)
+            self.query_one("#diff", DiffView).jump_to_file(event.option.id)
 
     @on(OptionList.OptionSelected, "#files")
     def _file_selected(self, event: OptionList.OptionSelected) -> None:
@@ -253,12 +367,12 @@ class ReviewScreen(MemtuiScreen):
             self.app.open_memory_file(event.option.id)
 
     def action_open_file(self) -> None:
-        files = self.files
+        files = self.query_one("#files", OptionList)
         if files.has_focus and files.highlighted is not None:
             option = files.get_option_at_index(files.highlighted)
             path = option.id
         else:
-            path = self.diff.current_path
+            path = self.query_one("#diff", DiffView).current_path
         if path:
             self.app.open_memory_file(path)
 
@@ -268,6 +382,12 @@ class ReviewScreen(MemtuiScreen):
         if not self.awaiting or self.run is None:
             return
         run_id = self.run.id
+        taken, left, amended = self.decision_counts()
+        decisions = {
+            "except_ids": sorted(self.rejected),
+            "amendments": {k: v for k, v in self.amended.items() if k not in self.rejected},
+        }
+        counts = f"{taken} hunk(s) go in" + (f" ({amended} amended)" if amended else "") + f", {left} left out."
         since = self.since_run
         if since is not None:
             names = ", ".join(f"{p} ({s})" for s, p in since.stat)
@@ -275,7 +395,9 @@ class ReviewScreen(MemtuiScreen):
             def chose(choice: str | None) -> None:
                 if choice == "include":
                     self.app.start_task(
-                        "approve", f"Approve #{run_id} + changes", approve_task(run_id, True, since.tree)
+                        "approve",
+                        f"Approve #{run_id} + changes",
+                        approve_task(run_id, True, since.tree, **decisions),  # type: ignore[arg-type]
                     )
 
             self.app.push_screen(
@@ -283,23 +405,50 @@ class ReviewScreen(MemtuiScreen):
                     "Files changed since the run",
                     f"Changed after run #{run_id}: {names}. These changes are not part of what the run produced; "
                     "they are shown under 'Changed since the run'. Approve the run together with exactly these "
-                    "changes, or cancel (and undo them first to approve the run alone).",
+                    f"changes, or cancel (and undo them first to approve the run alone). {counts}",
                     [Choice("Approve with these changes", "include", "warning"), Choice("Cancel", "cancel")],
                     focus="cancel",
                 ),
                 chose,
             )
             return
+        if not left:
+            body = (
+                f"Approve run #{run_id}? {counts} Its {len(self.run.stat)} changed files become the new baseline "
+                "commit and the next consolidation starts from them."
+            )
+
+            def decided(ok: bool | None) -> None:
+                if ok:
+                    self.app.start_task(
+                        "approve", f"Approve #{run_id}", approve_task(run_id, amendments=decisions["amendments"])
+                    )
+
+            self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
+            return
         body = (
-            f"Approve run #{run_id} ({plural(len(self.run.stat), 'changed file')})? Its changes become the new "
-            "baseline commit and the next consolidation starts from them."
+            f"Approve run #{run_id} in part? {counts} The hunks left out keep the baseline's lines and are "
+            "remembered as rejected, so later runs do not learn them again. Why leave them out?"
         )
 
-        def decided(ok: bool | None) -> None:
-            if ok:
-                self.app.start_task("approve", f"Approve #{run_id}", approve_task(run_id))
+        def decided_partial(reason: str | None) -> None:
+            if reason is not None:
+                self.app.start_task(
+                    "approve",
+                    f"Approve #{run_id} ({taken} in, {left} out)",
+                    approve_task(run_id, reason=reason or None, **decisions),  # type: ignore[arg-type]
+                )
 
-        self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
+        self.app.push_screen(
+            TextPromptModal(
+                "Approve consolidation in part",
+                body,
+                "reason (optional; the next consolidation sees it)",
+                "Approve",
+                required=False,
+            ),
+            decided_partial,
+        )
 
     def action_commit(self) -> None:
         edits = self.own_edits
@@ -345,20 +494,3 @@ class ReviewScreen(MemtuiScreen):
 
     def action_run_phase2(self) -> None:
         self.app.run_phase2()
-
-    def _current_file(self) -> str | None:
-        files = self.files
-        if files.has_focus and files.highlighted is not None:
-            return files.get_option_at_index(files.highlighted).id
-        return self.diff.current_path
-
-    def action_pager(self) -> None:
-        path = self._current_file()
-        target = self.app.memory_path(path) if path else None
-        if target is not None and target.exists():
-            self.app.open_external(target, pager=True)
-
-    def action_copy_path(self) -> None:
-        path = self._current_file()
-        if path:
-            self.app.copy_text(path, "path")

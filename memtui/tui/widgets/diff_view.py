@@ -1,9 +1,10 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""A unified diff shown hunk by hunk, syntax-highlighted, with a current hunk (lazygit-style navigation)."""
+"""A unified diff shown hunk by hunk, syntax-highlighted, with a current hunk (lazygit-style navigation).
+
+Hunks come from the domain parser (``memtui.review.hunks``), so the ids the UI marks are the ids the CLI takes.
+"""
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 from pygments.token import Token
 from rich.table import Table
@@ -14,6 +15,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from memtui.redact import PLACEHOLDER
+from memtui.review.hunks import FileDiff, Hunk, parse_diff, unified_diff
 from memtui.tui.widgets.search import Searchable, find_all
 from memtui.tui.widgets.text import REDACTION_STYLE
 from memtui.tui.widgets.vim import VimScroll
@@ -41,60 +43,12 @@ def mark_placeholders(content: Content) -> Content:
     return content
 
 
-@dataclass
-class Hunk:
-    path: str
-    header: str
-    text: str
-
-
-@dataclass
-class FileDiff:
-    path: str
-    status: str  # A | M | D
-    hunks: list[Hunk] = field(default_factory=list)
-
-
-def parse_diff(diff: str) -> list[FileDiff]:
-    """Split ``git diff`` output into files and hunks (binary or empty files keep no hunks)."""
-    files: list[FileDiff] = []
-    current: FileDiff | None = None
-    hunk_lines: list[str] = []
-
-    def flush_hunk() -> None:
-        nonlocal hunk_lines
-        if current is not None and hunk_lines:
-            current.hunks.append(Hunk(current.path, hunk_lines[0], "\n".join(hunk_lines)))
-        hunk_lines = []
-
-    for line in diff.splitlines():
-        if line.startswith("diff --git "):
-            flush_hunk()
-            parts = line.split(" b/", 1)
-            current = FileDiff(path=parts[1] if len(parts) == 2 else line[11:], status="M")
-            files.append(current)
-        elif current is None:
-            continue
-        elif hunk_lines:
-            if line.startswith("@@"):
-                flush_hunk()
-                hunk_lines = [line]
-            else:
-                hunk_lines.append(line)
-        elif line.startswith("new file mode"):
-            current.status = "A"
-        elif line.startswith("deleted file mode"):
-            current.status = "D"
-        elif line.startswith("--- /dev/null"):
-            current.status = "A"
-        elif line.startswith("+++ /dev/null"):
-            current.status = "D"
-        elif line.startswith("+++ b/"):
-            current.path = line[6:]
-        elif line.startswith("@@"):
-            hunk_lines = [line]
-    flush_hunk()
-    return files
+def amended_display(hunk: Hunk, amended: str) -> str:
+    """The hunk as a diff of the baseline's lines against the reviewer's text (what will be committed)."""
+    body = unified_diff("x", "".join(hunk.old_lines), amended, context=10**6).split("\n")[3:]
+    while body and not body[0].startswith("@@"):
+        body.pop(0)
+    return "\n".join([f"{hunk.header}  (amended)", *body[1:]]).rstrip("\n")
 
 
 def side_by_side(hunk_text: str) -> Table:
@@ -131,22 +85,50 @@ class HunkView(Searchable):
     DEFAULT_CSS = """
     HunkView { padding: 0 1; border: round $panel; border-title-color: $text-muted; }
     HunkView.-current { border: round $accent; border-title-color: $text-accent; background: $boost; }
+    HunkView.-rejected { border: round $error; border-subtitle-color: $text-error; color: $text-muted; }
+    HunkView.-rejected.-current { border: double $error; }
+    HunkView.-amended { border: round $warning; border-subtitle-color: $text-warning; }
+    HunkView.-amended.-current { border: double $warning; }
     """
 
     def __init__(self, hunk: Hunk, index: int, of_file: tuple[int, int], split: bool = False) -> None:
-        super().__init__(mark_placeholders(highlight(hunk.text, language="diff", theme=DiffTheme)))
+        super().__init__(self._content(hunk.text))
         self.hunk = hunk
         self.index = index
         self.split = split
-        self.border_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}")
+        self.rejected = False
+        self.amended: str | None = None
+        self.border_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}  {hunk.id}")
         if split:
             self.update(side_by_side(hunk.text))
+
+    @staticmethod
+    def _content(text: str) -> Content:
+        return mark_placeholders(highlight(text, language="diff", theme=DiffTheme))
 
     def search(self, query: str, current: int | None = None) -> int:
         if not self.split:
             return super().search(query, current)
         self.matches = len(find_all(self.base.plain, query))
         return self.matches
+
+    def set_decision(self, rejected: bool, amended: str | None) -> None:
+        """Show whether the hunk goes in, is left out, or goes in with the reviewer's text."""
+        self.rejected, self.amended = rejected, amended
+        self.set_class(rejected, "-rejected")
+        self.set_class(amended is not None and not rejected, "-amended")
+        if rejected:
+            self.border_subtitle = Content("✗ left out (space: take it)")
+        elif amended is not None:
+            self.border_subtitle = Content("✎ amended: your text goes in")
+        else:
+            self.border_subtitle = Content("✓ goes in")
+        text = amended_display(self.hunk, amended) if amended is not None else self.hunk.text
+        self.base = self._content(text)
+        if self.split:
+            self.update(side_by_side(text))
+        else:
+            self.update(self.base)
 
 
 class DiffView(VimScroll, can_focus=True):
@@ -187,8 +169,8 @@ class DiffView(VimScroll, can_focus=True):
         widgets: list[Static] = []
         for f in self.files:
             widgets.append(Static(Content(f"{f.status}  {f.path}"), classes="file-header", markup=False))
-            if not f.hunks:
-                widgets.append(Static("(no text changes)", classes="empty", markup=False))
+            if f.binary:
+                widgets.append(Static("(binary file)", classes="empty", markup=False))
             for i, hunk in enumerate(f.hunks, 1):
                 view = HunkView(hunk, len(self.hunks), (i, len(f.hunks)), self.split)
                 self.hunks.append(view)
@@ -214,6 +196,10 @@ class DiffView(VimScroll, can_focus=True):
     def previous_hunk(self) -> None:
         if self.hunks:
             self.current = max(self.current - 1, 0)
+
+    @property
+    def current_hunk(self) -> HunkView | None:
+        return self.hunks[self.current] if 0 <= self.current < len(self.hunks) else None
 
     def jump_to_file(self, path: str) -> None:
         for view in self.hunks:

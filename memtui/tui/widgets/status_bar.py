@@ -20,6 +20,7 @@ SCREENS = [
     ("review", "3", "Review"),
     ("memory", "4", "Memory"),
     ("citations", "5", "Citations"),
+    ("history", "6", "History"),
 ]
 SEP = " · "  # visible separators: words never run together, whatever renders the line
 

@@ -1,0 +1,1 @@
+"""Review in depth: a run's diff as hunks with stable ids, the evidence behind each, and partial decisions."""

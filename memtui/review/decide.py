@@ -1,0 +1,266 @@
+"""Hunk-level decisions on a run: which hunks go in, which are left out (and why), which a person amended.
+
+``plan`` turns the reviewer's choices into the exact file contents to commit (the baseline's lines where a hunk
+is left out, the reviewer's text where one was amended). ``record_*`` write the audit record, the rejected hunks
+that teach the next run ("do not re-learn"), and the snapshot of the new approved version.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from memtui import clock, history
+from memtui.phase2 import baseline
+from memtui.phase2.workspace import write_if_changed
+from memtui.review.hunks import Hunk, HunkError, apply_decisions, parse_diff, resolve_ids
+
+MAX_DO_NOT_RELEARN = 40  # rejected hunks listed in the agent prompt, newest first
+
+
+@dataclass
+class Plan:
+    """The outcome of the reviewer's choices for one run."""
+
+    hunks: list[Hunk]
+    rejected: set[str] = field(default_factory=set)
+    amended: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str | None] = field(default_factory=dict)  # rel -> content to commit (None: absent)
+    baseline_keys: dict[str, set[str]] = field(default_factory=dict)  # rel -> normalised lines of its baseline
+
+    def new_lines(self, h: Hunk) -> list[str]:
+        """What a left-out hunk really wanted to add: its '+' lines that are not already in the baseline (a line
+        that only moved or was renumbered, ``[Task 2]`` -> ``[Task 3]``, is not new)."""
+        known = self.baseline_keys.get(h.file, set()) | {normalize_line(line) for line in h.removed}
+        return [line for line in h.added if normalize_line(line) not in known]
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.rejected or self.amended)
+
+    def hunk_refs(self, taken: bool) -> list[history.HunkRef]:
+        return [
+            history.HunkRef(id=h.id, file=h.file, hash=h.content_hash, amended=h.id in self.amended)
+            for h in self.hunks
+            if (h.id not in self.rejected) == taken
+        ]
+
+    def files_in(self) -> list[str]:
+        return sorted({h.file for h in self.hunks if h.id not in self.rejected})
+
+    def files_out(self) -> list[str]:
+        return sorted({h.file for h in self.hunks if h.id in self.rejected} - set(self.files_in()))
+
+
+class RejectedHunk(BaseModel):
+    id: int
+    run_id: int | None
+    hunk_id: str
+    file: str
+    text: str
+    added: list[str]
+    reason: str | None
+    decided_at: int
+
+
+def _baseline_text(root: Path, rel: str) -> str | None:
+    try:
+        return baseline.run_git(root, "cat-file", "blob", f"HEAD:{rel}")
+    except baseline.BaselineError:
+        return None
+
+
+def _workspace_text(root: Path, rel: str) -> str | None:
+    path = root / rel
+    return path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
+
+
+def plan(
+    root: Path,
+    diff: str,
+    except_ids: Iterable[str] = (),
+    amendments: dict[str, str] | None = None,
+    *,
+    reviewed_text=_workspace_text,
+) -> Plan:
+    """Resolve ids (prefixes allowed) and compute every decided file's content from the baseline and the run's
+    version (``reviewed_text``). Raises ``HunkError`` naming unknown ids or a baseline that moved."""
+    files = parse_diff(diff)
+    hunks = [h for f in files for h in f.hunks]
+    rejected = resolve_ids(hunks, list(except_ids))
+    amended: dict[str, str] = {}
+    for key, text in (amendments or {}).items():
+        (hid,) = resolve_ids(hunks, [key])
+        if hid in rejected:
+            raise HunkError(f"hunk {hid} is both left out and amended")
+        amended[hid] = text
+    result = Plan(hunks=hunks, rejected=rejected, amended=amended)
+    for f in files:
+        if not any(h.id in rejected or h.id in amended for h in f.hunks):
+            continue
+        old = _baseline_text(root, f.path)
+        result.files[f.path] = apply_decisions(old, reviewed_text(root, f.path), f.hunks, rejected, amended)
+        if any(h.id in rejected for h in f.hunks):
+            result.baseline_keys[f.path] = {normalize_line(line) for line in (old or "").split("\n")}
+    return result
+
+
+def write_plan(root: Path, p: Plan) -> None:
+    """Put the decided files into the workspace (the caller holds the memory-root lock)."""
+    for rel, text in p.files.items():
+        path = root / rel
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            write_if_changed(path, text.encode("utf-8"))
+
+
+def record_approval(
+    conn: sqlite3.Connection,
+    root: Path,
+    *,
+    run_id: int,
+    kind: str,
+    p: Plan,
+    commit: str | None,
+    reason: str | None,
+    keep_versions: int,
+    evidence_threads: dict[str, list[str]] | None = None,
+) -> int:
+    """Audit record + rejected hunks + snapshot of the new baseline; returns the decision id (the version)."""
+    decision_kind = "restore" if kind == "restore" else ("partial_approve" if p.partial else "approve")
+    decision = history.record_decision(
+        conn,
+        decision_kind,  # type: ignore[arg-type]
+        run_id=run_id,
+        files_in=p.files_in(),
+        files_out=p.files_out(),
+        hunks_in=p.hunk_refs(True),
+        hunks_out=p.hunk_refs(False),
+        reason=reason if p.rejected else None,
+        tree=history.baseline_tree(root),
+        commit=commit,
+    )
+    now = clock.now_s()
+    for h in p.hunks:
+        if h.id in p.rejected:
+            conn.execute(
+                "INSERT INTO rejected_hunks (run_id, hunk_id, file, content_hash, text, added, reason, thread_ids,"
+                " decided_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                (
+                    run_id,
+                    h.id,
+                    h.file,
+                    h.content_hash,
+                    h.text,
+                    json.dumps(p.new_lines(h)),
+                    (reason or "").strip() or None,
+                    json.dumps((evidence_threads or {}).get(h.id, [])),
+                    now,
+                ),
+            )
+    history.take_snapshot(conn, root, decision, keep_versions)
+    return decision
+
+
+def record_rejection(conn: sqlite3.Connection, root: Path, *, run_id: int, diff: str, reason: str | None) -> int:
+    hunks = [h for f in parse_diff(diff) for h in f.hunks]
+    p = Plan(hunks=hunks, rejected={h.id for h in hunks})
+    return history.record_decision(
+        conn,
+        "reject",
+        run_id=run_id,
+        files_out=sorted({h.file for h in hunks}),
+        hunks_out=p.hunk_refs(False),
+        reason=reason,
+        tree=history.baseline_tree(root),
+    )
+
+
+def rejected_hunks(conn: sqlite3.Connection, limit: int = MAX_DO_NOT_RELEARN) -> list[RejectedHunk]:
+    rows = conn.execute(
+        "SELECT id, run_id, hunk_id, file, text, added, reason, decided_at FROM rejected_hunks"
+        " ORDER BY decided_at DESC, id DESC LIMIT ?",
+        (limit,),
+    ).fetchall()
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["added"] = json.loads(d["added"] or "[]")
+        out.append(RejectedHunk(**d))
+    return out
+
+
+def do_not_relearn_lines(conn: sqlite3.Connection) -> list[str]:
+    """For the agent: the hunks a person left out (newest first), each with its reason and the lines it added."""
+    out = []
+    for h in rejected_hunks(conn):
+        out.append(f"in {h.file}" + (f" (reason: {h.reason})" if h.reason else "") + ":")
+        out += [f"  + {line}" for line in h.added if line.strip()][:20]
+    return out
+
+
+def rejected_lines(conn: sqlite3.Connection) -> set[str]:
+    """Every line a person left out, normalised: the offline consolidator never writes one of them again."""
+    out: set[str] = set()
+    for (added,) in conn.execute("SELECT added FROM rejected_hunks"):
+        for line in json.loads(added or "[]"):
+            key = normalize_line(line)
+            if key:
+                out.add(key)
+    return out
+
+
+def normalize_line(line: str) -> str:
+    """The content of a memory line, without bullet, ``[Task n]`` tags and spacing (which renumber run to run).
+
+    A task heading is keyed by its title (``## Task 3: X`` -> ``task: x``); other structure (headings, blank lines,
+    the generated block's markers) normalises to "" and is never filtered."""
+    import re
+
+    text = line.strip()
+    if task := re.match(r"^##\s+Task\s+\d+:\s*(.+)$", text):
+        return "task: " + " ".join(task.group(1).split()).lower()
+    if not text or text.startswith(("#", "<!--")) or text in ("---", "v1"):
+        return ""
+    text = re.sub(r"\s*\[Task \d+\]", "", text)
+    text = text.lstrip("-*> ").strip()
+    return " ".join(text.split()).lower()
+
+
+def apply_to_tree(root: Path, base_tree: str, p: Plan) -> str:
+    """``base_tree`` with the decided files replaced (or removed): the tree to commit. Under the memory-root lock.
+
+    Works in a temporary index, so ``.git/index`` keeps pointing at what it did until the commit moves it."""
+    import os
+    import tempfile
+
+    git_dir = root / ".git"
+    fd, index = tempfile.mkstemp(prefix="memtui-partial-index-", dir=git_dir)
+    os.close(fd)
+    os.unlink(index)  # git creates it; an empty file is not a valid index
+    env = {"GIT_INDEX_FILE": index}
+    try:
+        baseline.run_git(root, "read-tree", base_tree, env=env)
+        for rel, text in sorted(p.files.items()):
+            if text is None:
+                baseline.run_git(root, "update-index", "--force-remove", "--", rel, env=env)
+                continue
+            fd, tmp = tempfile.mkstemp(prefix="memtui-partial-blob-", dir=git_dir)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(text.encode("utf-8"))
+                blob = baseline.run_git(root, "hash-object", "-w", "--no-filters", tmp).strip()
+            finally:
+                os.unlink(tmp)
+            baseline.run_git(root, "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", env=env)
+        return baseline.run_git(root, "write-tree", env=env).strip()
+    finally:
+        for leftover in (index, index + ".lock"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)

@@ -1,0 +1,191 @@
+# ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
+"""History: every decision on the memory (the audit trail), each kept version's diff against the current memory,
+and restore, which puts a version back as a change awaiting review (never a silent rewrite)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
+
+from memtui.tui import tasks
+from memtui.tui.format import fmt_size, fmt_time
+from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.screens.dialogs import ConfirmModal
+from memtui.tui.widgets.diff_view import DiffView
+
+KIND_LABELS = {
+    "approve": "approve",
+    "partial_approve": "approve (part)",
+    "reject": "reject",
+    "manual_commit": "manual commit",
+    "restore": "restore",
+    "forget": "forget",
+    "unforget": "forget undone",
+}
+
+
+class HistoryScreen(MemtuiScreen):
+    TITLE_TEXT = "History"
+    MODE = "history"
+    AUTO_FOCUS = "#decisions"
+    BINDINGS = [
+        Binding("r", "restore", "Restore version", id="history.restore"),
+        Binding("enter", "show_diff", "Show diff", show=False, id="history.show_diff"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="history-screen")
+        self.decisions: list[Any] = []
+
+    def compose_body(self) -> ComposeResult:
+        yield Static("", id="history-meta", markup=False)
+        with Horizontal(id="history-body"):
+            yield DataTable(id="decisions", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="history-side"):
+                yield Static("", id="decision-detail", markup=False)
+                yield DiffView(id="version-diff")
+
+    def on_mount(self) -> None:
+        table = self.query_one("#decisions", DataTable)
+        for key, label, width in [
+            ("id", "Ver", 4),
+            ("at", "When", 16),
+            ("kind", "Decision", 15),
+            ("what", "Run / rollout", 14),
+            ("hunks", "Hunks", 6),
+            ("kept", "Kept", 4),
+        ]:
+            table.add_column(label, key=key, width=width)
+        self.reload("mount")
+
+    def reload(self, source: str = "") -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="history", exit_on_error=False)
+    def _load(self) -> None:
+        from memtui.history import list_decisions
+
+        worker = get_current_worker()
+        conn = self.mapp.ctx.new_conn()
+        try:
+            decisions = list_decisions(conn)
+            kept = conn.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM history_snapshots").fetchone()
+        finally:
+            conn.close()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, decisions, (int(kept[0]), int(kept[1])))
+
+    def _show(self, decisions: list[Any], kept: tuple[int, int]) -> None:
+        self.decisions = decisions
+        keep = self.mapp.ctx.settings.history_versions
+        self.query_one("#history-meta", Static).update(
+            Content.assemble(
+                (f"{len(decisions)} decisions", "bold"),
+                f"  {kept[0]} versions kept ({fmt_size(kept[1])} compressed, history_versions = {keep})",
+                (
+                    "   r restores the highlighted version through review",
+                    "$text-muted",
+                ),
+            )
+        )
+        table = self.query_one("#decisions", DataTable)
+        table.clear()
+        for d in decisions:
+            what = f"run #{d.run_id}" if d.run_id else (d.thread_id[:12] if d.thread_id else "-")
+            hunks = f"{len(d.hunks_in)}/{len(d.hunks_out)}" if d.hunks_in or d.hunks_out else "-"
+            table.add_row(
+                Text(str(d.id)),
+                Text(fmt_time(d.at)),
+                Text(KIND_LABELS.get(d.kind, d.kind), style="red" if d.kind in ("reject", "forget") else ""),
+                Text(what),
+                Text(hunks),
+                Text("yes" if d.snapshot else "-"),
+                key=str(d.id),
+            )
+        if decisions:
+            self._show_decision(decisions[0])
+        else:
+            self.query_one("#decision-detail", Static).update(
+                Content("No decisions yet: approve, reject or commit a change and it is recorded here.")
+            )
+            self.query_one(DiffView).show_diff("", empty="No versions kept yet.")
+        self.refresh_bindings()
+
+    def _selected(self) -> Any:
+        table = self.query_one("#decisions", DataTable)
+        if not self.decisions or table.cursor_row is None or table.cursor_row >= len(self.decisions):
+            return None
+        return self.decisions[table.cursor_row]
+
+    @on(DataTable.RowHighlighted, "#decisions")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        d = self._selected()
+        if d is not None:
+            self._show_decision(d)
+
+    def action_show_diff(self) -> None:
+        d = self._selected()
+        if d is not None:
+            self._show_decision(d)
+            self.query_one(DiffView).focus()
+
+    def _show_decision(self, d: Any) -> None:
+        files_in = ", ".join(d.files_in) or "-"
+        files_out = ", ".join(d.files_out) or "-"
+        self.query_one("#decision-detail", Static).update(
+            Content.assemble(
+                (f"#{d.id} {KIND_LABELS.get(d.kind, d.kind)}", "bold"),
+                f"  {fmt_time(d.at)}  tree {(d.tree or '-')[:12]}\n",
+                f"in: {files_in}\nout: {files_out}\n",
+                (f"reason: {d.reason}" if d.reason else "", "$text-warning"),
+            )
+        )
+        self._diff(d.id, d.snapshot)
+
+    @work(thread=True, exclusive=True, group="history-diff", exit_on_error=False)
+    def _diff(self, decision_id: int, has_snapshot: bool) -> None:
+        from memtui.history import HistoryError, version_diff
+
+        worker = get_current_worker()
+        if not has_snapshot:
+            text, empty = "", "This decision kept no version (it did not change the memory, or it was pruned)."
+        else:
+            conn = self.mapp.ctx.new_conn()
+            try:
+                text, empty = version_diff(conn, self.mapp.ctx.paths.memory_root, decision_id), ""
+            except HistoryError as exc:
+                text, empty = "", str(exc)
+            finally:
+                conn.close()
+            empty = empty or f"Version {decision_id} is the same as the current memory."
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.query_one(DiffView).show_diff, text, empty)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "restore":
+            d = self._selected() if self.is_mounted else None
+            return True if d is not None and d.snapshot else None
+        return True
+
+    def action_restore(self) -> None:
+        d = self._selected()
+        if d is None or not d.snapshot:
+            return
+        body = (
+            f"Restore version {d.id}? Its MEMORY.md, memory_summary.md and skills/ go into the workspace as a change "
+            "awaiting review (Review screen): approve it in full or hunk by hunk, or reject it. Nothing is committed now."
+        )
+
+        def decided(ok: bool | None) -> None:
+            if ok:
+                self.mapp.start_task("restore", f"Restore version {d.id}", tasks.restore_task(d.id))
+
+        self.app.push_screen(ConfirmModal(f"Restore version {d.id} (y/n)", body, "Restore"), decided)
