@@ -55,11 +55,11 @@ class ReviewScreen(MemtuiScreen):
     AUTO_FOCUS = "#diff"
     SEARCH_ROOT = "#diff"
     BINDINGS = [
-        Binding("right_square_bracket,right", "next_hunk", "Next hunk", id="review.next_hunk"),
+        Binding("right_square_bracket,right", "next_hunk", "Next", id="review.next_hunk"),
         Binding("left_square_bracket,left", "previous_hunk", "Prev hunk", show=False, id="review.previous_hunk"),
         Binding("enter", "open_file", "Open", show=False, id="review.open_file"),
-        Binding("space", "toggle_hunk", "Take/leave hunk", id="review.toggle_hunk"),
-        Binding("e", "amend_hunk", "Amend hunk", id="review.amend_hunk"),
+        Binding("space", "toggle_hunk", "Leave out", id="review.toggle_hunk"),
+        Binding("e", "amend_hunk", "Amend", id="review.amend_hunk"),
         Binding("v", "focus_evidence", "Evidence", id="review.evidence"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
@@ -68,7 +68,8 @@ class ReviewScreen(MemtuiScreen):
         Binding("z", "zoom", "Zoom", show=False, id="review.zoom"),
         Binding("s", "toggle_split", "Side by side", show=False, id="review.split"),
         Binding("y", "copy_path", "Copy path", show=False, id="review.copy_path"),
-        *SEARCH_BINDINGS,
+        Binding("slash", "search", "Search", show=False, id="view.search"),
+        *SEARCH_BINDINGS[1:],
     ]
 
     diff = getters.query_one("#diff", DiffView)
