@@ -226,13 +226,14 @@ class RolloutDetailScreen(MemtuiScreen):
     def loader_failed(self, error: BaseException) -> None:
         self.meta.update(Content(f"Cannot show rollout {self.thread_id}: {type(error).__name__}: {error}"))
 
-    def _show(self, loaded: Loaded) -> None:
+    async def _show(self, loaded: Loaded) -> None:
+        """Async so the loader's worker ends only once the conversation is mounted (tests and jumps rely on it)."""
         self.loaded = loaded
         detail = loaded.detail
         self.refresh_bindings()
         if detail is None:
             self.meta.update(Content.assemble((loaded.problem, "$text-error")))
-            self._show_conversation([], loaded.problem)
+            await self._show_conversation([], loaded.problem)
             return
         paths = self.app.ctx.paths
         path = short_path(detail.path, paths.codex_home, paths.claude_dir)
@@ -259,7 +260,7 @@ class RolloutDetailScreen(MemtuiScreen):
         for block in self.query_one("#memory-side").query(Searchable):
             block.search(self.search_query)
         self._show_history(loaded.history)
-        self._show_conversation(loaded.blocks, loaded.problem)
+        await self._show_conversation(loaded.blocks, loaded.problem)
 
     def _show_history(self, history: list[views.JobRun]) -> None:
         table = self.history_table
@@ -289,9 +290,9 @@ class RolloutDetailScreen(MemtuiScreen):
         self.run_error.update(Content.assemble(("error: ", "bold"), (error, "$text-error")) if error else "")
         self.run_error.display = bool(error)
 
-    def _show_conversation(self, blocks: list[Block], problem: str) -> None:
+    async def _show_conversation(self, blocks: list[Block], problem: str) -> None:
         scroll = self.scroll
-        scroll.remove_children()
+        await scroll.remove_children()
         widgets: list[Widget] = []
         if problem:
             widgets.append(Static(Content(problem), classes="problem", markup=False))
@@ -330,7 +331,7 @@ class RolloutDetailScreen(MemtuiScreen):
             widgets.append(Static(f"… {len(blocks) - start - MAX_ITEMS} more items not shown", classes="problem"))
         if not widgets:
             widgets.append(Static("(no conversation items)", classes="problem"))
-        scroll.mount_all(widgets)
+        await scroll.mount_all(widgets)
         if self.cited is not None:
             cited_widget = self.cited
             self.call_after_refresh(lambda: scroll.scroll_to_widget(cited_widget, animate=False, top=True))
