@@ -1,17 +1,114 @@
-"""Secret redaction: corpus recall, negatives untouched, JSON stays valid, counts, idempotence, properties."""
+"""Secret redaction: held-out targets, tuning corpus recall, negatives untouched, JSON stays valid, counts,
+idempotence, the bytes path, properties."""
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.redact import ANCHORS, KINDS, PLACEHOLDER, Redaction, has_anchor, merge_counts, redact, redact_text
+from memtui.redact import (
+    ANCHORS,
+    KINDS,
+    PLACEHOLDER,
+    BytesRedaction,
+    Redaction,
+    has_anchor,
+    merge_counts,
+    redact,
+    redact_bytes,
+    redact_text,
+)
+from tests.fixtures.redaction_eval import CURRENT, FP_TARGET, RECALL_TARGET, corpus, score, survives
 from tests.fixtures.secrets import NEGATIVES, POSITIVES
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# MEMTUI_REDACT_EXAMPLES=5000 explores further before a report; the suite keeps to a quick 60.
+FAST = settings(
+    max_examples=int(os.environ.get("MEMTUI_REDACT_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+# --- the held-out corpus (tests/fixtures/redaction_eval_r*.py) ---------------------------------------------------
+
+
+def test_held_out_corpus_meets_the_targets():
+    """Recall >= 0.98 and false positives <= 0.5 % on the current held-out round, which the rules never saw."""
+    module = corpus(CURRENT)
+    assert module.ROUND == CURRENT and module.FROZEN_AT
+    result = score(redact_text, CURRENT)
+    assert result.secrets >= 150 and result.kinds >= 30 and result.negatives >= 400
+    assert result.recall >= RECALL_TARGET, [(m.kind, m.form, m.context[:80]) for m in result.missed]
+    assert result.fp_rate <= FP_TARGET, result.false_positives
+
+
+def test_the_current_round_shares_no_secret_with_the_tuning_examples():
+    """Earlier rounds' misses were folded into the tuning set after they were measured; the current round's were not.
+    (A generic placeholder line such as `OPENAI_API_KEY=sk-...` may appear among both sets' negatives.)"""
+    module = corpus(CURRENT)
+    assert not {s.context for s in POSITIVES} & {s.context for s in module.SECRETS}
+    assert not {s.secret for s in POSITIVES} & {s.secret for s in module.SECRETS}
+    assert all(s.secret in s.context for s in module.SECRETS)
+    shared = set(NEGATIVES) & set(module.NEGATIVES)
+    assert len(shared) <= 2 and all(len(n) < 40 for n in shared), shared
+
+
+def test_a_secret_counts_as_redacted_only_when_no_half_of_it_survives():
+    secret = "Ab3dEf9hIj2kLm5n"
+    assert survives(secret, f"x {secret} y")
+    assert survives(secret, f"x [REDACTED_SECRET]{secret[8:]} y")  # half a secret is a leak
+    assert not survives(secret, "x [REDACTED_SECRET] y")
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("$ mysql -uroot -pZq8vTr2mWx shop", "Zq8vTr2mWx"),
+        ("sshpass -p 'Hk4#pLm9qR' ssh ops@10.0.0.7", "Hk4#pLm9qR"),
+        ("docker login -u ci -p Rt7yUi9oPq2w registry.example.com", "Rt7yUi9oPq2w"),
+        ("set -x PASSWORD Mn3bVc8xZl1k", "Mn3bVc8xZl1k"),
+        (
+            "SECRET_KEY_BASE=9f8e7d6c5b4a3928170f6e5d4c3b2a190817f6e5d4c3b2a1",
+            "9f8e7d6c5b4a3928170f6e5d4c3b2a190817f6e5d4c3b2a1",
+        ),
+        ("aws_secret_access_key  wQ9eR8tY7uI6oP5aS4dF3gH2jK1lZ0xC9vB8nM7q", "wQ9eR8tY7uI6oP5aS4dF3gH2jK1lZ0xC9vB8nM7q"),
+    ],
+)
+def test_the_forms_a_probe_of_real_transcripts_missed_are_redacted(text, secret):
+    """Issue 12: six common forms that were missed."""
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "export function useAuth(headersAuth: Record<string, string>): Record<string, string> {",
+        "env.X_API_KEY = apiKeyValue;",
+        "const client = new OpenAI({ apiKey: 'proxy-handled', baseURL });",
+    ],
+)
+def test_the_ordinary_code_real_transcripts_had_redacted_is_left_alone(text):
+    """Issue 12: ordinary lines that were redacted."""
+    assert redact(text).counts == {}
+
+
+# --- the bytes path -------------------------------------------------------------------------------------------------
+
+
+def test_redact_bytes_matches_redact_on_the_corpora():
+    texts = [s.context for s in POSITIVES] + NEGATIVES + [s.context for s in corpus().SECRETS]
+    for text in texts:
+        from_bytes = redact_bytes(text.encode())
+        from_str = redact(text)
+        assert from_bytes.data.decode() == from_str.text
+        assert from_bytes.counts == from_str.counts
+    assert redact_bytes(b"") == BytesRedaction(b"", {})
+    plain = b"nothing to see here"
+    assert redact_bytes(plain).data is plain
 
 
 def test_corpora_are_big_enough_and_cover_every_required_format():
@@ -151,6 +248,15 @@ _no_anchor_text = st.text(max_size=400).filter(lambda t: not has_anchor(t))
 
 
 @FAST
+@given(st.text(max_size=300), st.sampled_from(POSITIVES), st.text(max_size=100))
+def test_the_bytes_path_and_the_str_path_agree(before, secret, after):
+    text = before + " " + secret.context + "\n" + after
+    assert redact_bytes(text.encode("utf-8", "surrogatepass")).data.decode("utf-8", "surrogatepass") == redact_text(
+        text
+    )
+
+
+@FAST
 @given(_no_anchor_text)
 def test_text_without_any_anchor_is_identity(text):
     assert redact_text(text) == text
@@ -186,3 +292,26 @@ def test_a_scheme_word_before_a_redacted_token_stays_on_a_second_pass():
     once = redact("pass=Bearer akia-----beginabcdefgh12").text
     assert once == "pass=Bearer [REDACTED_SECRET]" and redact(once).text == once
     assert redact("password=hunter2hunter2 [REDACTED_SECRET]").text == "password=[REDACTED_SECRET] [REDACTED_SECRET]"
+
+
+def test_an_aws_secret_right_after_its_key_id_goes_with_it():
+    """Found by evaluation round 2: `NewStaticCredentials("AKIA...", "<secret>", "")`, credentials.csv rows."""
+    key_id, secret = "AKIA" + "Q7RT2WXZ9KL4MN3P", "wJ8alrXUtnFEMIK7MDENGbPxRfiCY5q2zN9vT1sA"
+    for text in (f'NewStaticCredentials("{key_id}", "{secret}", "")', f"ci,{key_id},{secret}\n"):
+        result = redact(text)
+        assert key_id not in result.text and secret not in result.text
+        assert result.counts == {"aws_access_key_id": 1, "aws_secret_access_key": 1}
+
+
+def test_the_scan_falls_back_to_search_when_the_binding_has_no_raw_match():
+    """`_first_match_start` uses the binding's private `Match` when present; without it, the public `search()`."""
+    from memtui import redact as module
+
+    class PublicOnly:
+        def __init__(self, scanner):
+            self.search = scanner.search
+
+    start = module._first_match_start(PublicOnly(module._SCANNER))
+    data = b"x = 1\nGITHUB_TOKEN=ghp_" + b"a1" * 18 + b"\n"
+    assert start(data, 0, len(data)) == module._MATCH(data, 0, len(data)) == data.index(b"TOKEN")
+    assert start(b"nothing", 0, 7) == -1 == module._MATCH(b"nothing", 0, 7)

@@ -15,8 +15,9 @@ from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
 from memtui.redact import redact
 from memtui.testing.chat_server import ChatServer, Reply, reply_json, reply_text, reply_tool_calls
+from tests.fixtures.redaction_eval import FP_TARGET, corpus
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
-from tests.fixtures.secrets import NEGATIVES, POSITIVES
+from tests.fixtures.secrets import POSITIVES
 from tests.reliability import figures
 from tests.reliability.harness import IDLE, NOW, Home, find_leaks, frozen, home_blobs
 
@@ -100,7 +101,9 @@ def test_no_planted_secret_reaches_memtui_home_or_a_model_request(isolated_env):
     assert (home.root / "MEMORY.md").is_file() and "[REDACTED_SECRET]" in (home.root / "MEMORY.md").read_text()
 
 
-def test_false_positive_rate_on_the_negatives_corpus():
-    changed = [n for n in NEGATIVES if redact(n).text != n]
-    figures.record("secrets", negatives=len(NEGATIVES), fp=len(changed))
-    assert len(changed) / len(NEGATIVES) <= 0.05, changed
+def test_false_positive_rate_on_the_held_out_negatives():
+    """Counted on the held-out corpus (never used to tune the rules), not on the tuning examples."""
+    negatives = corpus().NEGATIVES
+    changed = [n for n in negatives if redact(n).text != n]
+    figures.record("secrets", negatives=len(negatives), fp=len(changed))
+    assert len(changed) / len(negatives) <= FP_TARGET, changed
