@@ -508,3 +508,17 @@ async def test_slash_searches_the_conversation_and_opens_collapsed_tool_output(u
         await pilot.press("slash", "escape")
         await settle(pilot)
         assert not screen.matches
+
+
+async def test_side_by_side_keeps_the_hunk_decisions(ui_home: Path) -> None:
+    app = app_for(ui_home)
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("space")  # leave the first hunk out
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        diff = app.screen.query_one("#diff")
+        assert diff.split and diff.hunks[0].has_class("-rejected")  # type: ignore[attr-defined]

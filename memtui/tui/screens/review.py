@@ -255,6 +255,8 @@ class ReviewScreen(MemtuiScreen):
     def on_resize(self, event: events.Resize) -> None:
         if self.diff.split and event.size.width < SPLIT_MIN_WIDTH:
             self.diff.set_split(False)
+            for view in self.diff.hunks:
+                view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
 
     def action_zoom(self) -> None:
         """The diff alone, full width (again: the file list comes back)."""
@@ -266,6 +268,8 @@ class ReviewScreen(MemtuiScreen):
             self.notify_literal(f"Side by side needs at least {SPLIT_MIN_WIDTH} columns.", severity="warning")
             return
         self.diff.set_split(not self.diff.split)
+        for view in self.diff.hunks:  # the rebuilt hunks show the decisions taken so far
+            view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
 
     def action_copy_path(self) -> None:
         files = self.files
