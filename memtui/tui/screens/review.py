@@ -191,7 +191,6 @@ class ReviewScreen(MemtuiScreen):
                 (f"{what} awaiting review", "bold $text-warning"),
                 f" · {plural(len(stat), 'file')} changed · started {fmt_time(run.started_at)} · ",
                 ("offline" if run.offline else (run.model or "")),
-                ("   space take/leave · e amend · v evidence", "$text-muted"),
                 (
                     f"\n⚠ {plural(len(since.stat), 'file')} changed since the run (not part of it, shown below): "
                     + ", ".join(p for _, p in since.stat[:6])
