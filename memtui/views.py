@@ -9,13 +9,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtui import clock
+from memtui.labels import SKIP_REASON, label
 from memtui.phase1.eligibility import NEVER_ELIGIBLE_SQL
+from memtui.state.jobs import GLOBAL, STAGE1, JobStatus
 
-STAGE1 = "memory_stage1"
-GLOBAL = "memory_consolidate_global"
+if TYPE_CHECKING:
+    from memtui.phase2.review import Phase2Run
+
+__all__ = ["GLOBAL", "STAGE1", "JobStatus"]  # re-exported for the screens
 
 # The stage-1 status of a thread, as one SQL expression over threads t, jobs j, stage1_outputs o.
 # Skipped threads say why (ingest reason or memory mode); a finished job without an output is a no-op.
@@ -75,6 +79,11 @@ class RolloutRow:
     source_kind: str
 
 
+def _like(term: str) -> str:
+    """A LIKE pattern matching ``term`` literally anywhere (``%`` and ``_`` escaped; use with ESCAPE '\\')."""
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def _filter_clause(filter_text: str) -> tuple[str, list[Any]]:
     """Every whitespace-separated term must match one column; `status:x` and `source:x` match exactly."""
     clauses: list[str] = []
@@ -88,7 +97,7 @@ def _filter_clause(filter_text: str) -> tuple[str, list[Any]]:
             clauses.append("(t.source_kind = ? OR t.session_source = ?)")
             args += [value.lower(), value.lower()]
         else:
-            like = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            like = _like(term)
             clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _FILTER_COLUMNS) + ")")
             args += [like] * len(_FILTER_COLUMNS)
     return (" AND ".join(clauses) or "1"), args
@@ -140,24 +149,25 @@ def skip_reason(ingest_status: str, ingest_reason: str | None, never: str | None
     """Why a thread is skipped, in words: the ingest problem first, else the eligibility rule it fails."""
     if ingest_status != "indexed":
         return ingest_reason or ingest_status
-    return {
-        "archived": "archived",
-        "not_interactive": f"not interactive ({session_source})",
-        "memory_disabled": "memory disabled",
-        "no_preview": "no user message",
-        "forgotten": "forgotten (memtui forget --undo lifts it)",
-    }.get(never or "", never or "")
+    if never == "not_interactive":
+        return f"{label(never, SKIP_REASON)} ({session_source})"
+    return label(never, SKIP_REASON)
+
+
+def _status_reason(r: sqlite3.Row) -> str:
+    status = r["status"]
+    if status == "skipped":
+        return skip_reason(r["ingest_status"], r["ingest_reason"], r["never"], r["session_source"])
+    if status == "failed":
+        return r["last_error"] or ""
+    if status == "running" and (r["lease_until"] or 0) <= clock.now_s():
+        return "lease expired"
+    return ""
 
 
 def _rollout_row(r: sqlite3.Row) -> RolloutRow:
     status = r["status"]
-    reason = ""
-    if status == "skipped":
-        reason = skip_reason(r["ingest_status"], r["ingest_reason"], r["never"], r["session_source"])
-    elif status == "failed":
-        reason = r["last_error"] or ""
-    elif status == "running" and (r["lease_until"] or 0) <= clock.now_s():
-        reason = "lease expired"
+    reason = _status_reason(r)
     return RolloutRow(
         id=r["id"],
         updated_at=r["updated_at"],
@@ -174,22 +184,90 @@ def _rollout_row(r: sqlite3.Row) -> RolloutRow:
     )
 
 
-def thread_detail(conn: sqlite3.Connection, thread_id: str) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class ThreadDetail:
+    """A thread with its stage-1 status (the word the Rollouts list shows), why, and its stage-1 output."""
+
+    id: str
+    path: str
+    cwd: str
+    source_kind: str
+    session_source: str
+    bytes: int
+    updated_at: int
+    status: str
+    reason: str  # why it is skipped or failed, in full
+    raw_memory: str
+    rollout_summary: str
+    usage_count: int
+    last_usage: int | None
+
+
+def thread_detail(conn: sqlite3.Connection, thread_id: str) -> ThreadDetail | None:
     """The thread row plus its stage-1 output and status, for the rollout detail screen."""
-    row = conn.execute(
-        f"""SELECT t.*, {STATUS_SQL} AS status, {NEVER_ELIGIBLE_SQL} AS never, o.raw_memory, o.rollout_summary, o.rollout_slug,
-                   o.usage_count, o.last_usage, o.generated_at, j.last_error
+    r = conn.execute(
+        f"""SELECT t.*, {STATUS_SQL} AS status, {NEVER_ELIGIBLE_SQL} AS never, o.raw_memory, o.rollout_summary,
+                   COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, j.last_error, j.lease_until
             FROM threads t {_JOINS} WHERE t.id = ?""",
         (thread_id,),
     ).fetchone()
-    return dict(row) if row else None
+    if r is None:
+        return None
+    return ThreadDetail(
+        id=r["id"],
+        path=r["path"],
+        cwd=r["cwd"] or "",
+        source_kind=r["source_kind"],
+        session_source=r["session_source"],
+        bytes=r["bytes"],
+        updated_at=r["updated_at"],
+        status=r["status"],
+        reason=_status_reason(r),
+        raw_memory=r["raw_memory"] or "",
+        rollout_summary=r["rollout_summary"] or "",
+        usage_count=r["usage_count"],
+        last_usage=r["last_usage"],
+    )
 
 
-def job_history(conn: sqlite3.Connection, kind: str, job_key: str, limit: int = 50) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class JobRun:
+    """One attempt of a job (``job_runs``): the audit trail the detail screen lists."""
+
+    started_at: int
+    finished_at: int | None
+    outcome: str  # succeeded | failed | no-op | running | ...
+    error: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int | None
+    redactions: int | None  # secrets redacted in this attempt
+
+
+def job_history(conn: sqlite3.Connection, kind: str, job_key: str, limit: int = 50) -> list[JobRun]:
     rows = conn.execute(
         "SELECT * FROM job_runs WHERE kind=? AND job_key=? ORDER BY id DESC LIMIT ?", (kind, job_key, limit)
     ).fetchall()
-    return [dict(r) for r in rows]
+    out = []
+    for r in rows:
+        try:
+            reds = sum(json.loads(r["redactions"]).values()) if r["redactions"] else None
+        except (ValueError, AttributeError, TypeError):
+            reds = None
+        outcome = "no-op" if r["noop"] else (r["outcome"] or "running")
+        out.append(
+            JobRun(
+                started_at=r["started_at"],
+                finished_at=r["finished_at"],
+                outcome="no-op" if outcome == "no_output" else outcome,
+                error=r["error"] or "",
+                prompt_tokens=r["prompt_tokens"],
+                completion_tokens=r["completion_tokens"],
+                latency_ms=r["latency_ms"],
+                redactions=reds,
+            )
+        )
+    return out
 
 
 # ---- jobs -----------------------------------------------------------------------------------------
@@ -203,7 +281,7 @@ JOB_ORDER = """CASE
 class JobRow:
     kind: str
     job_key: str
-    status: str  # pending | running | stale | done | error
+    status: str  # a JobStatus, or stale (running past its lease), or awaiting_review (the Phase 2 job)
     retry_remaining: int
     worker_id: str
     lease_until: int | None
@@ -217,10 +295,10 @@ class JobRow:
 
 def _job_filter(filter_text: str) -> tuple[str, list[Any]]:
     clauses, args = [], []
+    columns = ("j.job_key", "j.status", "COALESCE(j.last_error,'')", "j.kind")
     for term in filter_text.split():
-        like = f"%{term}%"
-        clauses.append("(j.job_key LIKE ? OR j.status LIKE ? OR COALESCE(j.last_error,'') LIKE ? OR j.kind LIKE ?)")
-        args += [like] * 4
+        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
+        args += [_like(term)] * len(columns)
     return (" AND ".join(clauses) or "1"), args
 
 
@@ -249,10 +327,13 @@ def job_rows(conn: sqlite3.Connection, filter_text: str = "", offset: int = 0, l
         [*args, now, limit, offset],
     ).fetchall()
     out = []
+    awaiting = conn.execute("SELECT 1 FROM phase2_runs WHERE status='awaiting_review' LIMIT 1").fetchone() is not None
     for r in rows:
         status = r["status"]
-        if status == "running" and (r["lease_until"] or 0) <= now:
+        if status == JobStatus.RUNNING and (r["lease_until"] or 0) <= now:
             status = "stale"
+        elif r["kind"] == GLOBAL and awaiting and status != JobStatus.RUNNING:
+            status = "awaiting_review"  # the job is released while its result waits for a person
         out.append(
             JobRow(
                 kind=r["kind"],
@@ -321,14 +402,9 @@ def thread_exists(conn: sqlite3.Connection, thread_id: str) -> bool:
 # ---- phase 2 review -----------------------------------------------------------------------------------
 
 
-def review_run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+def review_run(conn: sqlite3.Connection) -> Phase2Run | None:
     """The Phase 2 run awaiting review, else the latest run (so the screen can say what happened)."""
+    from memtui.phase2.review import Phase2Run  # (GitPython behind it: loaded off the first paint)
+
     row = conn.execute("SELECT * FROM phase2_runs ORDER BY status = 'awaiting_review' DESC, id DESC LIMIT 1").fetchone()
-    if row is None:
-        return None
-    run = dict(row)
-    try:
-        run["stat"] = [tuple(x) for x in json.loads(run.get("stat") or "[]")]
-    except (ValueError, TypeError):
-        run["stat"] = []
-    return run
+    return Phase2Run.from_row(row) if row is not None else None

@@ -36,6 +36,7 @@ TITLES = {
     "citations": "memtui: citations and their validation",
     "citation_jump": "memtui: a citation jump to the cited lines",
     "help": "memtui: help",
+    "task_log": "memtui: the task log",
 }
 
 
@@ -59,7 +60,8 @@ def main() -> int:
     clock.freeze(FROZEN_NOW)
     with tempfile.TemporaryDirectory(prefix="memtui-shots-") as tmp:
         for name in CASES:
-            home = Path(tmp) / name  # a fresh home per screen, as in the tests
+            os.environ["HOME"] = str(Path(tmp) / name)  # a fresh home per screen, as in the tests
+            home = Path(tmp) / name / ".memtui"
             os.environ["MEMTUI_HOME"] = str(home)
             build_snapshot_home(home).close()
             print(asyncio.run(shoot(name, home, args.out)).relative_to(ROOT) if args.out.is_relative_to(ROOT) else name)

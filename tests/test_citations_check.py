@@ -121,7 +121,7 @@ def test_cli_check_table_json_and_exit_codes(root, conn, tmp_path, capsys, monke
     answer.write_text(ANSWER)
     assert main(["cite", "check", str(answer)]) == 1
     out = capsys.readouterr().out
-    assert "ok" in out and "missing_file" in out and "tz | pitfall" in out and "dropped 1" in out
+    assert "ok" in out and "missing file" in out and "tz | pitfall" in out and "dropped 1" in out
     assert main(["cite", "check", str(answer), "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert [e["status"] for e in data["entries"]] == ["ok", "missing_file"]

@@ -145,7 +145,7 @@ def test_cli_record_counts_each_time_and_reports(conn, root, capsys, monkeypatch
         assert main(["cite", "record", "-"]) == 0
         out = capsys.readouterr().out
         assert f"counted   {A}  usage_count {expected}" in out
-        assert "missing_file" in out and "skipped   nope  (not a UUID)" in out
+        assert "missing file" in out and "skipped   nope  (not a UUID)" in out
     monkeypatch.setattr("sys.stdin", io.StringIO(text))
     assert main(["cite", "record", "-", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

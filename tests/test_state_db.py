@@ -94,9 +94,15 @@ def test_collect_status_counts(tmp_path):
 
 def test_status_sums_redactions_and_groups_failures(tmp_path):
     conn = connect(tmp_path / "s.sqlite")
-    for blob in ('{"openai_key": 2}', '{"openai_key": 1, "jwt": 1}', None):
+    # t2 was extracted twice: only its latest attempt counts (issue 15: re-extracting does not double-count)
+    for key, blob in (
+        ("t1", '{"openai_key": 2}'),
+        ("t2", '{"jwt": 5}'),
+        ("t2", '{"openai_key": 1, "jwt": 1}'),
+        ("t3", None),
+    ):
         conn.execute(
-            "INSERT INTO job_runs(kind, job_key, started_at, redactions) VALUES ('memory_stage1', 't', 0, ?)", (blob,)
+            "INSERT INTO job_runs(kind, job_key, started_at, redactions) VALUES ('memory_stage1', ?, 0, ?)", (key, blob)
         )
     conn.execute(
         "INSERT INTO jobs(kind, job_key, status, retry_remaining, last_error)"

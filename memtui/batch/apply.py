@@ -25,7 +25,7 @@ from memtui.phase1.eligibility import Candidate
 from memtui.phase1.extractor import Extraction, ExtractionFailed, StageOneOutput, keep_faithful_quotes, read_items
 from memtui.phase1.quotes import has_user_quote, user_words
 from memtui.phase1.render import render_items
-from memtui.phase1.run import redact_output
+from memtui.phase1.run import redact_output, short_reason
 from memtui.settings import Settings
 from memtui.state.jobs import (
     STAGE1,
@@ -115,7 +115,7 @@ def _account(summary: CollectSummary, status: str, error: str | None, dropped: i
         summary.recovered += 1
     else:
         summary.failed += 1
-        head = (error or "unknown").split("\n", 1)[0][:100]
+        head = short_reason(error or "unknown")
         summary.failures[head] = summary.failures.get(head, 0) + 1
 
 

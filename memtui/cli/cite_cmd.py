@@ -53,7 +53,12 @@ def run_parse(args: argparse.Namespace) -> int:
 
 
 def _print_report(report: CheckReport, result: ParseResult) -> None:
-    rows = [(e.status, f"{e.entry.line_start}-{e.entry.line_end}", e.entry.path, e.entry.note) for e in report.entries]
+    from memtui.labels import CITATION_STATUS, label
+
+    rows = [
+        (label(e.status, CITATION_STATUS), f"{e.entry.line_start}-{e.entry.line_end}", e.entry.path, e.entry.note)
+        for e in report.entries
+    ]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(("STATUS", "LINES", "PATH"))]
     print(f"{'STATUS':<{widths[0]}}  {'LINES':<{widths[1]}}  {'PATH':<{widths[2]}}  NOTE")
     for row in rows:
@@ -69,7 +74,8 @@ def _print_report(report: CheckReport, result: ParseResult) -> None:
             memory = ", has a stage-1 memory" if i.has_memory else ""
             print(f"  {i.rollout_id}  {what}{memory}")
     if result.dropped_lines:
-        print(f"dropped {result.dropped_lines} malformed entry line(s)")
+        n = result.dropped_lines
+        print(f"dropped {n} malformed entry {'line' if n == 1 else 'lines'}")
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -66,7 +66,9 @@ def print_summary(s: Phase1Summary) -> None:
     out(f"outcomes    {s.succeeded} succeeded, {s.noop} no-op, {s.failed} failed, {s.lost_lease} lost lease\n")
     for reason, n in sorted(s.failures.items(), key=lambda kv: (-kv[1], kv[0])):
         out(f"  failed    {n:>5}  {reason}\n")
-    skipped = ", ".join(f"{k} {v}" for k, v in sorted(s.skipped.items())) or "none"
+    from memtui.labels import SKIP_REASON, counts
+
+    skipped = counts(s.skipped, SKIP_REASON) or "none"
     out(f"skipped     {skipped}\n")
     if not s.offline:
         out(

@@ -99,7 +99,8 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
     if state.run is not None:
         run = state.run
         print(f"Phase 2 run #{run.id} awaits review ({'offline' if run.offline else run.model})", file=sys.stderr)
-        out.write(_stat_lines(run.stat) if stat_only or not run.diff else run.diff)
+        sys.stderr.flush()  # (stderr: a redirected diff stays a clean patch; on a terminal, a blank line between)
+        out.write(("\n" if out.isatty() else "") + (_stat_lines(run.stat) if stat_only or not run.diff else run.diff))
         if state.since_run is not None:
             since = state.since_run
             out.write(f"\n=== changed since the run (not part of it): {len(since.stat)} file(s) ===\n")

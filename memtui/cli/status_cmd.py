@@ -24,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"home        {ctx.paths.home}")
     print(f"threads     {st['threads']} ({sources}); archived {st['archived_threads']}")
     print(f"files       {st['files']} seen, {st['skipped_files']} skipped, {st['skipped_lines']} bad lines skipped")
+    from memtui.labels import PHASE2_STATUS, label
+
     for reason, n in st["skipped_files_by_reason"].items():
         print(f"              {n:>5}  {reason}")
     s1 = st["stage1"]
@@ -38,7 +40,13 @@ def run(args: argparse.Namespace) -> int:
     for reason, n in st["stage1_failures"].items():
         print(f"              {n:>5}  failed: {reason[:100]}")
     p2 = st["phase2"]
-    review = f"; awaiting review (run {p2['awaiting_run_id']})" if p2["awaiting_review"] else ""
-    print(f"phase 2     {p2['status']}{review}; watermark {st['watermark']}")
+    if p2["awaiting_review"]:
+        state = f"run #{p2['awaiting_run_id']} awaiting review"
+    elif p2["last_run"]:
+        last = p2["last_run"]
+        state = f"last run #{last['id']} {label(last['status'], PHASE2_STATUS)}"
+    else:
+        state = label(p2["status"], PHASE2_STATUS)
+    print(f"phase 2     {state}; watermark {st['watermark']}")
     print(f"citations   {st['citations']}")
     return 0

@@ -298,7 +298,7 @@ class _Run:
             s.lost_lease += 1
         else:
             s.failed += 1
-            reason = _short_reason(record.get("error") or "unknown")
+            reason = short_reason(record.get("error") or "unknown")
             s.failures[reason] = s.failures.get(reason, 0) + 1
         s.prompt_tokens += record.get("prompt_tokens") or 0
         s.completion_tokens += record.get("completion_tokens") or 0
@@ -341,7 +341,7 @@ def redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOut
     return StageOneOutput(**fields)
 
 
-def _short_reason(reason: str) -> str:
+def short_reason(reason: str) -> str:
     """Group failure reasons for the summary: the text before the first colon-detail, capped."""
     head = reason.split("\n", 1)[0]
     return head if len(head) <= 100 else head[:99] + "…"

@@ -13,9 +13,9 @@ from enum import StrEnum
 
 from memtui import clock
 from memtui.state.db import immediate
+from memtui.state.jobs import GLOBAL as KIND
+from memtui.state.jobs import GLOBAL_KEY as KEY
 
-KIND = "memory_consolidate_global"
-KEY = "global"
 DEFAULT_RETRY_REMAINING = 3
 
 

@@ -22,6 +22,17 @@ from memtui.state.outputs import delete_stage1_output, upsert_stage1_output
 STAGE1 = "memory_stage1"
 GLOBAL = "memory_consolidate_global"
 GLOBAL_KEY = "global"
+
+
+class JobStatus(StrEnum):
+    """``jobs.status``: the one definition (views and status derive "stale" and "failed" from these)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    ERROR = "error"
+
+
 DEFAULT_RETRY_REMAINING = 3
 
 

@@ -6,10 +6,10 @@ import json
 import sqlite3
 from typing import Any
 
-from memtui import clock
+from pydantic import BaseModel, Field
 
-STAGE1 = "memory_stage1"
-GLOBAL = "memory_consolidate_global"
+from memtui import clock
+from memtui.state.jobs import GLOBAL, STAGE1
 
 
 def collect_status(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -43,8 +43,12 @@ def collect_status(conn: sqlite3.Connection) -> dict[str, Any]:
         (STAGE1,),
     ).fetchone()
     redactions: dict[str, int] = {}
+    # Per rollout, the latest attempt that redacted anything: re-extracting a rollout does not count it twice.
     for (blob,) in conn.execute(
-        "SELECT redactions FROM job_runs WHERE kind=? AND redactions IS NOT NULL AND redactions <> '{}'", (STAGE1,)
+        """SELECT r.redactions FROM job_runs r
+           WHERE r.kind=?1 AND r.id = (SELECT MAX(x.id) FROM job_runs x WHERE x.kind=?1 AND x.job_key=r.job_key
+                                        AND x.redactions IS NOT NULL AND x.redactions <> '{}')""",
+        (STAGE1,),
     ):
         for kind, n in json.loads(blob).items():
             redactions[kind] = redactions.get(kind, 0) + int(n)
@@ -84,3 +88,51 @@ def collect_status(conn: sqlite3.Connection) -> dict[str, Any]:
         "watermark": (job["last_success_watermark"] or 0) if job else 0,
         "citations": one("SELECT COUNT(*) FROM citation_events"),
     }
+
+
+class Stage1Counts(BaseModel):
+    pending: int = 0
+    running: int = 0
+    done: int = 0
+    error: int = 0
+    stale_lease: int = 0
+    retry_exhausted: int = 0
+
+
+class LastRun(BaseModel):
+    id: int
+    status: str
+    reason: str | None = None
+
+
+class Phase2State(BaseModel):
+    status: str = "never_run"
+    last_error: str | None = None
+    awaiting_review: bool = False
+    awaiting_run_id: int | None = None
+    last_run: LastRun | None = None
+
+
+class Status(BaseModel):
+    """``collect_status`` typed, for code that reads it (the TUI header); the CLI prints the dict as is."""
+
+    threads: int = 0
+    threads_by_source: dict[str, int] = Field(default_factory=dict)
+    archived_threads: int = 0
+    files: int = 0
+    skipped_files: int = 0
+    skipped_files_by_reason: dict[str, int] = Field(default_factory=dict)
+    skipped_lines: int = 0
+    stage1: Stage1Counts = Field(default_factory=Stage1Counts)
+    stage1_outcomes: dict[str, int] = Field(default_factory=dict)
+    stage1_failures: dict[str, int] = Field(default_factory=dict)
+    tokens: dict[str, int] = Field(default_factory=dict)
+    redactions: dict[str, int] = Field(default_factory=dict)
+    outputs: int = 0
+    phase2: Phase2State = Field(default_factory=Phase2State)
+    watermark: int = 0
+    citations: int = 0
+
+
+def read_status(conn: sqlite3.Connection) -> Status:
+    return Status.model_validate(collect_status(conn))

@@ -1,8 +1,9 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""MemtuiApp: six screens (modes) over the domain, long work in thread workers, one status signal.
+"""MemtuiApp: six screens (modes) over the domain, long work in thread workers, signals for shared state.
 
 Workers never touch widgets: they post messages or use ``call_from_thread``. Each worker opens its own
-Context (and so its own sqlite connection: sqlite objects are thread-bound).
+Context (and so its own sqlite connection: sqlite objects are thread-bound). Screens are imported when first
+shown, so the first paint loads only the Rollouts screen.
 """
 
 from __future__ import annotations
@@ -10,35 +11,79 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
+from textual.screen import Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
 from memtui.context import Context, open_context
-from memtui.state.status import collect_status
-from memtui.tui import ops
+from memtui.state.status import Status, read_status
+from memtui.tui import tasks
 from memtui.tui.commands import MemtuiCommands
 from memtui.tui.messages import TaskFailed, TaskFinished, TaskProgress
-from memtui.tui.screens.base import MemtuiScreen
-from memtui.tui.screens.choice import Choice, ChoiceModal
-from memtui.tui.screens.citations import CitationsScreen
-from memtui.tui.screens.detail import RolloutDetailScreen
-from memtui.tui.screens.file_view import FileViewScreen
-from memtui.tui.screens.help import HelpScreen
-from memtui.tui.screens.history import HistoryScreen
-from memtui.tui.screens.jobs import JobsScreen
-from memtui.tui.screens.memory import FILES as MEMORY_FILES
-from memtui.tui.screens.memory import MemoryScreen
-from memtui.tui.screens.review import ReviewScreen
-from memtui.tui.screens.rollouts import RolloutsScreen
+
+if TYPE_CHECKING:
+    from memtui.tui.screens.memory import MemoryScreen
+    from memtui.tui.screens.review import ReviewScreen
 
 STATUS_REFRESH_SECONDS = 15.0
 MEMORY_ROOT_POLL_SECONDS = 2.0  # how soon a change made outside memtui (a shell, an editor) shows in the UI
+LOG_LIMIT = 500
+
+
+def _mode(module: str, cls: str) -> Callable[[], Screen]:
+    """A mode's screen factory that imports the screen module on first use."""
+
+    def make() -> Screen:
+        import importlib
+
+        return getattr(importlib.import_module(f"memtui.tui.screens.{module}"), cls)()
+
+    return make
+
+
+@dataclass
+class TaskState:
+    """A task while it runs: what the task bar shows."""
+
+    name: str
+    title: str
+    quiet: bool
+    started: float
+    done: float = 0.0
+    total: float | None = None
+    detail: str = "starting"
+
+
+@dataclass
+class LogEntry:
+    """One line of the task log: a task (from start to outcome) or a notification. Outlives the toasts."""
+
+    at: float
+    title: str
+    message: str
+    severity: SeverityLevel = "information"
+    outcome: str = ""  # tasks: running, finished, skipped, failed, cancelled...; notifications: ""
+    ended: float | None = None
+    task: str = ""  # the task name, for tasks
+
+    @property
+    def seconds(self) -> float | None:
+        return None if self.ended is None else self.ended - self.at
+
+
+@dataclass
+class Tasks:
+    running: dict[str, TaskState] = field(default_factory=dict)
+    cancels: dict[str, threading.Event] = field(default_factory=dict)
 
 
 class MemtuiApp(App[int]):
@@ -46,12 +91,12 @@ class MemtuiApp(App[int]):
     TITLE = "memtui"
     COMMANDS = App.COMMANDS | {MemtuiCommands}
     MODES = {
-        "rollouts": RolloutsScreen,
-        "jobs": JobsScreen,
-        "review": ReviewScreen,
-        "memory": MemoryScreen,
-        "citations": CitationsScreen,
-        "history": HistoryScreen,
+        "rollouts": _mode("rollouts", "RolloutsScreen"),
+        "jobs": _mode("jobs", "JobsScreen"),
+        "review": _mode("review", "ReviewScreen"),
+        "memory": _mode("memory", "MemoryScreen"),
+        "citations": _mode("citations", "CitationsScreen"),
+        "history": _mode("history", "HistoryScreen"),
     }
     DEFAULT_MODE = "rollouts"
     SCREEN_LABELS = {
@@ -62,6 +107,8 @@ class MemtuiApp(App[int]):
         "citations": "Citations",
         "history": "History",
     }
+    # Screens get a class per width: -narrow (80 columns), -medium, -wide (200 columns).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (160, "-wide")]
     BINDINGS = [
         Binding("1", "switch_mode('rollouts')", "Rollouts", show=False, id="memtui.rollouts"),
         Binding("2", "switch_mode('jobs')", "Jobs", show=False, id="memtui.jobs"),
@@ -70,8 +117,9 @@ class MemtuiApp(App[int]):
         Binding("5", "switch_mode('citations')", "Cite", show=False, id="memtui.citations"),
         Binding("6", "switch_mode('history')", "History", show=False, id="memtui.history"),
         Binding("f1,question_mark", "help", "Help", id="memtui.help"),
+        Binding("ctrl+n", "task_log", "Task log", show=False, id="memtui.log"),
         Binding("f5", "ingest", "Ingest", show=False, id="memtui.ingest"),
-        Binding("ctrl+g", "cancel_work", "Cancel work", id="memtui.cancel"),
+        Binding("ctrl+g", "cancel_work", "Cancel", id="memtui.cancel"),
     ]
 
     def __init__(
@@ -90,13 +138,18 @@ class MemtuiApp(App[int]):
         self.status_refresh = status_refresh
         self.cursor_blink = cursor_blink
         self.keymap = keymap or {}
-        self.status: dict[str, Any] = {}
-        self.status_signal: Signal[dict[str, Any]] = Signal(self, "status")
-        self.tasks_signal: Signal[dict[str, dict[str, Any]]] = Signal(self, "tasks")
+        self.status: Status | None = None
+        self.status_signal: Signal[Status] = Signal(self, "status")
+        self.tasks_signal: Signal[dict[str, TaskState]] = Signal(self, "tasks")
         self.data_signal: Signal[str] = Signal(self, "data")
-        self.task_states: dict[str, dict[str, Any]] = {}
-        self._cancels: dict[str, threading.Event] = {}
+        self.log_signal: Signal[list[LogEntry]] = Signal(self, "log")
+        self._tasks = Tasks()
+        self.task_log: list[LogEntry] = []
         self.task_errors: list[str] = []
+
+    @property
+    def task_states(self) -> dict[str, TaskState]:
+        return self._tasks.running
 
     # ---- lifecycle ------------------------------------------------------------------------------
 
@@ -118,112 +171,139 @@ class MemtuiApp(App[int]):
     def refresh_status(self) -> None:
         conn = self.ctx.new_conn()
         try:
-            status = collect_status(conn)
+            status = read_status(conn)
         finally:
             conn.close()
         self.call_from_thread(self._publish_status, status)
 
-    def _publish_status(self, status: dict[str, Any]) -> None:
+    def _publish_status(self, status: Status) -> None:
         self.status = status
         self.status_signal.publish(status)
 
     def data_changed(self, source: str) -> None:
         """Tell every screen that state changed (the current one reloads now, the others when shown)."""
         self.refresh_status()
-        for stack in self._screen_stacks.values():
-            for screen in stack:
-                if isinstance(screen, MemtuiScreen):
-                    screen.mark_stale(source)
+        self.data_signal.publish(source)
+
+    # ---- the log of what happened ------------------------------------------------------------------
+
+    def _log(self, entry: LogEntry) -> LogEntry:
+        self.task_log.append(entry)
+        del self.task_log[:-LOG_LIMIT]
+        self.log_signal.publish(self.task_log)
+        return entry
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification also goes to the task log (``ctrl+n``), which keeps it after the toast is gone."""
+        self._log(LogEntry(time.time(), title or "note", message, severity))
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def report_error(self, where: str, error: BaseException | str) -> None:
+        """A failure of a page load or a small worker: shown, logged, and the app carries on."""
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        self.task_errors.append(text)
+        self.notify(text, title=f"{where} failed", severity="error", markup=False, timeout=15)
 
     # ---- long work --------------------------------------------------------------------------------
 
-    def start_task(self, name: str, title: str, fn: ops.TaskFn, *, quiet: bool = False) -> bool:
+    def start_task(self, name: str, title: str, fn: tasks.TaskFn, *, quiet: bool = False) -> bool:
         """Run ``fn(ctx, progress, cancel)`` in a thread worker with a progress line and a cancel event."""
-        if name in self.task_states:
+        if name in self._tasks.running:
             self.notify(f"{title} is already running.", severity="warning", markup=False)
             return False
-        self._cancels[name] = threading.Event()
-        self.task_states[name] = {"title": title, "done": 0, "total": None, "detail": "starting", "quiet": quiet}
-        self.tasks_signal.publish(self.task_states)
+        cancel = self._tasks.cancels[name] = threading.Event()
+        state = self._tasks.running[name] = TaskState(name, title, quiet, time.time())
+        if not quiet:
+            self._log(LogEntry(state.started, title, "started", outcome="running", task=name))
+        self.tasks_signal.publish(self._tasks.running)
         self.refresh_bindings()
-        self._run_task(name, title, fn, self._cancels[name])
+        self._run_task(name, title, fn, cancel)
         return True
 
     @work(thread=True, exit_on_error=False, group="tasks")
-    def _run_task(self, name: str, title: str, fn: ops.TaskFn, cancel: threading.Event) -> None:
+    def _run_task(self, name: str, title: str, fn: tasks.TaskFn, cancel: threading.Event) -> None:
         ctx = self.task_context()
         last = [0.0]
 
-        def progress(*args: Any) -> None:
-            if len(args) == 1:
-                done, total, detail = 0.0, None, str(args[0])
-            else:
-                done, total = float(args[0] or 0), (float(args[1]) if args[1] else None)
-                detail = str(args[2]) if len(args) > 2 else ""
+        def progress(done: float, total: float | None, detail: str) -> None:
             now = time.monotonic()
-            if now - last[0] >= 0.05:
+            if now - last[0] >= 0.05 or (total and done >= total):
                 last[0] = now
-                self.post_message(TaskProgress(name, done, total, detail))
+                self.post_message(TaskProgress(name, float(done or 0), float(total) if total else None, detail))
 
         try:
-            result = fn(ctx, progress, cancel)
+            outcome = fn(ctx, progress, cancel)
         except Exception as exc:  # (any failure is shown; the app stays usable)
-            detail = f"{type(exc).__name__}: {exc}"
             self.log.error(traceback.format_exc())
-            self.post_message(TaskFailed(name, title, detail))
+            self.post_message(TaskFailed(name, title, f"{type(exc).__name__}: {exc}"))
         else:
-            summary = "cancelled" if cancel.is_set() else ops.describe(result)
-            self.post_message(TaskFinished(name, title, result, summary))
+            if cancel.is_set() and outcome.verb != "cancelled":
+                outcome = tasks.TaskOutcome("cancelled", outcome.summary or "stopped at a safe point", "warning")
+            self.post_message(TaskFinished(name, title, outcome))
         finally:
             ctx.close()
 
     @on(TaskProgress)
     def _task_progress(self, message: TaskProgress) -> None:
-        state = self.task_states.get(message.name)
+        state = self._tasks.running.get(message.name)
         if state is not None:
-            state.update(done=message.done, total=message.total, detail=message.detail)
-            self.tasks_signal.publish(self.task_states)
+            state.done, state.total, state.detail = message.done, message.total, message.detail
+            self.tasks_signal.publish(self._tasks.running)
 
-    def _end_task(self, name: str) -> dict[str, Any]:
-        state = self.task_states.pop(name, {})
-        self._cancels.pop(name, None)
-        self.tasks_signal.publish(self.task_states)
+    def _end_task(self, name: str, outcome: str, message: str, severity: SeverityLevel) -> TaskState | None:
+        state = self._tasks.running.pop(name, None)
+        self._tasks.cancels.pop(name, None)
+        self.tasks_signal.publish(self._tasks.running)
         self.refresh_bindings()
+        entry = next((e for e in reversed(self.task_log) if e.task == name and e.ended is None), None)
+        if entry is None and state is not None and (not state.quiet or severity != "information"):
+            entry = self._log(LogEntry(state.started, state.title, "", task=name))
+        if entry is not None:
+            entry.outcome, entry.message, entry.severity, entry.ended = outcome, message, severity, time.time()
+            self.log_signal.publish(self.task_log)
         return state
 
     @on(TaskFinished)
     def _task_finished(self, message: TaskFinished) -> None:
-        state = self._end_task(message.name)
-        quiet_ok = state.get("quiet") and not any(f" {w}" in message.summary for w in ("new", "updated"))
-        if not quiet_ok:
-            self.notify(message.summary, title=f"{message.title} finished", markup=False, timeout=6)
+        out = message.outcome
+        state = self._end_task(message.name, out.verb, out.summary, out.severity)
+        if not (state and state.quiet and not out.news and out.severity == "information"):
+            super().notify(
+                out.summary, title=f"{message.title} {out.verb}", severity=out.severity, markup=False, timeout=8
+            )
         self.data_changed(message.name)
 
     @on(TaskFailed)
     def _task_failed(self, message: TaskFailed) -> None:
-        self._end_task(message.name)
+        self._end_task(message.name, "failed", message.error, "error")
         self.task_errors.append(message.error)
-        self.notify(message.error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
+        super().notify(message.error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
         self.data_changed(message.name)
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
-        """Failures of page loads and other small workers: show them, keep going."""
-        if event.state == WorkerState.ERROR and event.worker.group != "tasks":
-            error = event.worker.error
-            self.task_errors.append(str(error))
-            self.notify(f"{type(error).__name__}: {error}", title="Error", severity="error", markup=False)
+        """Failures of the app's own small workers (screens forward theirs: the message does not bubble)."""
+        if event.state == WorkerState.ERROR and event.worker.group != "tasks" and event.worker.error is not None:
+            self.report_error(event.worker.description or event.worker.name or "background work", event.worker.error)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_work":
-            return bool(self.task_states)
+            return bool(self._tasks.running)
         return True
 
     def action_cancel_work(self) -> None:
-        if not self._cancels:
+        if not self._tasks.cancels:
             self.notify("Nothing is running.", markup=False)
             return
-        for event in self._cancels.values():
+        for event in self._tasks.cancels.values():
             event.set()
         self.notify("Cancelling: work stops at its next safe point.", markup=False)
 
@@ -233,15 +313,59 @@ class MemtuiApp(App[int]):
         self.run_ingest()
 
     def run_ingest(self, quiet: bool = False) -> None:
-        self.start_task("ingest", "Ingest", ops.ingest_task, quiet=quiet)
+        self.start_task("ingest", "Ingest", tasks.ingest_task, quiet=quiet)
 
     def run_phase1(self, thread_id: str | None = None) -> None:
-        title = f"Extract {thread_id[:12]}" if thread_id else "Phase 1"
+        title = f"Extract {thread_id[:13]}" if thread_id else "Phase 1"
         name = f"phase1:{thread_id}" if thread_id else "phase1"
-        self.start_task(name, title, ops.phase1_task(thread_id=thread_id))
+        self.start_task(name, title, tasks.phase1_task(thread_id=thread_id))
 
-    def run_phase2(self) -> None:
-        self.start_task("phase2", "Phase 2", ops.phase2_task())
+    def extract_rollout(self, thread_id: str, status: str) -> None:
+        """Extract one rollout now; one that already has a memory is replaced only after a yes."""
+        if status not in ("done", "no-op"):
+            self.run_phase1(thread_id=thread_id)
+            return
+        from memtui.tui.screens.dialogs import ConfirmModal
+
+        what = "memory" if status == "done" else "no-op result"
+        body = (
+            f"{thread_id} was already extracted. Extract it again? Its {what} is replaced by the new result "
+            "(the next consolidation picks up the change)."
+        )
+
+        def decided(ok: bool | None) -> None:
+            if ok:
+                self.run_phase1(thread_id=thread_id)
+
+        self.push_screen(ConfirmModal("Extract again (y/n)", body, "Extract again"), decided)
+
+    def run_phase2(self, force: bool = False) -> None:
+        self.start_task("phase2", "Phase 2 (ignore cooldown)" if force else "Phase 2", tasks.phase2_task(force))
+
+    def confirm_phase2_force(self) -> None:
+        """Phase 2 without the cooldown, after a yes: the palette's way to re-run right after an approve."""
+        from memtui.tui.screens.dialogs import ConfirmModal
+
+        if self.status is not None and self.status.phase2.awaiting_review:
+            run = self.status.phase2.awaiting_run_id
+            self.notify(
+                f"Run #{run} is awaiting review: approve or reject it first (screen 3).",
+                title="Phase 2 not started",
+                severity="warning",
+                markup=False,
+            )
+            return
+        hours = self.ctx.settings.phase2_cooldown_hours
+        body = (
+            f"Phase 2 normally waits {hours:g} h after a successful consolidation. Run it now anyway? "
+            "It still takes the lock and its result still awaits your review."
+        )
+
+        def decided(ok: bool | None) -> None:
+            if ok:
+                self.run_phase2(force=True)
+
+        self.push_screen(ConfirmModal("Phase 2, ignoring the cooldown (y/n)", body, "Run Phase 2"), decided)
 
     def approve_pending(self) -> None:
         self.switch_mode("review")
@@ -252,7 +376,9 @@ class MemtuiApp(App[int]):
         self.call_after_refresh(lambda: self._review_action("reject"))
 
     def _review_action(self, action: str) -> None:
-        screen = self.screen
+        from memtui.tui.screens.review import ReviewScreen
+
+        screen: ReviewScreen | Screen = self.screen
         if isinstance(screen, ReviewScreen):
             if not screen.awaiting:
                 self.notify("No consolidation is awaiting review.", severity="warning", markup=False)
@@ -262,6 +388,8 @@ class MemtuiApp(App[int]):
                 screen.action_reject()
 
     def _memory_root_signature(self) -> tuple[object, ...]:
+        from memtui.tui.screens.memory import FILES as MEMORY_FILES
+
         root = self.ctx.paths.memory_root
         sig: list[object] = []
         for path in (root, root / MEMORY_FILES["memory-md"], root / MEMORY_FILES["summary-md"]):
@@ -277,22 +405,20 @@ class MemtuiApp(App[int]):
         sig = self._memory_root_signature()
         last, self._memory_root_sig = getattr(self, "_memory_root_sig", None), sig
         if last is not None and sig != last:
-            for stack in self._screen_stacks.values():
-                for screen in stack:
-                    if isinstance(screen, MemoryScreen | ReviewScreen):
-                        screen.mark_stale("disk")
+            self.data_signal.publish("disk")
 
     # ---- leaving with unsaved edits (issue 10: a person's edit is never lost) ---------------------------------
 
+    editor_screen: MemoryScreen | None = None  # the memory editor registers itself when it mounts
+
     def _editor(self) -> MemoryScreen | None:
-        for stack in self._screen_stacks.values():
-            for screen in stack:
-                if isinstance(screen, MemoryScreen):
-                    return screen
-        return None
+        editor = self.editor_screen
+        return editor if editor is not None and editor.is_attached else None
 
     async def action_quit(self) -> None:
         """Quit, but ask first when the memory editor holds unsaved changes."""
+        from memtui.tui.screens.choice import Choice, ChoiceModal
+
         editor = self._editor()
         names = editor.unsaved() if editor is not None else []
         if editor is None or not names:
@@ -320,6 +446,9 @@ class MemtuiApp(App[int]):
 
     async def action_switch_mode(self, mode: str) -> None:
         """Switch screens; leaving the memory editor with unsaved changes asks first."""
+        from memtui.tui.screens.choice import Choice, ChoiceModal
+        from memtui.tui.screens.memory import MemoryScreen
+
         screen = self.screen
         names = screen.unsaved() if isinstance(screen, MemoryScreen) and mode != "memory" else []
         if not names:
@@ -351,6 +480,8 @@ class MemtuiApp(App[int]):
 
     def open_rollout(self, thread_id: str, item: int | None = None) -> None:
         """The rollout detail screen, opened at transcript item ``item`` (a citation's ``[item N]``) if given."""
+        from memtui.tui.screens.detail import RolloutDetailScreen
+
         self.push_screen(RolloutDetailScreen(thread_id, item=item))
 
     def open_search(self, query: str = "") -> None:
@@ -360,27 +491,34 @@ class MemtuiApp(App[int]):
 
     def open_memory_file(self, rel_path: str, edit: bool = False) -> None:
         """MEMORY.md and memory_summary.md open in the editor; other memory files in a read-only view."""
+        from memtui.tui.screens.file_view import FileViewScreen
+        from memtui.tui.screens.memory import FILES as MEMORY_FILES
+
         if rel_path in MEMORY_FILES.values():
             self.switch_mode("memory")
             self.call_after_refresh(self._show_memory_tab, rel_path)
             return
-        path = self._memory_path(rel_path)
+        path = self.memory_path(rel_path)
         if path is None:
             self.notify(f"{rel_path} is outside the memory root.", severity="error", markup=False)
         else:
             self.push_screen(FileViewScreen(path, rel_path))
 
     def _show_memory_tab(self, name: str) -> None:
+        from memtui.tui.screens.memory import MemoryScreen
+
         if isinstance(self.screen, MemoryScreen):
             self.screen.show_file(name)
 
-    def _memory_path(self, rel_path: str) -> Path | None:
+    def memory_path(self, rel_path: str) -> Path | None:
         root = self.ctx.paths.memory_root.resolve()
         path = (root / rel_path).resolve()
         return path if path == root or root in path.parents else None
 
     def open_cited(self, rel_path: str, line_start: int, line_end: int, note: str = "") -> None:
-        path = self._memory_path(rel_path)
+        from memtui.tui.screens.file_view import FileViewScreen
+
+        path = self.memory_path(rel_path)
         if path is None:
             self.notify(f"{rel_path} is outside the memory root.", severity="error", markup=False)
             return
@@ -389,16 +527,38 @@ class MemtuiApp(App[int]):
             return
         self.push_screen(FileViewScreen(path, rel_path, line_start, line_end, note))
 
+    def open_external(self, path: Path, *, pager: bool = False, line: int | None = None) -> bool:
+        """Open a file in ``$EDITOR`` (or ``$PAGER``) with the UI suspended; the screens reload afterwards."""
+        from memtui.tui.external import command_for, run_suspended
+
+        cmd = command_for(path, pager=pager, line=line)
+        if cmd is None:
+            self.notify("Set $EDITOR (or $VISUAL) to open files from memtui.", severity="warning", markup=False)
+            return False
+        error = run_suspended(self, cmd)
+        if error:
+            self.report_error(f"{cmd[0]}", error)
+            return False
+        self.data_changed("external")
+        return True
+
+    def copy_text(self, text: str, what: str) -> None:
+        """Copy to the system clipboard through the terminal (OSC 52), and say what was copied."""
+        self.copy_to_clipboard(text)
+        self.notify(f"Copied {what}: {text}", markup=False, timeout=4)
+
     def action_help(self) -> None:
+        from memtui.tui.screens.help import HelpScreen, help_rows
+
         if isinstance(self.screen, HelpScreen):
             return
-        rows = []
-        for active in self.screen.active_bindings.values():
-            binding = active.binding
-            if binding.action in ("help_quit",) or binding.system or not (binding.id or binding.show):
-                continue
-            rows.append((self.get_key_display(binding), binding.description or binding.action, binding.id or ""))
-        self.push_screen(HelpScreen(rows, str(self.ctx.paths.home)))
+        self.push_screen(HelpScreen(help_rows(self), self.ctx.paths.home))
+
+    def action_task_log(self) -> None:
+        from memtui.tui.screens.task_log import TaskLogScreen
+
+        if not isinstance(self.screen, TaskLogScreen):
+            self.push_screen(TaskLogScreen())
 
 
 def make_app(

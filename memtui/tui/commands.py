@@ -1,10 +1,10 @@
-"""Command palette provider: run work, decide on a consolidation, open a screen."""
+"""Command palette provider: run work, decide on a consolidation, open a screen or the task log."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -13,16 +13,30 @@ if TYPE_CHECKING:
 
 
 class MemtuiCommands(Provider):
+    @property
+    def memtui(self) -> MemtuiApp:
+        from memtui.tui.app import MemtuiApp
+
+        app = self.app
+        assert isinstance(app, MemtuiApp)
+        return app
+
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app = cast("MemtuiApp", self.app)
+        app = self.memtui
         cmds: list[tuple[str, str, Callable[[], object]]] = [
             ("run: Ingest rollouts", "Scan Codex and Claude Code sessions for new or changed rollouts", app.run_ingest),
             ("run: Phase 1 (extract pending rollouts)", "Extract memories from eligible rollouts", app.run_phase1),
             ("run: Phase 2 (consolidate)", "Consolidate raw memories into MEMORY.md, up to review", app.run_phase2),
+            (
+                "run: Phase 2 (ignore cooldown)",
+                "Consolidate now even if the last one succeeded recently (asks first)",
+                app.confirm_phase2_force,
+            ),
             ("review: Approve consolidation", "Make the run awaiting review the new baseline", app.approve_pending),
             ("review: Reject consolidation", "Undo the agent's edits, with a reason", app.reject_pending),
             ("search: Search memory and messages", "Full-text search (bm25); Enter opens the hit", app.open_search),
             ("work: Cancel running work", "Ask every running task to stop", app.action_cancel_work),
+            ("view: Task log", "What ran, when, and how it ended; every notification", app.action_task_log),
             ("help: Keys and screens", "Show the help screen", app.action_help),
         ]
         for mode, label in app.SCREEN_LABELS.items():

@@ -1,11 +1,12 @@
-"""Messages between workers, widgets and the app. Workers only ever post these (thread-safe)."""
+"""Messages between workers and the app. Workers only ever post these (thread-safe)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from textual.message import Message
+
+from memtui.tui.tasks import TaskOutcome
 
 
 @dataclass
@@ -23,12 +24,11 @@ class TaskProgress(Message):
 
 @dataclass
 class TaskFinished(Message):
-    """A long task returned; ``summary`` is shown as a notification (never as markup)."""
+    """A long task returned; its outcome is shown as a notification (never as markup) and logged."""
 
     name: str
     title: str
-    result: Any
-    summary: str
+    outcome: TaskOutcome
 
 
 @dataclass
@@ -36,15 +36,3 @@ class TaskFailed(Message):
     name: str
     title: str
     error: str
-
-
-@dataclass
-class DataChanged(Message):
-    """Something in the state database or the memory root changed: screens reload what they show."""
-
-    source: str
-
-
-@dataclass
-class OpenRollout(Message):
-    thread_id: str

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -46,7 +47,7 @@ def snapshot_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _copy(template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GIT_AUTHOR_DATE", GIT_DATE)
     monkeypatch.setenv("GIT_COMMITTER_DATE", GIT_DATE)
-    home = tmp_path / "ui-home"
+    home = Path(os.environ["HOME"]) / ".memtui"  # where a person's home is: the screens show it as ~/.memtui
     shutil.copytree(template, home, symlinks=True)
     monkeypatch.setenv("MEMTUI_HOME", str(home))
     return home
@@ -79,3 +80,12 @@ async def settle(pilot: Pilot) -> None:
         if not any(w.is_running or w.state == WorkerState.PENDING for w in app.workers):
             break
     await pilot.pause()
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Pause until ``condition()`` holds (a mount finishing on a loaded machine), failing after ``timeout``."""
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition never held")

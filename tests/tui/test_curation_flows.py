@@ -158,7 +158,7 @@ async def test_history_restore_goes_through_review(ui_home: Path) -> None:
         await pilot.press("3")
         await settle(pilot)
         rv = app.screen
-        assert isinstance(rv, ReviewScreen) and rv.awaiting and rv.run["kind"] == "restore"
+        assert isinstance(rv, ReviewScreen) and rv.awaiting and rv.run is not None and rv.run.kind == "restore"
         assert "Restore of version" in str(rv.query_one("#review-meta").render())
         await pilot.press("a", "y")
         await settle(pilot)

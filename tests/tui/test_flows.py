@@ -20,7 +20,7 @@ from memtui.tui.screens.memory import MemoryScreen
 from memtui.tui.screens.review import ReviewScreen
 from memtui.tui.screens.rollouts import RolloutsScreen
 from memtui.tui.widgets.windowed_table import WindowedTable
-from tests.tui.conftest import SIZE, app_for, settle
+from tests.tui.conftest import SIZE, app_for, settle, wait_for
 from tests.tui.homes import ANSWER, SECRET, T_DOCS, T_FAILED, T_INFRA, T_STALE
 
 
@@ -39,7 +39,7 @@ async def test_filter_narrows_the_list(ui_home: Path) -> None:
         await settle(pilot)
         assert table.row_count == 1
         assert table.coordinate_to_cell_key((0, 0)).row_key.value == T_INFRA
-        assert str(app.screen.query_one("#position", Label).content) == "1 of 1"
+        assert str(app.screen.query_one("#position", Label).content).startswith("1 of 1")
         filt = app.screen.query_one("#filter", Input)
         filt.value = "status:failed"
         await settle(pilot)
@@ -80,8 +80,10 @@ async def test_detail_marks_redactions_and_never_shows_the_secret(ui_home: Path)
         await settle(pilot)
         app.open_rollout(T_DOCS)
         await settle(pilot)
+        await wait_for(pilot, lambda: app.screen.query("#conversation Collapsible"))
         await pilot.press("o")  # expand tool outputs
-        await pilot.pause()
+        await settle(pilot)
+        await pilot.pause(0.1)
         svg = app.export_screenshot()
         assert SECRET not in svg
         assert "[REDACTED_SECRET]" in svg
@@ -411,7 +413,7 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
         progress("syncing the workspace [3 files]")
         started.set()
         assert cancel.wait(5), "never cancelled"
-        return None
+        return memtui.phase2.consolidate.Phase2Result(outcome="failed", reason="failed_agent: cancelled")
 
     monkeypatch.setattr(memtui.phase2.consolidate, "run_phase2", slow_phase2)
     app = app_for(ui_home)
@@ -426,11 +428,11 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
         bar = app.screen.query_one(TaskBar)
         assert bar.has_class("-busy")
         line = bar.query_one(TaskLine)
-        assert str(line.query_one(".detail").render()) == "syncing the workspace [3 files]"
+        assert str(line.query_one(".detail").render()) == "step 1: syncing the workspace [3 files]"
         await pilot.press("ctrl+g")
         await settle(pilot)
         assert not app.task_states and not bar.has_class("-busy")
-        assert any(n.message == "cancelled" for n in app._notifications)
+        assert [e.outcome for e in app.task_log if e.task == "phase2"] == ["cancelled"]
 
 
 async def test_enter_in_review_opens_the_file(ui_home: Path) -> None:
@@ -474,7 +476,10 @@ async def test_extract_now_runs_phase1_for_that_rollout(ui_home: Path, monkeypat
         await settle(pilot)
         app.open_rollout(T_DOCS)
         await settle(pilot)
-        await pilot.press("e")
+        await pilot.press("e")  # already extracted: it asks first
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmModal) and not calls
+        await pilot.press("y")
         await settle(pilot)
     assert [c["thread_id"] for c in calls] == [T_DOCS]
     assert any("1 succeeded" in n.message for n in app._notifications)

@@ -160,7 +160,7 @@ async def test_8_the_review_screen_shows_pending_edits_like_review_show(ui_home:
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
         meta = str(screen.query_one("#review-meta", Static).render())
-        assert "Your own edits and new inputs since the baseline: 1 file(s)" in meta  # old main: "Nothing to review"
+        assert "Your own edits and new inputs since the baseline: 1 file." in meta  # old main: "Nothing to review"
         assert screen.own_edits.stat == [("M", "MEMORY.md")]
         await pilot.press("c")
         await pilot.pause()

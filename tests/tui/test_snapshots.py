@@ -1,4 +1,5 @@
-"""One snapshot per screen at 120x36 from the fixture home (frozen clock, pinned git dates, no cursor blink).
+"""One snapshot per screen at 120x36, 80x24 and 200x50 from the fixture home (frozen clock, pinned git dates,
+no cursor blink).
 
 Create or refresh the baselines with ``pytest tests/tui --snapshot-update`` and look at the SVGs before committing.
 """
@@ -67,9 +68,14 @@ CASES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "citations": steps("5", then=_answer),
     "citation_jump": steps("5", then=_jump),
     "help": steps("f1"),
+    "task_log": steps("ctrl+n"),
 }
 
 
+SIZES = {"120x36": SIZE, "80x24": (80, 24), "200x50": (200, 50)}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("case", list(CASES))
-def test_screen(case: str, snapshot_home: Path, snap_compare: Any) -> None:
-    assert snap_compare(app_for(snapshot_home), terminal_size=SIZE, run_before=CASES[case])
+def test_screen(case: str, size: str, snapshot_home: Path, snap_compare: Any) -> None:
+    assert snap_compare(app_for(snapshot_home), terminal_size=SIZES[size], run_before=CASES[case])

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -16,9 +16,11 @@ from textual.widgets import DataTable, Label, Static, TextArea
 from textual.worker import get_current_worker
 
 from memtui import views
-from memtui.tui import ops
+from memtui.labels import CITATION_STATUS, label
+from memtui.tui.format import fmt_time, plural
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.dialogs import PickModal, TextPromptModal
+from memtui.tui.widgets.vim import VimDataTable
 
 STATUS_STYLE = {
     "ok": "green",
@@ -51,6 +53,11 @@ class CitationsScreen(MemtuiScreen):
         Binding("i", "focus_answer", "Edit answer", id="citations.answer"),
     ]
 
+    answer = getters.query_one("#answer", TextArea)
+    entries_table = getters.query_one("#entries", DataTable)
+    rollouts_table = getters.query_one("#rollout-ids", DataTable)
+    problems = getters.query_one("#citation-problems", Static)
+
     def __init__(self) -> None:
         super().__init__(id="citations-screen")
         self.entries: list[dict[str, Any]] = []
@@ -67,27 +74,27 @@ class CitationsScreen(MemtuiScreen):
                 yield TextArea("", id="answer", soft_wrap=True)
             with Vertical(id="entries-side"):
                 yield Label("Cited lines (enter jumps)", classes="section-title")
-                yield DataTable(id="entries", cursor_type="row", zebra_stripes=True)
+                yield VimDataTable(id="entries", cursor_type="row", zebra_stripes=True)
                 yield Label("Cited rollouts (enter opens)", classes="section-title")
-                yield DataTable(id="rollout-ids", cursor_type="row")
+                yield VimDataTable(id="rollout-ids", cursor_type="row")
                 yield Static("", id="citation-problems", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one("#answer", TextArea).cursor_blink = self.mapp.cursor_blink
-        entries = self.query_one("#entries", DataTable)
-        for key, label, width in [
+        self.answer.cursor_blink = self.app.cursor_blink
+        entries = self.entries_table
+        for key, title, width in [
             ("status", "Status", 12),
             ("path", "Path", 18),
             ("lines", "Lines", 7),
             ("note", "Note", 60),
         ]:
-            entries.add_column(label, key=key, width=width)
-        rollouts = self.query_one("#rollout-ids", DataTable)
+            entries.add_column(title, key=key, width=width)
+        rollouts = self.rollouts_table
         rollouts.add_column("Rollout id", key="id", width=38)
         rollouts.add_column("Indexed", key="known", width=8)
 
     def set_answer(self, text: str) -> None:
-        self.query_one("#answer", TextArea).load_text(text)
+        self.answer.load_text(text)
         self._parse(text)
 
     @on(TextArea.Changed, "#answer")
@@ -100,16 +107,19 @@ class CitationsScreen(MemtuiScreen):
         problems: list[str] = []
         entries: list[dict[str, Any]] = []
         ids: list[tuple[str, bool]] = []
-        result = ops.resolve("parse_citations")(text)
+        from memtui.citations.parse import parse_citations
+
+        result = parse_citations(text)
         citation = result.citation
         if citation is not None:
-            conn = self.mapp.ctx.new_conn()
+            conn = self.app.ctx.new_conn()
             try:
                 entries, ids = self._check(citation, conn, problems)
             finally:
                 conn.close()
         if result.dropped_lines:
-            problems.append(f"{result.dropped_lines} line(s) in the block are not citation entries")
+            n = result.dropped_lines
+            problems.append(f"{plural(n, 'line')} in the block {'is' if n == 1 else 'are'} not citation entries")
         if result.invalid_ids:
             problems.append("invalid rollout ids: " + ", ".join(map(str, result.invalid_ids)))
         if citation is None and text.strip():
@@ -122,7 +132,9 @@ class CitationsScreen(MemtuiScreen):
     ) -> tuple[list[dict[str, Any]], list[tuple[str, bool]]]:
         """Entries with their validation status (memtui.citations.check) and the cited rollout ids."""
         entries = [{f: _field(e, f) for f in ("path", "line_start", "line_end", "note")} for e in citation.entries]
-        report = ops.resolve("check_citation")(self.mapp.ctx.paths.memory_root, citation, conn)
+        from memtui.citations.check import check_citation
+
+        report = check_citation(self.app.ctx.paths.memory_root, citation, conn)
         for entry, check in zip(entries, report.entries, strict=False):
             entry["status"] = str(check.status)
             if check.status == "missing_file":
@@ -135,44 +147,44 @@ class CitationsScreen(MemtuiScreen):
     def _show(self, entries: list[dict[str, Any]], ids: list[tuple[str, bool]], problems: list[str]) -> None:
         self.entries = entries
         self.rollout_ids = [i for i, _ in ids]
-        table = self.query_one("#entries", DataTable)
+        table = self.entries_table
         table.clear()
         for i, e in enumerate(entries):
             status = e.get("status", "unchecked")
             table.add_row(
-                Text(status, style=STATUS_STYLE.get(status, "")),
+                Text(label(status, CITATION_STATUS), style=STATUS_STYLE.get(status, "")),
                 Text(str(e["path"]), no_wrap=True, overflow="ellipsis"),
                 Text(f"{e['line_start']}-{e['line_end']}"),
                 Text(str(e.get("note") or ""), no_wrap=True, overflow="ellipsis"),
                 key=str(i),
             )
-        rollouts = self.query_one("#rollout-ids", DataTable)
+        rollouts = self.rollouts_table
         rollouts.clear()
         for rid, known in ids:
             rollouts.add_row(Text(rid), Text("yes" if known else "no", style="green" if known else "red"), key=rid)
-        self.query_one("#citation-problems", Static).update(Content("\n".join(problems)))
+        self.problems.update(Content("\n".join(problems)))
 
     @on(DataTable.RowSelected, "#entries")
     def _entry_selected(self, event: DataTable.RowSelected) -> None:
         entry = self.entries[int(str(event.row_key.value))]
-        self.mapp.open_cited(
+        self.app.open_cited(
             str(entry["path"]), int(entry["line_start"]), int(entry["line_end"]), str(entry.get("note") or "")
         )
 
     @on(DataTable.RowSelected, "#rollout-ids")
     def _rollout_selected(self, event: DataTable.RowSelected) -> None:
-        self.mapp.open_rollout(str(event.row_key.value))
+        self.app.open_rollout(str(event.row_key.value))
 
     def on_paste(self, event: events.Paste) -> None:
         """A paste anywhere on the screen replaces the answer (the usual way an answer arrives)."""
-        if not self.query_one("#answer", TextArea).has_focus:
+        if not self.answer.has_focus:
             self.set_answer(event.text)
 
     def action_focus_answer(self) -> None:
-        self.query_one("#answer", TextArea).focus()
+        self.answer.focus()
 
     def action_focus_entries(self) -> None:
-        self.query_one("#entries", DataTable).focus()
+        self.entries_table.focus()
 
     def action_open_answer(self) -> None:
         def chosen(path: str | None) -> None:
@@ -190,7 +202,7 @@ class CitationsScreen(MemtuiScreen):
 
     @work(thread=True, group="citations-pick", exit_on_error=False)
     def _load_recorded(self) -> None:
-        conn = self.mapp.ctx.new_conn()
+        conn = self.app.ctx.new_conn()
         try:
             events = views.citation_event_rows(conn)
         finally:
@@ -198,8 +210,8 @@ class CitationsScreen(MemtuiScreen):
         choices = []
         for e in events:
             first = next((line for line in e["body"].splitlines() if line.strip() and "<" not in line), "")
-            label = f"{ops.fmt_time(e['recorded_at'])}  {e['origin']:<7} {e['entries']} entries  {first[:60]}"
-            choices.append((label, e["body"]))
+            text = f"{fmt_time(e['recorded_at'])}  {e['origin']:<7} {plural(e['entries'], 'entry', 'entries')}"
+            choices.append((f"{text}  {first[:60]}", e["body"]))
         self.app.call_from_thread(
             self.app.push_screen,
             PickModal("Citations found in ingested rollouts", choices, "No citations recorded yet."),

@@ -1,17 +1,20 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Rollout detail: the filtered conversation beside the stage-1 memory, the job history, extract-now and forget.
+"""Rollout detail: the filtered conversation beside the stage-1 memory, the job history strip, extract-now, forget.
 
 Each block is labelled with its transcript item numbers ("item N" = the N-th element of ``memory_items``, what
-Phase 1 numbers and summaries cite); the screen can open at a cited item, highlighted.
-"""
+Phase 1 numbers and summaries cite); the screen can open at a cited item, highlighted. Anything that goes wrong while loading (the file vanished, cannot be parsed, the row is gone) is said in the
+header and in the conversation pane, in full."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -21,11 +24,22 @@ from textual.widgets import Collapsible, DataTable, Label, Static
 from textual.worker import get_current_worker
 
 from memtui import views
-from memtui.tui import ops
-from memtui.tui.screens.base import MemtuiScreen
+from memtui.labels import label
+from memtui.tui.format import fmt_size, fmt_time, short_path
+from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
+from memtui.tui.widgets.search import Searchable
 from memtui.tui.widgets.text import count_redactions, mark_redactions
+from memtui.tui.widgets.vim import VimDataTable, VimScroll
 
 MAX_ITEMS = 400  # mounting thousands of widgets stalls the UI; the rest is summarized
+HISTORY_COLUMNS: list[tuple[str, str, int]] = [
+    ("started", "Started", 11),
+    ("outcome", "Outcome", 9),
+    ("tokens", "Tokens", 10),
+    ("latency", "Time", 6),
+    ("redactions", "Red.", 4),
+    ("error", "Error", 20),  # widened to the rest of the strip on resize
+]
 
 
 def _text_of(content: Any) -> str:
@@ -43,43 +57,82 @@ def _text_of(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def conversation(items: list[dict[str, Any]], redact: Any) -> list[dict[str, Any]]:
-    """Flatten response items into display blocks; tool outputs are attached to their call.
+def readable(value: Any) -> str:
+    """Tool arguments and outputs as a person reads them: JSON (often a JSON string) becomes text, so an
+    output shows its lines, not ``{"output": "a\\nb"}``."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped[:1] not in ("{", "["):
+            return value
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            return value
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        if all(isinstance(v, str) for v in value):
+            return " ".join(value)  # an argv
+        return "\n".join(readable(v) for v in value)
+    if isinstance(value, dict):
+        main = next((value[k] for k in ("output", "content", "stdout", "text") if isinstance(value.get(k), str)), None)
+        if main is not None:
+            rest = {k: v for k, v in value.items() if v is not main and k != "metadata"}
+            meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+            code = meta.get("exit_code", rest.pop("exit_code", None))
+            tail = f"\n(exit code {code})" if code not in (None, 0) else ""
+            return main + tail
+        lines = []
+        for key, v in value.items():
+            text = readable(v) if isinstance(v, dict | list) else str(v)
+            lines.append(f"{key}:\n{text}" if "\n" in text else f"{key}: {text}")
+        return "\n".join(lines)
+    return str(value)
 
-    Each block lists the 1-based numbers of the items it shows (``items``)."""
-    blocks: list[dict[str, Any]] = []
-    calls: dict[str, dict[str, Any]] = {}
+
+@dataclass
+class Block:
+    kind: str  # message | tool
+    role: str = ""
+    text: str = ""
+    name: str = ""
+    args: str = ""
+    output: str = ""
+    items: list[int] = field(default_factory=list)  # the 1-based transcript item numbers shown
+
+
+@dataclass
+class Loaded:
+    detail: views.ThreadDetail | None
+    history: list[views.JobRun] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    problem: str = ""
+
+
+def conversation(items: list[dict[str, Any]], redact: Callable[[str], str]) -> list[Block]:
+    """Flatten response items into display blocks; tool outputs are attached to their call."""
+    blocks: list[Block] = []
+    calls: dict[str, Block] = {}
     for number, item in enumerate(items, 1):
         kind = item.get("type", "message")
         if kind == "message":
             text = redact(_text_of(item.get("content")))
             if text.strip():
-                blocks.append({"kind": "message", "role": item.get("role", "?"), "text": text, "items": [number]})
+                blocks.append(Block("message", role=item.get("role", "?"), text=text, items=[number]))
         elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_use"):
             args = item.get("arguments") or item.get("input") or item.get("action") or ""
-            if not isinstance(args, str):
-                args = json.dumps(args, ensure_ascii=False)
-            block = {
-                "kind": "tool",
-                "name": item.get("name") or kind,
-                "args": redact(args),
-                "output": "",
-                "items": [number],
-            }
+            block = Block("tool", name=item.get("name") or kind, args=redact(readable(args)), items=[number])
             blocks.append(block)
             if item.get("call_id"):
                 calls[item["call_id"]] = block
         elif kind in ("function_call_output", "custom_tool_call_output", "tool_result"):
-            output = item.get("output")
-            if isinstance(output, dict):
-                output = output.get("content") or output.get("output") or json.dumps(output, ensure_ascii=False)
-            text = redact(_text_of(output))
-            block = calls.get(item.get("call_id") or "")
-            if block is not None:
-                block["output"] = text
-                block["items"].append(number)
+            text = redact(readable(item.get("output") if "output" in item else _text_of(item.get("content"))))
+            target = calls.get(item.get("call_id") or "")
+            if target is not None:
+                target.output = text
+                target.items.append(number)
             else:
-                blocks.append({"kind": "tool", "name": "output", "args": "", "output": text, "items": [number]})
+                blocks.append(Block("tool", name="output", output=text, items=[number]))
     return blocks
 
 
@@ -88,48 +141,73 @@ def _first_line(text: str, width: int = 70) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def load_rollout(conn: Any, thread_id: str) -> Loaded:
+    """Everything the screen shows, read in a worker; a failure becomes ``problem`` (never an exception)."""
+    from memtui.redact import redact_text
+    from memtui.rollouts.filter import memory_items
+
+    detail = views.thread_detail(conn, thread_id)
+    if detail is None:
+        return Loaded(None, problem=f"Rollout {thread_id} is not in the index (run ingest, F5).")
+    loaded = Loaded(detail, views.job_history(conn, views.STAGE1, thread_id))
+    try:
+        loaded.blocks = conversation(memory_items(detail.path, detail.source_kind), redact_text)
+    except Exception as exc:  # UnreadableFile, OSError, a parse error: say which and why
+        loaded.problem = f"Cannot read the rollout file {detail.path}: {exc}"
+    return loaded
+
+
 class RolloutDetailScreen(MemtuiScreen):
     TITLE_TEXT = "Rollout"
     MODE = "rollouts"
     AUTO_FOCUS = "#conversation"
+    SEARCH_ROOT = "#conversation"
     BINDINGS = [
-        Binding("escape,backspace", "back", "Back", id="detail.back"),
-        Binding("e", "extract", "Extract now", id="detail.extract"),
-        Binding("o", "toggle_tools", "Expand tools", id="detail.toggle_tools"),
-        Binding("F", "forget", "Forget rollout", id="detail.forget"),
+        Binding("escape,backspace,q", "back", "Back", id="detail.back"),
+        Binding("e", "extract", "Extract", id="detail.extract"),
+        Binding("o", "expand_tools", "Expand tools", id="detail.expand_tools"),
+        Binding("o", "collapse_tools", "Collapse tools", id="detail.collapse_tools"),
+        Binding("v", "pager", "View file", show=False, id="detail.pager"),
+        Binding("y", "copy_id", "Copy id", show=False, id="detail.copy_id"),
+        Binding("Y", "copy_path", "Copy path", show=False, id="detail.copy_path"),
+        Binding("F", "forget", "Forget rollout", show=False, id="detail.forget"),
+        *SEARCH_BINDINGS,
     ]
+
+    meta = getters.query_one("#detail-meta", Static)
+    history_table = getters.query_one("#job-history", DataTable)
+    run_error = getters.query_one("#run-error", Static)
+    scroll = getters.query_one("#conversation", VerticalScroll)
 
     def __init__(self, thread_id: str, item: int | None = None) -> None:
         super().__init__()
         self.thread_id = thread_id
         self.item = item  # the transcript item to open at (a citation's [item N])
-        self.expanded = False
         self.cited: Widget | None = None
+        self.expanded = False
+        self.loaded: Loaded | None = None
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="detail-meta", markup=False)
         with Horizontal(id="detail-body"):
-            yield VerticalScroll(id="conversation", can_focus=True)
+            yield VimScroll(id="conversation", can_focus=True)
             with VerticalScroll(id="memory-side"):
                 yield Label("raw_memory", classes="section-title")
-                yield Static("", id="raw-memory", markup=False)
+                yield Searchable(Content(""), id="raw-memory")
                 yield Label("rollout_summary", classes="section-title")
-                yield Static("", id="rollout-summary", markup=False)
-                yield Label("Job history", classes="section-title")
-                yield DataTable(id="job-history", cursor_type="row", show_cursor=False)
+                yield Searchable(Content(""), id="rollout-summary")
+        yield VimDataTable(id="job-history", cursor_type="row")
+        yield Static("", id="run-error", markup=False)
 
     def on_mount(self) -> None:
-        table = self.query_one("#job-history", DataTable)
-        for key, label, width in [
-            ("started", "Started", 11),
-            ("outcome", "Outcome", 9),
-            ("tokens", "Tokens", 9),
-            ("latency", "Time", 6),
-            ("redactions", "Red.", 4),
-            ("error", "Error", 40),
-        ]:
-            table.add_column(label, key=key, width=width)
+        for key, title, width in HISTORY_COLUMNS:
+            self.history_table.add_column(title, key=key, width=width)
         self.reload("mount")
+
+    def on_resize(self, event: events.Resize) -> None:
+        fixed = sum(w + 2 for _, _, w in HISTORY_COLUMNS[:-1]) + 2
+        self.history_table.columns["error"].width = max(20, event.size.width - fixed)  # type: ignore[index]
+        self.history_table.refresh(layout=True)
 
     def reload(self, source: str = "") -> None:
         self._load(self.thread_id)
@@ -137,87 +215,88 @@ class RolloutDetailScreen(MemtuiScreen):
     @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
     def _load(self, thread_id: str) -> None:
         worker = get_current_worker()
-        conn = self.mapp.ctx.new_conn()
+        conn = self.app.ctx.new_conn()
         try:
-            detail = views.thread_detail(conn, thread_id)
-            history = views.job_history(conn, views.STAGE1, thread_id)
+            loaded = load_rollout(conn, thread_id)
         finally:
             conn.close()
-        blocks: list[dict[str, Any]] = []
-        problem = ""
-        if detail is None:
-            problem = f"Rollout {thread_id} is not in the index."
-        else:
-            from memtui.redact import redact_text
-            from memtui.rollouts.filter import memory_items
-
-            try:
-                items = memory_items(detail["path"], detail["source_kind"])
-                blocks = conversation(items, redact_text)
-            except (OSError, ValueError) as exc:
-                problem = f"Cannot read {detail['path']}: {exc}"
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, detail, history, blocks, problem)
+            self.app.call_from_thread(self._show, loaded)
 
-    def _show(
-        self, detail: dict[str, Any] | None, history: list[dict[str, Any]], blocks: list[dict[str, Any]], problem: str
-    ) -> None:
-        meta = self.query_one("#detail-meta", Static)
+    def loader_failed(self, error: BaseException) -> None:
+        self.meta.update(Content(f"Cannot show rollout {self.thread_id}: {type(error).__name__}: {error}"))
+
+    async def _show(self, loaded: Loaded) -> None:
+        """Async so the loader's worker ends only once the conversation is mounted (tests and jumps rely on it)."""
+        self.loaded = loaded
+        detail = loaded.detail
+        self.refresh_bindings()
         if detail is None:
-            meta.update(Content(problem))
+            self.meta.update(Content.assemble((loaded.problem, "$text-error")))
+            await self._show_conversation([], loaded.problem)
             return
-        paths = self.mapp.ctx.paths
-        path = ops.short_path(detail["path"], paths.codex_home, paths.claude_dir)
-        status = detail["status"]
-        redactions = sum(count_redactions(b.get("text", "") + b.get("args", "") + b.get("output", "")) for b in blocks)
-        reason = detail.get("last_error") if status == "failed" else None
-        if status == "skipped":
-            reason = views.skip_reason(
-                detail["ingest_status"], detail["ingest_reason"], detail["never"], detail["session_source"]
-            )
-        meta.update(
-            Content.assemble(
-                (detail["id"], "bold"),
-                f"  {detail.get('cwd') or '-'}  {detail['source_kind']}:{detail['session_source']}  ",
-                f"{ops.fmt_size(detail['bytes'])}  {ops.fmt_time(detail['updated_at'])}\n",
-                ("stage 1: " + status, "bold $text-success" if status == "done" else "bold"),
-                (f" ({reason})", "$text-error") if reason else "",
-                (f"  {redactions} redacted", "bold $text-error") if redactions else "",
-                (f"  cited item {self.item}", "bold $text-warning") if self.item else "",
-                f"  {path}",
-            )
-        )
-        self.query_one("#raw-memory", Static).update(
-            mark_redactions(detail.get("raw_memory") or "(no stage-1 output yet)")
-        )
-        self.query_one("#rollout-summary", Static).update(mark_redactions(detail.get("rollout_summary") or "-"))
-        table = self.query_one("#job-history", DataTable)
-        table.clear()
-        for run in history:
-            reds = ""
-            if run.get("redactions"):
-                try:
-                    reds = str(sum(json.loads(run["redactions"]).values()))
-                except (ValueError, AttributeError):
-                    reds = "?"
-            tokens = "-" if run.get("prompt_tokens") is None else f"{run['prompt_tokens']}/{run['completion_tokens']}"
-            table.add_row(
-                Text(ops.fmt_time(run["started_at"])[5:]),
-                Text(("no-op" if run.get("noop") else run.get("outcome")) or "running"),
-                Text(tokens),
-                Text("-" if run.get("latency_ms") is None else f"{run['latency_ms'] / 1000:.1f}s"),
-                Text(reds or "-"),
-                Text((run.get("error") or "").replace("\n", " "), style="red"),
-            )
-        self._show_conversation(blocks, problem)
+        paths = self.app.ctx.paths
+        path = short_path(detail.path, paths.codex_home, paths.claude_dir)
+        redactions = sum(count_redactions(b.text + b.args + b.output) for b in loaded.blocks)
+        status = detail.status
+        lines: list[tuple[str, str] | str] = [
+            (detail.id, "bold"),
+            f" · {detail.cwd or '-'} · {detail.source_kind}:{detail.session_source} · ",
+            f"{fmt_size(detail.bytes)} · {fmt_time(detail.updated_at)}",
+            f" · {path}\n" if self.size.width >= 120 else "\n",  # narrow: v views it, Y copies it
+            ("stage 1: " + label(status), "bold $text-success" if status == "done" else "bold"),
+        ]
+        if detail.reason:
+            lines += [" · ", (detail.reason, "$text-error" if status == "failed" else "$text-warning")]
+        if redactions:
+            lines += [" · ", (f"{redactions} redacted", "bold $text-error")]
+        if self.item:
+            lines += [" · ", (f"cited item {self.item}", "bold $text-warning")]
+        if loaded.problem:
+            lines += ["\n", (loaded.problem, "bold $text-error")]
+        self.meta.update(Content.assemble(*lines))
+        self.query_one("#raw-memory", Searchable).base = mark_redactions(detail.raw_memory or "(no stage-1 output yet)")
+        self.query_one("#rollout-summary", Searchable).base = mark_redactions(detail.rollout_summary or "-")
+        for block in self.query_one("#memory-side").query(Searchable):
+            block.search(self.search_query)
+        self._show_history(loaded.history)
+        await self._show_conversation(loaded.blocks, loaded.problem)
 
-    def _show_conversation(self, blocks: list[dict[str, Any]], problem: str) -> None:
-        scroll = self.query_one("#conversation", VerticalScroll)
-        scroll.remove_children()
+    def _show_history(self, history: list[views.JobRun]) -> None:
+        table = self.history_table
+        table.clear()
+        for i, run in enumerate(history):
+            tokens = "-" if run.prompt_tokens is None else f"{run.prompt_tokens:,}/{run.completion_tokens or 0:,}"
+            table.add_row(
+                Text(fmt_time(run.started_at)[5:]),
+                Text(label(run.outcome), style="red" if run.outcome == "failed" else ""),
+                Text(tokens, justify="right"),
+                Text("-" if run.latency_ms is None else f"{run.latency_ms / 1000:.1f}s", justify="right"),
+                Text("-" if run.redactions is None else str(run.redactions), justify="right"),
+                Text(run.error.replace("\n", " ") or "-", style="red" if run.error else "dim", no_wrap=True),
+                key=str(i),
+            )
+        failed = next((i for i, r in enumerate(history) if r.error), None)
+        if failed is not None:
+            table.move_cursor(row=failed, animate=False)
+        self._show_run_error()
+
+    @on(DataTable.RowHighlighted, "#job-history")
+    def _show_run_error(self) -> None:
+        """The highlighted attempt's whole error (the column cuts it)."""
+        history = self.loaded.history if self.loaded else []
+        row = self.history_table.cursor_row
+        error = history[row].error if 0 <= row < len(history) else ""
+        self.run_error.update(Content.assemble(("error: ", "bold"), (error, "$text-error")) if error else "")
+        self.run_error.display = bool(error)
+
+    async def _show_conversation(self, blocks: list[Block], problem: str) -> None:
+        scroll = self.scroll
+        await scroll.remove_children()
         widgets: list[Widget] = []
         if problem:
             widgets.append(Static(Content(problem), classes="problem", markup=False))
-        target = next((i for i, b in enumerate(blocks) if self.item in b.get("items", ())), None)
+        target = next((i for i, b in enumerate(blocks) if self.item in b.items), None)
         if self.item is not None and target is None and not problem:
             widgets.append(Static(Content(f"Item {self.item} is not in this rollout's transcript."), classes="problem"))
         start = 0 if target is None or target < MAX_ITEMS else max(0, target - MAX_ITEMS // 2)
@@ -225,21 +304,21 @@ class RolloutDetailScreen(MemtuiScreen):
             widgets.append(Static(f"… {start} earlier items not shown", classes="problem"))
         self.cited = None
         for index, block in enumerate(blocks[start : start + MAX_ITEMS], start):
-            label = "item " + ", ".join(map(str, block.get("items", [])))
+            numbers = "item " + ", ".join(map(str, block.items))
             cited = index == target
-            if block["kind"] == "message":
+            if block.kind == "message":
                 widgets.append(
                     Label(
-                        Content.assemble(block["role"], (f"  {label}", "$text-muted")),
-                        classes=f"role role-{block['role']}",
+                        Content.assemble(block.role, (f"  {numbers}", "$text-muted")),
+                        classes=f"role role-{block.role}",
                     )
                 )
-                widget: Widget = Static(mark_redactions(block["text"]), classes="message", markup=False)
+                widget: Widget = Searchable(mark_redactions(block.text), classes="message")
             else:
-                title = f"⚙ {block['name']}  {_first_line(block['args'])}  ({label})"
-                body = block["args"] + ("\n── output ──\n" + block["output"] if block["output"] else "")
+                title = f"⚙ {block.name}  {_first_line(block.args or block.output)}  ({numbers})"
+                body = block.args + ("\n── output ──\n" + block.output if block.output else "")
                 widget = Collapsible(
-                    Static(mark_redactions(body), markup=False),
+                    Searchable(mark_redactions(body)),
                     title=title,
                     collapsed=not (self.expanded or cited),
                     classes="tool",
@@ -252,18 +331,80 @@ class RolloutDetailScreen(MemtuiScreen):
             widgets.append(Static(f"… {len(blocks) - start - MAX_ITEMS} more items not shown", classes="problem"))
         if not widgets:
             widgets.append(Static("(no conversation items)", classes="problem"))
-        scroll.mount_all(widgets)
+        await scroll.mount_all(widgets)
         if self.cited is not None:
             cited_widget = self.cited
             self.call_after_refresh(lambda: scroll.scroll_to_widget(cited_widget, animate=False, top=True))
+        if self.search_query:
+            self.call_after_refresh(self.run_search, self.search_query)
+
+    def reveal(self, widget: Any) -> None:
+        for parent in widget.ancestors:
+            if isinstance(parent, Collapsible) and parent.collapsed:
+                parent.collapsed = False
+        self.call_after_refresh(widget.scroll_visible, animate=False, top=True)
+
+    def run_search(self, query: str) -> int:
+        from memtui.tui.widgets.search import search_blocks
+
+        self.matches = search_blocks(list(self.query(Searchable)), query)
+        return len(self.matches)
+
+    # ---- actions -----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "expand_tools":
+            return not self.expanded
+        if action == "collapse_tools":
+            return self.expanded
+        if action == "extract":
+            return True if self.loaded is None or self.loaded.detail is not None else None
+        return super().check_action(action, parameters)
 
     def action_back(self) -> None:
         self.dismiss()
 
     def action_extract(self) -> None:
-        self.mapp.run_phase1(thread_id=self.thread_id)
+        detail = self.loaded.detail if self.loaded else None
+        if detail is None:
+            self.notify_literal(f"{self.thread_id} is not in the index: nothing to extract.", severity="warning")
+            return
+        self.app.extract_rollout(detail.id, detail.status)
+
+    def action_expand_tools(self) -> None:
+        self._set_expanded(True)
+
+    def action_collapse_tools(self) -> None:
+        self._set_expanded(False)
+
+    def _set_expanded(self, expanded: bool) -> None:
+        """Expand or collapse every tool block, keeping the block at the top of the view where it is."""
+        scroll = self.scroll
+        top = scroll.scroll_y
+        anchor = next((w for w in scroll.children if w.virtual_region.bottom > top), None)
+        offset = top - anchor.virtual_region.y if anchor is not None else 0
+        self.expanded = expanded
+        for c in self.query(Collapsible):
+            c.collapsed = not expanded
+        self.refresh_bindings()
+        if anchor is not None:
+
+            def restore() -> None:
+                y = anchor.virtual_region.y + (offset if not isinstance(anchor, Collapsible) else 0)
+                scroll.scroll_to(y=y, animate=False)
+
+            self.call_after_refresh(restore)
+
+    def action_pager(self) -> None:
+        detail = self.loaded.detail if self.loaded else None
+        if detail is not None:
+            self.app.open_external(Path(detail.path), pager=True)
+
+    def action_copy_id(self) -> None:
+        self.app.copy_text(self.thread_id, "rollout id")
 
     def action_forget(self) -> None:
+        from memtui.tui import tasks
         from memtui.tui.screens.dialogs import TextPromptModal
 
         thread_id = self.thread_id
@@ -275,8 +416,8 @@ class RolloutDetailScreen(MemtuiScreen):
 
         def decided(reason: str | None) -> None:
             if reason is not None:
-                self.mapp.start_task(
-                    f"forget:{thread_id}", f"Forget {thread_id[:12]}", ops.forget_task(thread_id, reason or None)
+                self.app.start_task(
+                    f"forget:{thread_id}", f"Forget {thread_id[:12]}", tasks.forget_task(thread_id, reason or None)
                 )
 
         self.app.push_screen(
@@ -284,7 +425,7 @@ class RolloutDetailScreen(MemtuiScreen):
             decided,
         )
 
-    def action_toggle_tools(self) -> None:
-        self.expanded = not self.expanded
-        for c in self.query(Collapsible):
-            c.collapsed = not self.expanded
+    def action_copy_path(self) -> None:
+        detail = self.loaded.detail if self.loaded else None
+        if detail is not None:
+            self.app.copy_text(detail.path, "rollout path")

@@ -71,19 +71,25 @@ class TextPromptModal(ModalScreen[str | None]):
             yield Label(Content(self.title_text), classes="dialog-title")
             yield Static(Content(self.body), classes="dialog-body")
             yield Input(value=self.value, placeholder=self.placeholder, id="prompt")
+            yield Static("", id="prompt-error", classes="dialog-error", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.confirm_label, variant="error" if self.danger else "primary", id="confirm")
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#prompt", Input).focus()
+        prompt = self.query_one("#prompt", Input)
+        prompt.cursor_blink = getattr(self.app, "cursor_blink", True)  # (off in snapshots: a blink is a diff)
+        prompt.focus()
 
     @on(Input.Submitted, "#prompt")
     @on(Button.Pressed, "#confirm")
     def _confirm(self) -> None:
         text = self.query_one("#prompt", Input).value.strip()
         if self.required and not text:
-            self.notify("Please fill in the field first.", severity="warning", markup=False)
+            error = self.query_one("#prompt-error", Static)
+            error.update(Content(f"Required: type the {self.placeholder.split(' (')[0]} first (esc cancels)."))
+            error.display = True
+            self.query_one("#prompt", Input).focus()
             return
         self.dismiss(text)
 

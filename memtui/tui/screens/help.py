@@ -1,49 +1,92 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""The help screen: what each screen is for, and every active key with its binding id (for remapping)."""
+"""The help screen: what each screen is for, every active key with its binding id, and how to remap keys."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from memtui.tui.format import home_path
+from memtui.tui.widgets.vim import VimScroll
+
+if TYPE_CHECKING:
+    from memtui.tui.app import MemtuiApp
+
 INTRO = """memtui curates the long-term memory of your coding agents.
-1 Rollouts: every indexed session; Enter opens one (conversation, memory, job history).
-2 Jobs: stage-1 extraction jobs and the Phase 2 consolidation job; retry or release stale leases.
+1 Rollouts: every indexed session; enter opens one (conversation, memory, job history).
+2 Jobs: stage-1 extraction jobs and the Phase 2 consolidation job; retry, or release a stale lease.
 3 Review: the consolidation awaiting review, hunk by hunk with its evidence; space leaves a hunk out, e amends
-  it, v focuses the evidence (Enter opens the rollout at the cited item); approve or reject.
+  it, v focuses the evidence (enter opens the rollout at the cited item); approve or reject.
 4 Memory: edit MEMORY.md and memory_summary.md; commit your edit as a manual change.
-5 Citations: paste an agent answer; Enter jumps to the cited lines or opens a cited rollout.
+5 Citations: paste an agent answer; enter jumps to the cited lines or opens a cited rollout.
 6 History: every decision and each kept version's diff; r restores a version through review.
-ctrl+p opens the command palette (ingest, Phase 1, Phase 2, approve, reject, screens).
-Keys can be remapped by binding id (App.set_keymap / make_app(keymap=...))."""
+Everywhere: ctrl+p command palette · ctrl+n task log · j/k g/G move · / search or filter · esc or q back.
+Click a tab at the top to switch screens."""
+
+# Keys that are not bindings of the screen (Textual's own, or a widget's) but a person needs to know.
+ALWAYS = [
+    ("ctrl+q", "Quit memtui", "(Textual: quit)"),
+    ("ctrl+p", "Command palette: run Ingest, Phase 1, Phase 2, approve, reject, open a screen", "(Textual: palette)"),
+    ("enter", "Open the highlighted row, file or citation", "(the list)"),
+    ("j / k, g / G", "Down / up, first / last, in every list and view", "(the list)"),
+]
+
+
+def keymap_text(home: Path) -> str:
+    config = home_path(home / "config.toml")
+    return (
+        f"Home: {home_path(home)}\n"
+        f"Remap keys in {config}, in a [keymap] table: binding id = key(s), for example\n"
+        '    [keymap]\n    "review.approve" = "A"\n    "memtui.jobs" = "f2,2"\n'
+        "The ids are in the right column; the change applies the next time memtui starts."
+    )
+
+
+def help_rows(app: MemtuiApp) -> list[tuple[str, str, str]]:
+    """The keys active on the current screen, then the ones every screen has."""
+    rows = []
+    seen = set()
+    for active in app.screen.active_bindings.values():
+        binding = active.binding
+        if binding.action in ("help_quit",) or binding.system or not (binding.id or binding.show):
+            continue
+        key = (binding.id, binding.action)
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append((app.get_key_display(binding), binding.description or binding.action, binding.id or ""))
+    return rows + ALWAYS
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,f1,question_mark", "dismiss", "Close", id="help.close")]
 
-    def __init__(self, bindings: list[tuple[str, str, str]], home: str) -> None:
+    def __init__(self, bindings: list[tuple[str, str, str]], home: Path | str) -> None:
         super().__init__()
         self.rows = bindings
-        self.home = home
+        self.home = Path(home)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="help"):
-            yield Static(Content("memtui help"), classes="dialog-title")
+        with VimScroll(id="help"):
+            yield Static(Content("memtui help (esc closes; j/k scroll)"), classes="dialog-title")
             yield Static(Content(INTRO), id="help-intro")
-            yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
+            yield DataTable(id="help-keys", cursor_type="none", zebra_stripes=True)
+            yield Static(Content(keymap_text(self.home)), id="help-keymap")
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_column("Key", key="key", width=16)
-        table.add_column("Action", key="action", width=28)
-        table.add_column("Binding id", key="id", width=26)
+        table.add_column("Key", key="key")
+        table.add_column("Action", key="action")
+        table.add_column("Binding id", key="id")
         for key, desc, binding_id in self.rows:
             table.add_row(Content(key), Content(desc), Content(binding_id))
-        table.focus()
+        self.query_one(VimScroll).focus()
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

@@ -15,7 +15,8 @@ from textual.content import Content
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from memtui.tui import ops
+from memtui.tui import tasks
+from memtui.tui.format import fmt_size, fmt_time
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.dialogs import ConfirmModal
 from memtui.tui.widgets.diff_view import DiffView
@@ -88,7 +89,7 @@ class HistoryScreen(MemtuiScreen):
         self.query_one("#history-meta", Static).update(
             Content.assemble(
                 (f"{len(decisions)} decisions", "bold"),
-                f"  {kept[0]} versions kept ({ops.fmt_size(kept[1])} compressed, history_versions = {keep})",
+                f"  {kept[0]} versions kept ({fmt_size(kept[1])} compressed, history_versions = {keep})",
                 (
                     "   r restores the highlighted version through review",
                     "$text-muted",
@@ -102,7 +103,7 @@ class HistoryScreen(MemtuiScreen):
             hunks = f"{len(d.hunks_in)}/{len(d.hunks_out)}" if d.hunks_in or d.hunks_out else "-"
             table.add_row(
                 Text(str(d.id)),
-                Text(ops.fmt_time(d.at)),
+                Text(fmt_time(d.at)),
                 Text(KIND_LABELS.get(d.kind, d.kind), style="red" if d.kind in ("reject", "forget") else ""),
                 Text(what),
                 Text(hunks),
@@ -142,7 +143,7 @@ class HistoryScreen(MemtuiScreen):
         self.query_one("#decision-detail", Static).update(
             Content.assemble(
                 (f"#{d.id} {KIND_LABELS.get(d.kind, d.kind)}", "bold"),
-                f"  {ops.fmt_time(d.at)}  tree {(d.tree or '-')[:12]}\n",
+                f"  {fmt_time(d.at)}  tree {(d.tree or '-')[:12]}\n",
                 f"in: {files_in}\nout: {files_out}\n",
                 (f"reason: {d.reason}" if d.reason else "", "$text-warning"),
             )
@@ -185,6 +186,6 @@ class HistoryScreen(MemtuiScreen):
 
         def decided(ok: bool | None) -> None:
             if ok:
-                self.mapp.start_task("restore", f"Restore version {d.id}", ops.restore_task(d.id))
+                self.mapp.start_task("restore", f"Restore version {d.id}", tasks.restore_task(d.id))
 
         self.app.push_screen(ConfirmModal(f"Restore version {d.id} (y/n)", body, "Restore"), decided)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -16,26 +16,28 @@ from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
 from memtui import views
-from memtui.tui import ops
+from memtui.labels import JOB_STATUS, label
+from memtui.tui.format import fmt_time
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.widgets.columns import Column, hidden_note, layout_columns
 from memtui.tui.widgets.windowed_table import WindowedTable
 
-COLUMNS: list[tuple[str, str, int]] = [
-    ("kind", "Kind", 7),
-    ("job", "Job", 24),
-    ("status", "Status", 7),
-    ("left", "Left", 4),
-    ("owner", "Lease owner", 11),
-    ("lease", "Lease until", 11),
-    ("retry", "Retry at", 11),
-    ("tokens", "Tokens i/o", 11),
-    ("latency", "Latency", 7),
-    ("error", "Last error", 60),
+COLUMNS = [
+    Column("kind", "Kind", 7, 0),
+    Column("job", "Job", 24, 0, 18),
+    Column("status", "Status", 15, 0),
+    Column("left", "Left", 4, 5),
+    Column("owner", "Lease owner", 11, 6),
+    Column("lease", "Lease until", 11, 4),
+    Column("retry", "Retry at", 11, 3),
+    Column("tokens", "Tokens i/o", 11, 2),
+    Column("latency", "Latency", 7, 1),
+    Column("error", "Last error", 20, 0),  # widened to the rest of the screen
 ]
 
 
 def short_time(ts: int | None) -> str:
-    return ops.fmt_time(ts)[5:] if ts else "-"
+    return fmt_time(ts)[5:] if ts else "-"
 
 
 def short_project(cwd: str) -> str:
@@ -43,26 +45,33 @@ def short_project(cwd: str) -> str:
     return "/".join(parts[-2:]) if len(parts) > 2 else cwd
 
 
-STATUS_STYLE = {"done": "green", "error": "bold red", "running": "yellow", "stale": "bold magenta", "pending": "cyan"}
+STATUS_STYLE = {
+    "done": "green",
+    "error": "bold red",
+    "running": "yellow",
+    "stale": "bold magenta",
+    "pending": "cyan",
+    "awaiting_review": "bold yellow",
+}
 
 
-def job_cells(j: views.JobRow) -> list[Any]:
+def job_cells(j: views.JobRow) -> dict[str, Any]:
     kind = "Phase 2" if j.kind == views.GLOBAL else "Stage 1"
-    label = j.job_key if j.kind == views.GLOBAL else f"{j.job_key[:8]}  {short_project(j.label)}"
+    name = "consolidation" if j.kind == views.GLOBAL else f"{j.job_key[:8]}  {short_project(j.label)}"
     tokens = "-" if j.prompt_tokens is None else f"{j.prompt_tokens:,}/{j.completion_tokens or 0:,}"
     latency = "-" if j.latency_ms is None else f"{j.latency_ms / 1000:.1f}s"
-    return [
-        Text(kind, style="bold" if j.kind == views.GLOBAL else ""),
-        Text(label, no_wrap=True, overflow="ellipsis"),
-        Text(j.status, style=STATUS_STYLE.get(j.status, "")),
-        Text(str(j.retry_remaining), justify="right"),
-        Text(j.worker_id or "-", no_wrap=True, overflow="ellipsis"),
-        Text(short_time(j.lease_until) if j.status in ("running", "stale") else "-"),
-        Text(short_time(j.retry_at)),
-        Text(tokens, justify="right"),
-        Text(latency, justify="right"),
-        Text(j.last_error.replace("\n", " ") or "-", style="red" if j.last_error else "dim", no_wrap=True),
-    ]
+    return {
+        "kind": Text(kind, style="bold" if j.kind == views.GLOBAL else ""),
+        "job": Text(name, no_wrap=True, overflow="ellipsis"),
+        "status": Text(label(j.status, JOB_STATUS), style=STATUS_STYLE.get(j.status, "")),
+        "left": Text(str(j.retry_remaining), justify="right"),
+        "owner": Text(j.worker_id or "-", no_wrap=True, overflow="ellipsis"),
+        "lease": Text(short_time(j.lease_until) if j.status in ("running", "stale") else "-"),
+        "retry": Text(short_time(j.retry_at)),
+        "tokens": Text(tokens, justify="right"),
+        "latency": Text(latency, justify="right"),
+        "error": Text(j.last_error.replace("\n", " ") or "-", style="red" if j.last_error else "dim", no_wrap=True),
+    }
 
 
 class JobsScreen(MemtuiScreen):
@@ -76,10 +85,17 @@ class JobsScreen(MemtuiScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False, id="jobs.clear_filter"),
     ]
 
+    table = getters.query_one("#jobs", WindowedTable)
+    position = getters.query_one("#position", Label)
+    row_detail = getters.query_one("#row-detail", Static)
+    filter_input = getters.query_one("#filter", Input)
+
     def __init__(self) -> None:
         super().__init__(id="jobs-screen")
         self.filter_text = ""
         self.rows: dict[str, views.JobRow] = {}
+        self.shown: list[views.JobRow] = []
+        self.layout_cols: list[tuple[Column, int]] = []
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="filter-bar"):
@@ -90,19 +106,41 @@ class JobsScreen(MemtuiScreen):
         yield Static("", id="row-detail", markup=False)
 
     def on_mount(self) -> None:
-        table = self.query_one(WindowedTable)
-        for key, label, width in COLUMNS:
-            table.add_column(label, key=key, width=width)
+        self._set_columns(self.app.size.width)
         self.reload("mount")
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._set_columns(event.size.width)
+
+    def _set_columns(self, width: int) -> None:
+        visible = layout_columns(COLUMNS, width, "error", 16)
+        table = self.table
+        if [c.key for c, _ in visible] == [c.key for c, _ in self.layout_cols] and table.columns:
+            for c, w in visible:
+                table.columns[c.key].width = w  # type: ignore[index]
+            self.layout_cols = visible
+            table.refresh(layout=True)
+            return
+        self.layout_cols = visible
+        table.clear(columns=True)
+        for c, w in visible:
+            table.add_column(c.title, key=c.key, width=w)
+        if self.shown:
+            self._fill(table.window_offset, table.row_total, self.shown, table.absolute_row)
+
+    def _fill(self, offset: int, total: int, rows: list[views.JobRow], index: int) -> None:
+        keys = [c.key for c, _ in self.layout_cols]
+        cells = [(f"{r.kind}/{r.job_key}", [job_cells(r)[k] for k in keys]) for r in rows]
+        self.table.show_window(offset, total, cells, index)
+
     def reload(self, source: str = "") -> None:
-        table = self.query_one(WindowedTable)
+        table = self.table
         self._fetch(table.absolute_row, None, self.filter_text, table.WINDOW)
 
     @work(thread=True, exclusive=True, group="jobs-page", exit_on_error=False)
     def _fetch(self, index: int, total: int | None, filter_text: str, window: int) -> None:
         worker = get_current_worker()
-        conn = self.mapp.ctx.new_conn()
+        conn = self.app.ctx.new_conn()
         try:
             if total is None:
                 total = views.count_jobs(conn, filter_text)
@@ -115,33 +153,37 @@ class JobsScreen(MemtuiScreen):
             self.app.call_from_thread(self._show, offset, total, rows, index)
 
     def _show(self, offset: int, total: int, rows: list[views.JobRow], index: int) -> None:
-        table = self.query_one(WindowedTable)
         self.rows = {f"{r.kind}/{r.job_key}": r for r in rows}
-        table.show_window(offset, total, [(f"{r.kind}/{r.job_key}", job_cells(r)) for r in rows], index)
+        self.shown = rows
+        self._fill(offset, total, rows, index)
         self._update_position()
         hint = self.query_one("#empty-hint", Label)
         hint.display = not total
-        hint.update("No jobs yet: Phase 1 creates one per eligible rollout (palette: Phase 1).")
+        hint.update("No jobs yet: Phase 1 creates one per eligible rollout (ctrl+p, then Phase 1).")
 
     def _update_position(self) -> None:
-        table = self.query_one(WindowedTable)
+        table = self.table
         text = f"{table.absolute_row + 1:,} of {table.row_total:,}" if table.row_total else "0 jobs"
-        self.query_one("#position", Label).update(text)
+        text += hidden_note(len(self.layout_cols), len(COLUMNS))
+        self.position.update(text)
         self._show_row_detail()
 
     def _show_row_detail(self) -> None:
         """The highlighted job in full: its key, lease owner and the whole last error (the column cuts it)."""
         job = self.selected_job()
-        detail = self.query_one("#row-detail", Static)
+        detail = self.row_detail
         if job is None:
             detail.update("")
             return
-        owner = f"  lease owner {job.worker_id}" if job.worker_id else ""
-        label = f"  {job.label}" if job.label != job.job_key else ""
+        kind = "Phase 2 consolidation" if job.kind == views.GLOBAL else f"Stage 1 {job.job_key}"
+        parts: list[str] = [label(job.status, JOB_STATUS)]
+        if job.kind != views.GLOBAL and job.label:
+            parts.append(job.label)
+        if job.worker_id:
+            parts.append(f"lease owner {job.worker_id}")
+        parts.append(f"{job.retry_remaining} {'retry' if job.retry_remaining == 1 else 'retries'} left")
         error = f"\nlast error: {job.last_error}" if job.last_error else ""
-        detail.update(
-            Content.assemble((f"{job.kind} {job.job_key}", "bold"), f"{label}{owner}", (error, "$text-error"))
-        )
+        detail.update(Content.assemble((kind, "bold"), " · " + " · ".join(parts), (error, "$text-error")))
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -150,7 +192,7 @@ class JobsScreen(MemtuiScreen):
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:
-        self.query_one(WindowedTable).focus()
+        self.table.focus()
 
     @on(WindowedTable.NeedWindow)
     def _need_window(self, event: WindowedTable.NeedWindow) -> None:
@@ -164,23 +206,23 @@ class JobsScreen(MemtuiScreen):
     def _selected(self, event: DataTable.RowSelected) -> None:
         job = self.rows.get(str(event.row_key.value))
         if job and job.kind == views.STAGE1:
-            self.mapp.open_rollout(job.job_key)
+            self.app.open_rollout(job.job_key)
         elif job:
-            self.mapp.switch_mode("review")
+            self.app.switch_mode("review")
 
     def selected_job(self) -> views.JobRow | None:
-        table = self.query_one(WindowedTable)
+        table = self.table
         if not table.row_count:
             return None
         key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
         return self.rows.get(str(key.value))
 
     def action_focus_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        self.filter_input.focus()
 
     def action_clear_filter(self) -> None:
-        self.query_one("#filter", Input).value = ""
-        self.query_one(WindowedTable).focus()
+        self.filter_input.value = ""
+        self.table.focus()
 
     def action_retry(self) -> None:
         job = self.selected_job()
@@ -194,7 +236,7 @@ class JobsScreen(MemtuiScreen):
 
     @work(thread=True, group="jobs-action", exit_on_error=False)
     def _job_action(self, fn: Callable[..., bool], job: views.JobRow, ok: str, refused: str) -> None:
-        conn = self.mapp.ctx.new_conn()
+        conn = self.app.ctx.new_conn()
         try:
             changed = fn(conn, job.kind, job.job_key)
         finally:
@@ -204,13 +246,13 @@ class JobsScreen(MemtuiScreen):
             self.app.notify, message, markup=False, severity="information" if changed else "warning"
         )
         if changed:
-            self.app.call_from_thread(self.mapp.data_changed, "jobs")
+            self.app.call_from_thread(self.app.data_changed, "jobs")
             if fn is views.retry_job_now:
                 self.app.call_from_thread(self._run_now, job)
 
     def _run_now(self, job: views.JobRow) -> None:
         """Retry now means now: start the extraction (or the consolidation) for this job."""
         if job.kind == views.STAGE1:
-            self.mapp.run_phase1(job.job_key)
+            self.app.run_phase1(job.job_key)
         else:
-            self.mapp.run_phase2()
+            self.app.run_phase2()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -22,6 +21,7 @@ from textual.worker import get_current_worker
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.choice import Choice, ChoiceModal, DiffModal
 from memtui.tui.screens.dialogs import TextPromptModal
+from memtui.tui.tasks import commit_task
 from memtui.tui.widgets.diff_view import DiffView
 from memtui.tui.widgets.lint_line import LintLine
 
@@ -56,7 +56,7 @@ class MemoryScreen(MemtuiScreen):
 
     @property
     def root(self) -> Path:
-        return self.mapp.ctx.paths.memory_root
+        return self.app.ctx.paths.memory_root
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="memory-body"):
@@ -79,8 +79,9 @@ class MemoryScreen(MemtuiScreen):
                 yield DiffView(id="edit-diff")
 
     def on_mount(self) -> None:
+        self.app.editor_screen = self  # so quitting can ask about unsaved edits from any screen
         for area in self.query(TextArea):
-            area.cursor_blink = self.mapp.cursor_blink
+            area.cursor_blink = self.app.cursor_blink
         self.load_files()
 
     def load_files(self) -> None:
@@ -144,8 +145,18 @@ class MemoryScreen(MemtuiScreen):
         live = summary_warnings(self.query_one("#summary-md", TextArea).text)
         warnings = live + [w for w in self.disk_warnings if w not in live]
         box = self.query_one("#memory-warnings", Static)
-        box.update(Content("\n".join(f"⚠ {w}" for w in warnings) if warnings else "✓ loads cleanly"))
-        box.set_class(bool(warnings), "-warning")
+        missing = [name for name in FILES.values() if not (self.root / name).exists()]
+        if warnings:
+            text = "\n".join(f"⚠ {w}" for w in warnings)
+        elif missing:
+            text = (
+                f"{' and '.join(missing)} {'does' if len(missing) == 1 else 'do'} not exist yet: Phase 2 creates "
+                f"{'it' if len(missing) == 1 else 'them'} from your memories, or type here and save (ctrl+s)."
+            )
+        else:
+            text = "✓ agents can load both files"
+        box.update(Content(text))
+        box.set_class(bool(warnings) or bool(missing), "-warning")
 
     def _refresh_checks(self) -> None:
         self._show_warnings()
@@ -232,7 +243,7 @@ class MemoryScreen(MemtuiScreen):
     def _saved_note(self, saved: list[str]) -> bool:
         if saved:
             self.notify_literal(f"Saved {', '.join(saved)} (pending change until committed or consolidated)")
-            self.mapp.data_changed("memory-save")
+            self.app.data_changed("memory-save")
             self._refresh_checks()
         return bool(saved)
 
@@ -301,7 +312,7 @@ class MemoryScreen(MemtuiScreen):
 
         def decided(message: str | None) -> None:
             if message:
-                self.mapp.start_task("commit", "Commit manual edit", commit_task(message, tree))
+                self.app.start_task("commit", "Commit manual edit", commit_task(message, tree))
 
         self.app.push_screen(
             TextPromptModal(
@@ -324,15 +335,3 @@ class MemoryScreen(MemtuiScreen):
 
     def action_leave_editor(self) -> None:
         self.query_one(TabbedContent).query_one("Tabs").focus()
-
-
-def commit_task(message: str, tree: str | None) -> Callable[[Any, Any, Any], str]:
-    """The manual commit as a background task, pinned to the tree the person was shown."""
-
-    def run(ctx: Any, progress: Any, cancel: Any) -> str:
-        from memtui.phase2.review import commit_manual_edit
-
-        commit = commit_manual_edit(ctx, message, expected_tree=tree)
-        return f"new baseline {commit[:10]}"
-
-    return run

@@ -9,9 +9,9 @@ review plus what changed since it, or, with no run, a person's own edits since t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -21,14 +21,21 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui import views
-from memtui.tui import ops
-from memtui.tui.screens.base import MemtuiScreen
+from memtui.labels import PHASE2_STATUS, label
+from memtui.tui.format import fmt_time, plural
+from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.screens.choice import Choice, ChoiceModal
 from memtui.tui.screens.dialogs import ConfirmModal, TextAreaModal, TextPromptModal
-from memtui.tui.screens.memory import commit_task
+from memtui.tui.tasks import approve_task, commit_task, reject_task
 from memtui.tui.widgets.diff_view import DiffView, HunkView, parse_diff
 from memtui.tui.widgets.evidence_pane import EvidencePane
 from memtui.tui.widgets.lint_line import LintLine
+from memtui.tui.widgets.vim import VimOptionList
+
+if TYPE_CHECKING:
+    from memtui.phase2.review import Phase2Run
+
+SPLIT_MIN_WIDTH = 140  # side by side needs room for two readable columns
 
 STATUS_STYLE = {"A": "$text-success", "M": "$text-warning", "D": "$text-error"}
 
@@ -46,22 +53,32 @@ class ReviewScreen(MemtuiScreen):
     TITLE_TEXT = "Review"
     MODE = "review"
     AUTO_FOCUS = "#diff"
+    SEARCH_ROOT = "#diff"
     BINDINGS = [
-        Binding("right_square_bracket,right", "next_hunk", "Next hunk", id="review.next_hunk"),
-        Binding("left_square_bracket,left", "previous_hunk", "Prev hunk", id="review.previous_hunk"),
-        Binding("enter", "open_file", "Open file", id="review.open_file"),
-        Binding("space", "toggle_hunk", "Take/leave hunk", id="review.toggle_hunk"),
-        Binding("e", "amend_hunk", "Amend hunk", id="review.amend_hunk"),
+        Binding("right_square_bracket,right", "next_hunk", "Next", id="review.next_hunk"),
+        Binding("left_square_bracket,left", "previous_hunk", "Prev hunk", show=False, id="review.previous_hunk"),
+        Binding("enter", "open_file", "Open", show=False, id="review.open_file"),
+        Binding("space", "toggle_hunk", "Leave out", id="review.toggle_hunk"),
+        Binding("e", "amend_hunk", "Amend", id="review.amend_hunk"),
         Binding("v", "focus_evidence", "Evidence", id="review.evidence"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
         Binding("c", "commit", "Commit my edits", id="review.commit"),
-        Binding("P", "run_phase2", "Run Phase 2", id="review.run_phase2"),
+        Binding("P", "run_phase2", "Run Phase 2", show=False, id="review.run_phase2"),
+        Binding("z", "zoom", "Zoom", show=False, id="review.zoom"),
+        Binding("s", "toggle_split", "Side by side", show=False, id="review.split"),
+        Binding("y", "copy_path", "Copy path", show=False, id="review.copy_path"),
+        Binding("slash", "search", "Search", show=False, id="view.search"),
+        *SEARCH_BINDINGS[1:],
     ]
+
+    diff = getters.query_one("#diff", DiffView)
+    files = getters.query_one("#files", OptionList)
+    meta = getters.query_one("#review-meta", Static)
 
     def __init__(self) -> None:
         super().__init__(id="review-screen")
-        self.run: dict[str, Any] | None = None
+        self.run: Phase2Run | None = None
         self.state: Any = None  # memtui.phase2.review.ReviewState
         self.rejected: set[str] = set()  # hunk ids left out
         self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
@@ -69,7 +86,7 @@ class ReviewScreen(MemtuiScreen):
 
     @property
     def awaiting(self) -> bool:
-        return bool(self.run and self.run.get("status") == "awaiting_review")
+        return self.run is not None and self.run.status == "awaiting_review"
 
     @property
     def own_edits(self) -> Any:
@@ -85,7 +102,7 @@ class ReviewScreen(MemtuiScreen):
         yield Static("", id="review-meta", markup=False)
         yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
         with Horizontal(id="review-body"):
-            yield OptionList(id="files")
+            yield VimOptionList(id="files")
             with Vertical(id="review-diffs"):
                 yield DiffView(id="diff")
                 yield Label("", id="since-title", classes="section-title")
@@ -103,7 +120,7 @@ class ReviewScreen(MemtuiScreen):
         from memtui.phase2.review import review_state
 
         worker = get_current_worker()
-        ctx = self.mapp.task_context()
+        ctx = self.app.task_context()
         evidence: dict[str, list[Any]] = {}
         try:
             run = views.review_run(ctx.conn)
@@ -122,12 +139,8 @@ class ReviewScreen(MemtuiScreen):
 
         return evidence_for_hunks(ctx, hunks_of(run.diff), run)
 
-    def _show(
-        self, run: dict[str, Any] | None, state: Any = None, evidence: dict[str, list[Any]] | None = None
-    ) -> None:
-        same_run = bool(
-            run and self.run and run.get("id") == self.run.get("id") and run.get("diff") == self.run.get("diff")
-        )
+    def _show(self, run: Phase2Run | None, state: Any = None, evidence: dict[str, list[Any]] | None = None) -> None:
+        same_run = bool(run and self.run and run.id == self.run.id and run.diff == self.run.diff)
         self.run = run
         self.state = state
         self.evidence = evidence or {}
@@ -142,19 +155,23 @@ class ReviewScreen(MemtuiScreen):
             if run is None:
                 text = "No consolidation has run yet. Press P to run Phase 2."
             else:
-                reason = f": {run['reason']}" if run.get("reason") else ""
+                reason = f": {run.reason}" if run.reason else ""
                 text = (
-                    f"No consolidation awaiting review. Last run #{run['id']} {run['status']}{reason}. P runs Phase 2."
+                    f"No consolidation awaiting review. Last run #{run.id} {label(run.status, PHASE2_STATUS)}{reason}. "
+                    "P runs Phase 2."
                 )
             if (edits := self.own_edits) is not None:
                 text += (
-                    f"\nYour own edits and new inputs since the baseline: {len(edits.stat)} file(s). "
+                    f"\nYour own edits and new inputs since the baseline: {plural(len(edits.stat), 'file')}. "
                     "c commits them as a manual change; otherwise the next Phase 2 consolidates them."
                 )
                 for status, path in edits.stat:
                     files.add_option(
                         Option(
-                            Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, 31)), id=path
+                            Content.assemble(
+                                (f"{status} ", STATUS_STYLE.get(status, "")), middle(path, self._file_width())
+                            ),
+                            id=path,
                         )
                     )
                 diff.show_diff(edits.diff, empty="Only file modes changed.")
@@ -166,17 +183,16 @@ class ReviewScreen(MemtuiScreen):
             self.refresh_bindings()
             return
         assert run is not None
-        stat = run["stat"] or [(f.status, f.path) for f in parse_diff(run.get("diff") or "")]
+        stat = run.stat or [(f.status, f.path) for f in parse_diff(run.diff)]
         since = self.since_run
-        what = f"Restore of version {run.get('restore_of')}" if run.get("kind") == "restore" else f"Run #{run['id']}"
+        what = f"Restore of version {run.restore_of}" if run.kind == "restore" else f"Run #{run.id}"
         meta.update(
             Content.assemble(
                 (f"{what} awaiting review", "bold $text-warning"),
-                f"  {len(stat)} files  started {ops.fmt_time(run['started_at'])}  ",
-                ("offline" if run.get("offline") else (run.get("model") or "")),
-                ("   space take/leave · e amend · v evidence", "$text-muted"),
+                f" · {plural(len(stat), 'file')} changed · started {fmt_time(run.started_at)} · ",
+                ("offline" if run.offline else (run.model or "")),
                 (
-                    f"\n⚠ {len(since.stat)} file(s) changed since the run (not part of it, shown below): "
+                    f"\n⚠ {plural(len(since.stat), 'file')} changed since the run (not part of it, shown below): "
                     + ", ".join(p for _, p in since.stat[:6])
                     + (" ..." if len(since.stat) > 6 else ""),
                     "$text-error",
@@ -187,9 +203,12 @@ class ReviewScreen(MemtuiScreen):
         )
         for status, path in stat:
             files.add_option(
-                Option(Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, 31)), id=path)
+                Option(
+                    Content.assemble((f"{status} ", STATUS_STYLE.get(status, "")), middle(path, self._file_width())),
+                    id=path,
+                )
             )
-        diff.show_diff(run.get("diff") or "", empty="The run changed no text.")
+        diff.show_diff(run.diff, empty="The run changed no text.")
         for view in diff.hunks:
             view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
         self._show_evidence()
@@ -211,7 +230,7 @@ class ReviewScreen(MemtuiScreen):
         title.display = view.display = since is not None
         if since is not None:
             title.update(
-                Content(f"Changed since the run (not part of what the run produced): {len(since.stat)} file(s)")
+                Content(f"Changed since the run (not part of what the run produced): {plural(len(since.stat), 'file')}")
             )
             view.show_diff(since.diff, empty=", ".join(f"{s} {p}" for s, p in since.stat))
 
@@ -220,7 +239,45 @@ class ReviewScreen(MemtuiScreen):
             return True if self.awaiting else None
         if action == "commit":
             return self.own_edits is not None  # hidden unless there are edits to commit
-        return True
+        if action == "toggle_split":
+            return self.size.width >= SPLIT_MIN_WIDTH  # hidden where it cannot work
+        return super().check_action(action, parameters)
+
+    def loader_failed(self, error: BaseException) -> None:
+        self.meta.update(Content(f"Cannot load the consolidation: {type(error).__name__}: {error}"))
+
+    def _file_width(self) -> int:
+        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow)."""
+        width = self.size.width or self.app.size.width
+        return width - 6 if width < 100 else (44 if width >= 160 else 32)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.diff.split and event.size.width < SPLIT_MIN_WIDTH:
+            self.diff.set_split(False)
+            for view in self.diff.hunks:
+                view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
+
+    def action_zoom(self) -> None:
+        """The diff alone, full width (again: the file list comes back)."""
+        self.toggle_class("-zoomed")
+        self.diff.focus()
+
+    def action_toggle_split(self) -> None:
+        if self.size.width < SPLIT_MIN_WIDTH:
+            self.notify_literal(f"Side by side needs at least {SPLIT_MIN_WIDTH} columns.", severity="warning")
+            return
+        self.diff.set_split(not self.diff.split)
+        for view in self.diff.hunks:  # the rebuilt hunks show the decisions taken so far
+            view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
+
+    def action_copy_path(self) -> None:
+        files = self.files
+        if files.has_focus and files.highlighted is not None:
+            path = files.get_option_at_index(files.highlighted).id
+        else:
+            path = self.diff.current_path
+        if path:
+            self.app.copy_text(path, "path")
 
     # ---- navigation ------------------------------------------------------------------------------
 
@@ -239,7 +296,7 @@ class ReviewScreen(MemtuiScreen):
 
     @on(EvidencePane.Open)
     def _open_evidence(self, event: EvidencePane.Open) -> None:
-        self.mapp.open_rollout(event.thread_id, item=event.item)
+        self.app.open_rollout(event.thread_id, item=event.item)
 
     # ---- hunk decisions ---------------------------------------------------------------------------
 
@@ -311,7 +368,7 @@ class ReviewScreen(MemtuiScreen):
     @on(OptionList.OptionSelected, "#files")
     def _file_selected(self, event: OptionList.OptionSelected) -> None:
         if event.option.id:
-            self.mapp.open_memory_file(event.option.id)
+            self.app.open_memory_file(event.option.id)
 
     def action_open_file(self) -> None:
         files = self.query_one("#files", OptionList)
@@ -321,14 +378,14 @@ class ReviewScreen(MemtuiScreen):
         else:
             path = self.query_one("#diff", DiffView).current_path
         if path:
-            self.mapp.open_memory_file(path)
+            self.app.open_memory_file(path)
 
     # ---- decisions -------------------------------------------------------------------------------
 
     def action_approve(self) -> None:
         if not self.awaiting or self.run is None:
             return
-        run_id = self.run["id"]
+        run_id = self.run.id
         taken, left, amended = self.decision_counts()
         decisions = {
             "except_ids": sorted(self.rejected),
@@ -341,7 +398,7 @@ class ReviewScreen(MemtuiScreen):
 
             def chose(choice: str | None) -> None:
                 if choice == "include":
-                    self.mapp.start_task(
+                    self.app.start_task(
                         "approve",
                         f"Approve #{run_id} + changes",
                         approve_task(run_id, True, since.tree, **decisions),  # type: ignore[arg-type]
@@ -361,13 +418,13 @@ class ReviewScreen(MemtuiScreen):
             return
         if not left:
             body = (
-                f"Approve run #{run_id}? {counts} Its {len(self.run['stat'])} changed files become the new baseline "
+                f"Approve run #{run_id}? {counts} Its {len(self.run.stat)} changed files become the new baseline "
                 "commit and the next consolidation starts from them."
             )
 
             def decided(ok: bool | None) -> None:
                 if ok:
-                    self.mapp.start_task(
+                    self.app.start_task(
                         "approve", f"Approve #{run_id}", approve_task(run_id, amendments=decisions["amendments"])
                     )
 
@@ -380,7 +437,7 @@ class ReviewScreen(MemtuiScreen):
 
         def decided_partial(reason: str | None) -> None:
             if reason is not None:
-                self.mapp.start_task(
+                self.app.start_task(
                     "approve",
                     f"Approve #{run_id} ({taken} in, {left} out)",
                     approve_task(run_id, reason=reason or None, **decisions),  # type: ignore[arg-type]
@@ -404,12 +461,12 @@ class ReviewScreen(MemtuiScreen):
 
         def decided(message: str | None) -> None:
             if message:
-                self.mapp.start_task("commit", "Commit manual edit", commit_task(message, edits.tree))
+                self.app.start_task("commit", "Commit manual edit", commit_task(message, edits.tree))
 
         self.app.push_screen(
             TextPromptModal(
                 "Commit my edits",
-                f"Make the {len(edits.stat)} file(s) shown the new baseline, as your own change. New inputs "
+                f"Make the {plural(len(edits.stat), 'file')} shown the new baseline, as your own change. New inputs "
                 "(raw_memories.md, rollout_summaries/) stay pending for Phase 2.",
                 "commit message",
                 "Commit",
@@ -421,12 +478,12 @@ class ReviewScreen(MemtuiScreen):
     def action_reject(self) -> None:
         if not self.awaiting or self.run is None:
             return
-        run_id = self.run["id"]
+        run_id = self.run.id
         body = f"Reject run #{run_id}? The agent's edits are undone and the workspace is restored. Why?"
 
         def decided(reason: str | None) -> None:
             if reason:
-                self.mapp.start_task("reject", f"Reject #{run_id}", reject_task(reason, run_id))
+                self.app.start_task("reject", f"Reject #{run_id}", reject_task(reason, run_id))
 
         self.app.push_screen(
             TextPromptModal(
@@ -440,41 +497,4 @@ class ReviewScreen(MemtuiScreen):
         )
 
     def action_run_phase2(self) -> None:
-        self.mapp.run_phase2()
-
-
-def approve_task(
-    run_id: int,
-    include_changes: bool = False,
-    expected_tree: str | None = None,
-    *,
-    except_ids: list[str] | None = None,
-    amendments: dict[str, str] | None = None,
-    reason: str | None = None,
-) -> Any:
-    """Approve as a background task: exactly the reviewed tree (with the hunks left out or amended), or it plus the
-    changes the person was shown."""
-
-    def run(ctx: Any, progress: Any, cancel: Any) -> Any:
-        from memtui.phase2.review import approve
-
-        return approve(
-            ctx,
-            run_id=run_id,
-            include_changes=include_changes,
-            expected_tree=expected_tree,
-            except_ids=except_ids,
-            amendments=amendments,
-            reason=reason,
-        )
-
-    return run
-
-
-def reject_task(reason: str, run_id: int) -> Any:
-    def run(ctx: Any, progress: Any, cancel: Any) -> Any:
-        from memtui.phase2.review import reject
-
-        return reject(ctx, reason, run_id=run_id)
-
-    return run
+        self.app.run_phase2()

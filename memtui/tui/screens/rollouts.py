@@ -1,13 +1,17 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""Rollouts: every indexed thread, filtered as you type and sorted by column, windowed from SQL."""
+"""Rollouts: every indexed thread, filtered as you type and sorted by column, windowed from SQL.
+
+Columns have priorities: on a narrow terminal the least useful ones are hidden (the strip under the table
+shows the highlighted rollout in full), and Preview takes whatever width is left."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import events, on, work
+from textual import events, getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -16,21 +20,23 @@ from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
 from memtui import views
-from memtui.tui import ops
+from memtui.labels import label
+from memtui.tui.format import fmt_size, fmt_time, home_path, short_path
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.widgets.columns import NARROW, Column, hidden_note, layout_columns
 from memtui.tui.widgets.windowed_table import WindowedTable
 
-COLUMNS: list[tuple[str, str, int]] = [
-    ("updated", "Updated", 16),
-    ("project", "Project", 18),
-    ("source", "Source", 12),
-    ("size", "Size", 6),
-    ("status", "Stage 1", 20),
-    ("usage", "Uses", 4),
-    ("last_use", "Last use", 10),
-    ("preview", "Preview", 40),  # widened to the rest of the screen on resize
+COLUMNS = [
+    Column("updated", "Updated", 16, 0, 11),
+    Column("project", "Project", 18, 1, 14),
+    Column("source", "Source", 12, 6),
+    Column("size", "Size", 7, 5),
+    Column("status", "Stage 1", 20, 0, 14),
+    Column("usage", "Uses", 6, 3),
+    Column("last_use", "Last use", 10, 4),
+    Column("preview", "Preview", 20, 2),  # widened to the rest of the screen
 ]
-FIXED_WIDTH = sum(w + 2 for _, _, w in COLUMNS[:-1]) + 4
+
 
 STATUS_STYLE = {
     "done": "green",
@@ -39,12 +45,15 @@ STATUS_STYLE = {
     "running": "yellow",
     "pending": "cyan",
     "skipped": "dim italic",
+    "stale": "bold magenta",
 }
 
 
 def status_cell(status: str, reason: str) -> Text:
-    label = f"{status}: {reason}" if reason else status
-    return Text(label.replace("\n", " "), style=STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
+    if status == "running" and reason == "lease expired":
+        status, reason = "stale", ""  # the Jobs screen and the header say "stale lease" too
+    text = f"{label(status)}: {reason}" if reason else label(status)
+    return Text(text.replace("\n", " "), style=STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
 
 
 def project_cell(cwd: str) -> Text:
@@ -53,17 +62,18 @@ def project_cell(cwd: str) -> Text:
     return Text(short or "-", no_wrap=True, overflow="ellipsis")
 
 
-def row_cells(r: views.RolloutRow) -> list[Any]:
-    return [
-        Text(ops.fmt_time(r.updated_at)),
-        project_cell(r.cwd),
-        Text(r.source, no_wrap=True, overflow="ellipsis"),
-        Text(ops.fmt_size(r.bytes), justify="right"),
-        status_cell(r.status, r.reason),
-        Text(str(r.usage_count) if r.usage_count else "-", justify="right"),
-        Text(ops.fmt_time(r.last_usage)[:10]),
-        Text(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
-    ]
+def row_cells(r: views.RolloutRow, narrow: bool = False) -> dict[str, Any]:
+    updated = fmt_time(r.updated_at)
+    return {
+        "updated": Text(updated[5:] if narrow else updated),
+        "project": project_cell(r.cwd),
+        "source": Text(r.source, no_wrap=True, overflow="ellipsis"),
+        "size": Text(fmt_size(r.bytes), justify="right"),
+        "status": status_cell(r.status, r.reason),
+        "usage": Text(str(r.usage_count) if r.usage_count else "-", justify="right"),
+        "last_use": Text(fmt_time(r.last_usage)[:10]),
+        "preview": Text(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
+    }
 
 
 class RolloutsScreen(MemtuiScreen):
@@ -75,8 +85,16 @@ class RolloutsScreen(MemtuiScreen):
         Binding("s", "cycle_sort", "Sort", id="rollouts.sort"),
         Binding("r", "reverse", "Reverse", id="rollouts.reverse"),
         Binding("e", "extract", "Extract now", id="rollouts.extract"),
+        Binding("v", "pager", "View file", show=False, id="rollouts.pager"),
+        Binding("y", "copy_id", "Copy id", show=False, id="rollouts.copy_id"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="rollouts.clear_filter"),
     ]
+
+    table = getters.query_one("#rollouts", WindowedTable)
+    position = getters.query_one("#position", Label)
+    hint = getters.query_one("#empty-hint", Label)
+    row_detail = getters.query_one("#row-detail", Static)
+    filter_input = getters.query_one("#filter", Input)
 
     def __init__(self) -> None:
         super().__init__(id="rollouts-screen")
@@ -85,7 +103,11 @@ class RolloutsScreen(MemtuiScreen):
         self.descending = True
         self.last_load_ms = 0.0
         self.loads = 0
+        self.counted = True
         self.rows: dict[str, views.RolloutRow] = {}
+        self.shown: list[views.RolloutRow] = []
+        self.layout_cols: list[tuple[Column, int]] = []
+        self.narrow = False
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="filter-bar"):
@@ -96,26 +118,39 @@ class RolloutsScreen(MemtuiScreen):
         yield Static("", id="row-detail", markup=False)
 
     def on_mount(self) -> None:
-        table = self.query_one(WindowedTable)
-        for key, label, width in COLUMNS:
-            table.add_column(label, key=key, width=width)
-        self._update_headers()
+        self._set_columns(self.app.size.width)
         self.reload("mount")
 
     def on_resize(self, event: events.Resize) -> None:
-        table = self.query_one(WindowedTable)
-        table.columns["preview"].width = max(20, event.size.width - FIXED_WIDTH)  # type: ignore[index]
-        table.refresh(layout=True)
+        self._set_columns(event.size.width)
+
+    def _set_columns(self, width: int) -> None:
+        """Show the columns that fit; rebuild the table only when the set changes, else just resize."""
+        visible = layout_columns(COLUMNS, width, "preview")
+        self.narrow = width < NARROW
+        table = self.table
+        if [c.key for c, _ in visible] == [c.key for c, _ in self.layout_cols] and table.columns:
+            for c, w in visible:
+                table.columns[c.key].width = w  # type: ignore[index]
+            self.layout_cols = visible
+            table.refresh(layout=True)
+            return
+        self.layout_cols = visible
+        table.clear(columns=True)
+        for c, w in visible:
+            table.add_column(c.title, key=c.key, width=w)
+        self._update_headers()
+        if self.shown:
+            self._fill(table.window_offset, table.row_total, self.shown, table.absolute_row)
 
     # ---- loading --------------------------------------------------------------------------------
 
     def reload(self, source: str = "") -> None:
-        table = self.query_one(WindowedTable)
-        self.load_window(table.absolute_row if source != "filter" else 0, count=True)
+        self.load_window(self.table.absolute_row if source != "filter" else 0, count=True)
 
     def load_window(self, index: int, count: bool = True) -> None:
         """Fetch the window around absolute row ``index`` (and the count when the filter changed)."""
-        table = self.query_one(WindowedTable)
+        table = self.table
         self._fetch(
             index, None if count else table.row_total, self.filter_text, self.sort, self.descending, table.WINDOW
         )
@@ -125,7 +160,7 @@ class RolloutsScreen(MemtuiScreen):
         """Rows first, count after: a new filter paints its first window before the full count is known."""
         worker = get_current_worker()
         started = time.perf_counter()
-        conn = self.mapp.ctx.new_conn()
+        conn = self.app.ctx.new_conn()
         try:
             if total is None and index == 0:
                 rows = views.rollout_rows(conn, filter_text, sort, descending, 0, window)
@@ -149,61 +184,71 @@ class RolloutsScreen(MemtuiScreen):
             self.app.call_from_thread(self._show, offset, total, rows, index, started)
 
     def _set_total(self, total: int) -> None:
-        table = self.query_one(WindowedTable)
-        table.row_total = total
+        self.table.row_total = total
         self.counted = True
         self._update_position()
+
+    def _fill(self, offset: int, total: int, rows: list[views.RolloutRow], index: int) -> None:
+        keys = [c.key for c, _ in self.layout_cols]
+        cells = [(r.id, [row_cells(r, self.narrow)[k] for k in keys]) for r in rows]
+        self.table.show_window(offset, total, cells, index)
 
     def _show(
         self, offset: int, total: int, rows: list[views.RolloutRow], index: int, started: float, exact: bool = True
     ) -> None:
-        table = self.query_one(WindowedTable)
         self.counted = exact
         self.rows = {r.id: r for r in rows}
-        table.show_window(offset, total, [(r.id, row_cells(r)) for r in rows], index)
+        self.shown = rows
+        self._fill(offset, total, rows, index)
         self._update_position()
-        hint = self.query_one("#empty-hint", Label)
-        if total:
-            hint.display = False
-        else:
-            hint.display = True
-            hint.update(
-                "No rollout matches this filter."
-                if self.filter_text
-                else "No rollouts indexed yet. Ingest runs in the background on start (F5 runs it again); "
-                "it reads Codex and Claude Code sessions from CODEX_HOME and CLAUDE_CONFIG_DIR."
-            )
+        self.hint.display = not total
+        if not total:
+            self.hint.update(self.filter_hint() if self.filter_text else self.empty_hint())
         self.last_load_ms = (time.perf_counter() - started) * 1000
         self.loads += 1
 
+    def filter_hint(self) -> str:
+        return f"No rollout matches “{self.filter_text}”. Escape clears the filter."
+
+    def empty_hint(self) -> str:
+        """What a first start looks like: where memtui looked, and how to see it work on samples."""
+        p = self.app.ctx.paths
+        looked = ", ".join(home_path(x) for x in (p.codex_sessions, p.codex_archived, p.claude_projects))
+        return (
+            f"No rollouts indexed yet. memtui looked for Codex and Claude Code sessions in {looked} "
+            f"(change codex_home / claude_dir in {home_path(p.home / 'config.toml')}). F5 ingests again. "
+            "To see memtui at work on sample sessions, run `memtui demo` in a shell."
+        )
+
     def _update_position(self) -> None:
-        table = self.query_one(WindowedTable)
-        of = f"{table.row_total:,}" if getattr(self, "counted", True) else f"{table.row_total:,}+"
+        table = self.table
+        of = f"{table.row_total:,}" if self.counted else f"{table.row_total:,}+"
         text = f"{table.absolute_row + 1:,} of {of}" if table.row_total else "0 rollouts"
-        self.query_one("#position", Label).update(text)
+        text += hidden_note(len(self.layout_cols), len(COLUMNS))
+        self.position.update(text)
         self._show_row_detail()
 
     def _show_row_detail(self) -> None:
-        """The highlighted rollout in full: id, project, file, and why it was skipped or failed."""
+        """The highlighted rollout in full: id, project, file, uses, and why it was skipped or failed."""
         row = self.rows.get(self.selected_thread() or "")
-        detail = self.query_one("#row-detail", Static)
         if row is None:
-            detail.update("")
+            self.row_detail.update("")
             return
-        paths = self.mapp.ctx.paths
-        path = ops.short_path(row.path, paths.codex_home, paths.claude_dir)
-        why = f"\n{row.status}: {row.reason}" if row.reason else ""
-        detail.update(
-            Content.assemble(
-                (row.id, "bold"), f"  {row.cwd or '-'}  {path}\n", (row.preview, "italic"), (why, "$text-warning")
-            )
+        paths = self.app.ctx.paths
+        path = short_path(row.path, paths.codex_home, paths.claude_dir)
+        uses = f" · used {row.usage_count}x, last {fmt_time(row.last_usage)[:10]}" if row.usage_count else ""
+        third: tuple[str, str] = (
+            (f"{label(row.status)}: {row.reason}", "$text-warning") if row.reason else (row.preview, "italic")
+        )
+        self.row_detail.update(
+            Content.assemble((row.id, "bold"), f" · {row.source}{uses} · {row.cwd or '-'}\n", f"{path}\n", third)
         )
 
     def _update_headers(self) -> None:
-        table = self.query_one(WindowedTable)
-        for key, label, _ in COLUMNS:
-            arrow = (" ▼" if self.descending else " ▲") if key == self.sort else ""
-            table.columns[key].label = Text(label + arrow, style="bold" if arrow else "")  # type: ignore[index]
+        table = self.table
+        for c, _ in self.layout_cols:
+            arrow = (" ▼" if self.descending else " ▲") if c.key == self.sort else ""
+            table.columns[c.key].label = Text(c.title + arrow, style="bold" if arrow else "")  # type: ignore[index]
         table.refresh()
 
     # ---- events ---------------------------------------------------------------------------------
@@ -215,7 +260,7 @@ class RolloutsScreen(MemtuiScreen):
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self) -> None:
-        self.query_one(WindowedTable).focus()
+        self.table.focus()
 
     @on(WindowedTable.NeedWindow)
     def _need_window(self, event: WindowedTable.NeedWindow) -> None:
@@ -228,7 +273,7 @@ class RolloutsScreen(MemtuiScreen):
     @on(DataTable.RowSelected, "#rollouts")
     def _selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value:
-            self.mapp.open_rollout(event.row_key.value)
+            self.app.open_rollout(event.row_key.value)
 
     @on(DataTable.HeaderSelected, "#rollouts")
     def _header(self, event: DataTable.HeaderSelected) -> None:
@@ -246,17 +291,16 @@ class RolloutsScreen(MemtuiScreen):
         self.load_window(0, count=False)
 
     def action_focus_filter(self) -> None:
-        self.query_one("#filter", Input).focus()
+        self.filter_input.focus()
 
     def action_clear_filter(self) -> None:
-        filt = self.query_one("#filter", Input)
-        if filt.value:
-            filt.value = ""
-        self.query_one(WindowedTable).focus()
+        if self.filter_input.value:
+            self.filter_input.value = ""
+        self.table.focus()
 
     def action_cycle_sort(self) -> None:
-        keys = [k for k, _, _ in COLUMNS]
-        self.sort = keys[(keys.index(self.sort) + 1) % len(keys)]
+        keys = [c.key for c, _ in self.layout_cols]
+        self.sort = keys[(keys.index(self.sort) + 1) % len(keys)] if self.sort in keys else keys[0]
         self.descending = self.sort not in ("project", "source", "preview")
         self._resort()
 
@@ -265,13 +309,23 @@ class RolloutsScreen(MemtuiScreen):
         self._resort()
 
     def selected_thread(self) -> str | None:
-        table = self.query_one(WindowedTable)
+        table = self.table
         if not table.row_count:
             return None
         key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
         return str(key.value) if key.value else None
 
     def action_extract(self) -> None:
+        row = self.rows.get(self.selected_thread() or "")
+        if row is not None:
+            self.app.extract_rollout(row.id, row.status)
+
+    def action_pager(self) -> None:
+        row = self.rows.get(self.selected_thread() or "")
+        if row is not None:
+            self.app.open_external(Path(row.path), pager=True)
+
+    def action_copy_id(self) -> None:
         thread_id = self.selected_thread()
         if thread_id:
-            self.mapp.run_phase1(thread_id=thread_id)
+            self.app.copy_text(thread_id, "rollout id")

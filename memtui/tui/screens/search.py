@@ -86,8 +86,8 @@ class SearchScreen(MemtuiScreen):
         hit = self.hits[event.option_index]
         if hit.kind == "memory":
             self.mapp.open_cited(hit.source, hit.line or 1, hit.line or 1)
-        else:
-            self.mapp.open_rollout(hit.source)
+        else:  # a message hit opens at its transcript item; a summary or raw-memory hit at the top
+            self.mapp.open_rollout(hit.source, item=hit.item)
 
     def action_back(self) -> None:
         self.dismiss()

@@ -7,7 +7,8 @@ Hunks come from the domain parser (``memtui.review.hunks``), so the ids the UI m
 from __future__ import annotations
 
 from pygments.token import Token
-from textual.containers import VerticalScroll
+from rich.table import Table
+from rich.text import Text
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
 from textual.reactive import reactive
@@ -15,7 +16,9 @@ from textual.widgets import Static
 
 from memtui.redact import PLACEHOLDER
 from memtui.review.hunks import FileDiff, Hunk, parse_diff, unified_diff
+from memtui.tui.widgets.search import Searchable, find_all
 from memtui.tui.widgets.text import REDACTION_STYLE
+from memtui.tui.widgets.vim import VimScroll
 
 
 class DiffTheme(HighlightTheme):
@@ -48,7 +51,37 @@ def amended_display(hunk: Hunk, amended: str) -> str:
     return "\n".join([f"{hunk.header}  (amended)", *body[1:]]).rstrip("\n")
 
 
-class HunkView(Static):
+def side_by_side(hunk_text: str) -> Table:
+    """A hunk as two columns, old on the left and new on the right; changed lines are paired in order."""
+    table = Table.grid(expand=True, padding=(0, 1))
+    table.add_column(ratio=1, overflow="fold")
+    table.add_column(ratio=1, overflow="fold")
+    lines = hunk_text.splitlines()
+    table.add_row(Text(lines[0] if lines else "", style="bold"), Text(""))
+    old: list[str] = []
+    new: list[str] = []
+
+    def flush() -> None:
+        for i in range(max(len(old), len(new))):
+            left = Text(old[i], style="red") if i < len(old) else Text("")
+            right = Text(new[i], style="green") if i < len(new) else Text("")
+            table.add_row(left, right)
+        old.clear()
+        new.clear()
+
+    for line in lines[1:]:
+        if line.startswith("-"):
+            old.append(line)
+        elif line.startswith("+"):
+            new.append(line)
+        else:
+            flush()
+            table.add_row(Text(line, style="dim"), Text(line, style="dim"))
+    flush()
+    return table
+
+
+class HunkView(Searchable):
     DEFAULT_CSS = """
     HunkView { padding: 0 1; border: round $panel; border-title-color: $text-muted; }
     HunkView.-current { border: round $accent; border-title-color: $text-accent; background: $boost; }
@@ -58,17 +91,26 @@ class HunkView(Static):
     HunkView.-amended.-current { border: double $warning; }
     """
 
-    def __init__(self, hunk: Hunk, index: int, of_file: tuple[int, int]) -> None:
-        super().__init__(self._content(hunk.text), markup=False)
+    def __init__(self, hunk: Hunk, index: int, of_file: tuple[int, int], split: bool = False) -> None:
+        super().__init__(self._content(hunk.text))
         self.hunk = hunk
         self.index = index
+        self.split = split
         self.rejected = False
         self.amended: str | None = None
         self.border_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}  {hunk.id}")
+        if split:
+            self.update(side_by_side(hunk.text))
 
     @staticmethod
     def _content(text: str) -> Content:
         return mark_placeholders(highlight(text, language="diff", theme=DiffTheme))
+
+    def search(self, query: str, current: int | None = None) -> int:
+        if not self.split:
+            return super().search(query, current)
+        self.matches = len(find_all(self.base.plain, query))
+        return self.matches
 
     def set_decision(self, rejected: bool, amended: str | None) -> None:
         """Show whether the hunk goes in, is left out, or goes in with the reviewer's text."""
@@ -81,11 +123,18 @@ class HunkView(Static):
             self.border_subtitle = Content("✎ amended: your text goes in")
         else:
             self.border_subtitle = Content("✓ goes in")
-        self.update(self._content(amended_display(self.hunk, amended) if amended is not None else self.hunk.text))
+        text = amended_display(self.hunk, amended) if amended is not None else self.hunk.text
+        self.base = self._content(text)
+        if self.split:
+            self.update(side_by_side(text))
+        else:
+            self.update(self.base)
 
 
-class DiffView(VerticalScroll, can_focus=True):
-    """All files' hunks in one scroll; ``current`` is the hunk the keys move between."""
+class DiffView(VimScroll, can_focus=True):
+    """All files' hunks in one scroll; ``current`` is the hunk the keys move between.
+
+    ``split`` shows each hunk side by side (old | new), for wide terminals."""
 
     DEFAULT_CSS = """
     DiffView { padding: 0 1; }
@@ -99,8 +148,21 @@ class DiffView(VerticalScroll, can_focus=True):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.files: list[FileDiff] = []
         self.hunks: list[HunkView] = []
+        self.split = False
+        self.diff_text = ""
+        self.empty_text = "No changes."
+
+    def set_split(self, split: bool) -> None:
+        """Switch between unified and side-by-side, keeping the current hunk."""
+        if split != self.split:
+            current = self.current
+            self.split = split
+            self.show_diff(self.diff_text, self.empty_text)
+            if self.hunks:
+                self.current = min(current, len(self.hunks) - 1)
 
     def show_diff(self, diff: str, empty: str = "No changes.") -> None:
+        self.diff_text, self.empty_text = diff, empty
         self.files = parse_diff(diff)
         self.hunks = []
         self.remove_children()
@@ -110,7 +172,7 @@ class DiffView(VerticalScroll, can_focus=True):
             if f.binary:
                 widgets.append(Static("(binary file)", classes="empty", markup=False))
             for i, hunk in enumerate(f.hunks, 1):
-                view = HunkView(hunk, len(self.hunks), (i, len(f.hunks)))
+                view = HunkView(hunk, len(self.hunks), (i, len(f.hunks)), self.split)
                 self.hunks.append(view)
                 widgets.append(view)
         if not widgets:

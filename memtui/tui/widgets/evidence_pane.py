@@ -13,7 +13,7 @@ from memtui.tui.widgets.text import mark_redactions
 
 
 def _day(ts: int | None) -> str:
-    from memtui.tui.ops import fmt_time
+    from memtui.tui.format import fmt_time
 
     return fmt_time(ts)[:10] if ts else "-"
 

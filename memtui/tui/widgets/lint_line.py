@@ -41,6 +41,7 @@ class LintLine(Static):
         app.call_from_thread(self._show, findings)
 
     def _show(self, findings: list[LintFinding]) -> None:
-        first = f"  first: {findings[0].format()}" if findings else ""
+        # the rule is already named in words by the summary; the line shows where and why, not the CLI's rule code
+        first = f"  first: {findings[0].file}:{findings[0].line}: {findings[0].message}" if findings else ""
         self.update(Content(lint_summary_line(findings) + first))
         self.set_class(bool(findings), "-findings")

@@ -1,0 +1,242 @@
+"""The long work the UI runs in thread workers: the domain functions the CLI calls, and what to tell a person.
+
+Each task imports its domain module when it runs (not when the app starts), so the first paint does not pay
+for openai, GitPython and the pipeline. A task returns a ``TaskOutcome``: the verb for the notification title
+("finished", "skipped", "failed"...), one line in the shared vocabulary (``memtui.labels``), and a severity.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from memtui.labels import PHASE2_STATUS, SKIP_REASON, counts, label
+from memtui.tui.format import plural
+
+if TYPE_CHECKING:
+    from memtui.context import Context
+    from memtui.ingest import IngestSummary
+    from memtui.phase1.run import Phase1Summary
+    from memtui.phase2.consolidate import Phase2Result
+
+Severity = Literal["information", "warning", "error"]
+# (done, total or None when unknown, what is happening now)
+Progress = Callable[[float, "float | None", str], None]
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    verb: str  # the notification title is "<task title> <verb>"
+    summary: str
+    severity: Severity = "information"
+    news: bool = True  # a quiet task (ingest on start) only tells when this is set
+
+
+class TaskFn(Protocol):
+    def __call__(self, ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome: ...
+
+
+# ---- ingest ---------------------------------------------------------------------------------------
+
+
+def describe_ingest(s: IngestSummary) -> TaskOutcome:
+    parts = [f"{s.new:,} new", f"{s.updated:,} updated", f"{s.unchanged:,} unchanged"]
+    if s.skipped:
+        parts.append(f"{s.skipped:,} skipped ({counts(s.skipped_by_reason)})")
+    if s.missing:
+        parts.append(plural(s.missing, "file") + " gone")
+    if s.citations_found:
+        parts.append(plural(s.citations_found, "citation") + " counted")
+    text = ", ".join(parts) + f" in {s.seconds:.1f}s"
+    if s.cancelled:
+        return TaskOutcome("cancelled", text, "warning")
+    return TaskOutcome("finished", text, news=bool(s.new or s.updated or s.missing))
+
+
+def ingest_task(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+    from memtui.ingest import run_ingest
+
+    def step(done: int, total: int, path: str) -> None:
+        progress(done, total, f"reading {Path(path).name}")
+
+    return describe_ingest(run_ingest(ctx, progress=step, cancel=cancel))
+
+
+# ---- Phase 1 --------------------------------------------------------------------------------------
+
+
+def describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutcome:
+    skipped = counts(s.skipped, SKIP_REASON)
+    if not s.claimed:
+        if thread_id:
+            why = skipped or "it is not in the index"
+            return TaskOutcome("skipped", f"{thread_id[:13]} was not extracted: {why}", "warning")
+        why = f" (not eligible: {skipped})" if skipped else ""
+        return TaskOutcome("nothing to do", f"no rollout is ready for extraction{why}", news=False)
+    parts = [f"{s.succeeded:,} succeeded", f"{s.noop:,} no-op", f"{s.failed:,} failed"]
+    if s.lost_lease:
+        parts.append(f"{s.lost_lease:,} lost lease")
+    text = ", ".join(parts)
+    if s.failures:
+        text += " (" + "; ".join(f"{n}x {reason}" for reason, n in s.failures.items()) + ")"
+    if s.redactions:
+        text += ", " + plural(sum(s.redactions.values()), "secret") + " redacted"
+    text += f" in {s.seconds:.1f}s"
+    if s.cancelled:
+        return TaskOutcome("cancelled", text, "warning")
+    if s.failed and not s.succeeded and not s.noop:
+        return TaskOutcome("failed", text, "error")
+    return TaskOutcome("finished", text, "warning" if s.failed else "information")
+
+
+def phase1_task(thread_id: str | None = None) -> TaskFn:
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.phase1.run import run_phase1
+
+        def step(done: int, total: int, detail: str) -> None:
+            progress(done, total, detail)
+
+        return describe_phase1(run_phase1(ctx, thread_id=thread_id, progress=step, cancel=cancel), thread_id)
+
+    return run
+
+
+# ---- Phase 2 --------------------------------------------------------------------------------------
+
+NO_MEMORIES = "no memories to consolidate yet: Phase 1 extracts them first (palette: Phase 1)"
+COOLDOWN = "the last consolidation succeeded recently; to run it anyway use Phase 2 (ignore cooldown) in the palette"
+
+
+def describe_phase2(r: Phase2Result) -> TaskOutcome:
+    verb = label(r.outcome, PHASE2_STATUS)
+    files = plural(len(r.stat), "file")
+    how = "offline" if r.offline else plural(r.turns, "agent turn")
+    if r.outcome == "awaiting_review":
+        return TaskOutcome(verb, f"run #{r.run_id} ({how}) changed {files}: review it on screen 3")
+    if r.outcome == "approved":
+        return TaskOutcome(verb, f"run #{r.run_id} changed {files}, new baseline {str(r.commit)[:10]}")
+    if r.outcome == "no_changes":
+        return TaskOutcome(verb, f"{plural(r.selected, 'memory', 'memories')} selected; the memory is up to date")
+    reason = r.reason or ""
+    if r.outcome == "skipped":
+        if reason.startswith("cooldown"):
+            reason = COOLDOWN
+        elif reason.startswith("awaiting review"):
+            reason = f"run #{r.run_id} is awaiting review: approve or reject it first (screen 3)"
+        return TaskOutcome(verb, reason, "warning")
+    return TaskOutcome(verb, reason, "error")
+
+
+def phase2_task(force: bool = False) -> TaskFn:
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.phase2.consolidate import run_phase2
+        from memtui.state.selection import get_phase2_input_selection
+
+        s = ctx.settings
+        memory = ctx.paths.memory_root / "MEMORY.md"
+        if not memory.exists() and not get_phase2_input_selection(
+            ctx.conn, s.max_raw_memories_for_consolidation, s.max_unused_days
+        ):
+            return TaskOutcome("skipped", NO_MEMORIES, "warning")
+        steps = [0]
+
+        def step(message: str) -> None:
+            steps[0] += 1
+            progress(0, None, f"step {steps[0]}: {message}")
+
+        return describe_phase2(run_phase2(ctx, force=force, progress=step, cancel=cancel))
+
+    return run
+
+
+# ---- decisions and manual edits -------------------------------------------------------------------
+
+
+def approve_task(
+    run_id: int | None,
+    include_changes: bool = False,
+    expected_tree: str | None = None,
+    *,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+    reason: str | None = None,
+) -> TaskFn:
+    """Approve exactly the reviewed tree (with the hunks left out or amended), or it plus the changes the person
+    was shown (``include_changes``)."""
+
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.phase2.review import approve
+
+        progress(0, None, f"committing run #{run_id} as the new baseline")
+        result = approve(
+            ctx,
+            run_id=run_id,
+            include_changes=include_changes,
+            expected_tree=expected_tree,
+            except_ids=except_ids,
+            amendments=amendments,
+            reason=reason,
+        )
+        text = f"run #{result.run_id} approved, new baseline {str(result.commit)[:10]}"
+        if getattr(result, "hunks_out", 0):
+            text += f"; {plural(result.hunks_in, 'hunk')} in, {result.hunks_out:,} left out"
+        return TaskOutcome("finished", text)
+
+    return run
+
+
+def reject_task(reason: str, run_id: int | None) -> TaskFn:
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.phase2.review import reject
+
+        progress(0, None, f"undoing run #{run_id}")
+        result = reject(ctx, reason, run_id=run_id)
+        text = f"run #{result.run_id} rejected, {plural(len(result.restored), 'file')} restored"
+        if result.kept:
+            text += f"; your edits to {', '.join(result.kept)} kept"
+        return TaskOutcome("finished", text)
+
+    return run
+
+
+def commit_task(message: str, tree: str | None = None) -> TaskFn:
+    """The manual commit, pinned to the tree the person was shown (refused if the root changed since)."""
+
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.phase2.review import commit_manual_edit
+
+        progress(0, None, "committing the memory root")
+        commit = commit_manual_edit(ctx, message, expected_tree=tree)
+        return TaskOutcome("finished", f"new baseline {str(commit)[:10]}")
+
+    return run
+
+
+# ---- history and forgetting ---------------------------------------------------------------------
+
+
+def restore_task(version: int) -> TaskFn:
+    """Bring back an earlier version of the memory as a run awaiting review (never a commit)."""
+
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.history import restore_version
+
+        progress(0, None, f"restoring version {version}")
+        return TaskOutcome("finished", restore_version(ctx, version).message())
+
+    return run
+
+
+def forget_task(thread_id: str, reason: str | None) -> TaskFn:
+    """Forget a rollout and everything derived from it (the next Phase 2 removes it from the memory)."""
+
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.forget import forget
+
+        progress(0, None, f"forgetting {thread_id[:13]}")
+        return TaskOutcome("finished", forget(ctx, thread_id, reason).message())
+
+    return run
