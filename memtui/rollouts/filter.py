@@ -179,6 +179,29 @@ def _droppable(line: bytes) -> bool:
     return head[j : head.find(b'"', j)] in _DROPPED_ITEMS
 
 
+def _kept_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
+    """``(stripped line, is_last)`` of the lines ``jsonl.iter_raw_lines`` yields, less those ``_droppable`` by their
+    head: judged on a slice of the head, so the bytes of a dropped line (reasoning blobs, events) are never copied."""
+    n = len(data)
+    ends_open = not data.endswith(b"\n")
+    pos = 3 if data.startswith(jsonl.BOM) else 0  # the BOM that may open line one
+    find = data.find
+    while pos < n:
+        end = find(b"\n", pos)
+        if end < 0:
+            end = n
+        stop = end - 1 if end > pos and data[end - 1] == 13 else end  # a CR before the newline is not content
+        head = data[pos : min(stop, pos + _HEAD)]
+        if head and not head.isspace():
+            if not _droppable(head):
+                yield data[pos:stop], ends_open and end == n
+        elif head and not data[pos:stop].isspace():
+            line = data[pos:stop]  # starts with more whitespace than a head holds
+            if not _droppable(line):
+                yield line, ends_open and end == n
+        pos = end + 1
+
+
 def _event_user_text(payload: dict[str, Any]) -> str | None:
     """The person's words in a ``user_message`` event (older Codex also sent injected context this way, with a
     ``kind`` other than ``plain``)."""
@@ -210,9 +233,7 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
     parsed: list[tuple[str, dict[str, Any]]] = []
     said: Counter[str] = Counter()
     loads = orjson.loads
-    for _, line, last in jsonl.iter_raw_lines(data):
-        if _droppable(line):
-            continue
+    for line, last in _kept_lines(data):
         try:
             obj = loads(line)
         except orjson.JSONDecodeError:
