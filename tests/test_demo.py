@@ -60,3 +60,24 @@ def test_demo_command_without_tui_prints_a_summary(tmp_path, capsys):
     assert main(["--home", str(tmp_path / "d" / "home"), "status", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
     assert status["phase2"]["awaiting_review"] is True and status["outputs"] == 3
+
+
+def test_a_demo_built_months_after_its_samples_still_consolidates_every_memory(tmp_path):
+    """Sessions are dated by their transcripts; the demo moves the samples' dates so the newest is a day old.
+
+    Without that, a demo built long after July 2026 saw every memory but the cited one as unused for months: Phase 2
+    selected one memory and retention deleted the rest.
+    """
+    from memtui import clock
+
+    clock.freeze(1_804_000_000)  # 2027-03-01
+    try:
+        demo = build_demo_home(tmp_path / "demo")
+        conn = sqlite3.connect(demo.home / "state.sqlite")
+        newest = conn.execute("SELECT MAX(updated_at) FROM threads").fetchone()[0]
+        assert 0 < clock.now_s() - newest <= 2 * 86_400
+        assert conn.execute("SELECT COUNT(*) FROM stage1_outputs").fetchone()[0] == 3  # none pruned
+    finally:
+        clock.reset()
+    memory = (demo.home / "memories" / "MEMORY.md").read_text()
+    assert "# Task Group: /home/ana/src/shop-api" in memory and "# Task Group: /home/ana/src/docs-site" in memory

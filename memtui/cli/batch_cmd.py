@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from memtui.batch.model import CollectSummary, PrepareSummary
 from memtui.cli.common import make_context, print_json
+
+if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
+    from memtui.batch.model import CollectSummary, PrepareSummary
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 
 from memtui.cli.common import make_context, print_json
-from memtui.llm.backends.choose import choose_provider
 
 SECRET_FIELDS = {"api_key"}
 
@@ -24,6 +23,8 @@ def _shown(name: str, value: object) -> object:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memtui.llm.backends.choose import choose_provider  # loads the model clients: only when it runs
+
     ctx = make_context()
     s = ctx.settings
     rows = {

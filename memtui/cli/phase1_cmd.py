@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtui.cli.common import Progress, make_context, print_json
-from memtui.phase1.run import Phase1Summary, run_phase1
+
+if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
+    from memtui.phase1.run import Phase1Summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memtui.phase1.run import run_phase1
+
     ctx = make_context(
         concurrency=args.concurrency, extract_model=args.model, provider="offline" if args.offline else None
     )

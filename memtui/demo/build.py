@@ -10,13 +10,15 @@ so its job fails and backs off. Everything runs offline through the same code as
 
 from __future__ import annotations
 
-import shutil
+import re
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from memtui import clock
 from memtui.context import Context, open_context
 from memtui.redact import merge_counts
 from memtui.state.status import collect_status
@@ -35,23 +37,54 @@ class DemoHome:
     phase2: Any
 
 
+_TIMESTAMP = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z"')
+DAY = 86_400
+
+
+def _sample_days_shift(texts: list[bytes]) -> int:
+    """Whole days that move the newest sample timestamp to yesterday (UTC), keeping each time of day.
+
+    The samples were written in July 2026 and memtui dates a session by its transcript, so without a shift a demo
+    built months later would see every memory as unused for months: Phase 2's selection window and retention
+    (``max_unused_days``) would drop all but the cited one.
+    """
+    stamps = [m.group(1).decode() for text in texts for m in _TIMESTAMP.finditer(text)]
+    if not stamps:
+        return 0
+    newest = datetime.fromisoformat(max(stamps)).replace(tzinfo=UTC).timestamp()
+    return max(0, (clock.now_s() - DAY - int(newest)) // DAY)
+
+
+def _shifted(text: bytes, days: int) -> bytes:
+    def move(m: re.Match[bytes]) -> bytes:
+        when = datetime.fromisoformat(m.group(1).decode()) + timedelta(days=days)
+        return b'"timestamp":"' + when.isoformat(timespec="milliseconds").encode() + b'Z"'
+
+    return _TIMESTAMP.sub(move, text) if days else text
+
+
 def _copy_samples(dest: Path) -> list[Path]:
-    copied: list[Path] = []
+    """Copy the samples, their transcript timestamps moved by whole days so the newest session is a day old."""
     root = resources.files("memtui.demo") / "rollouts"
     with resources.as_file(root) as src:
-        for path in sorted(Path(src).rglob("*")):
-            if path.is_file():
-                target = dest / path.relative_to(src)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, target)
-                copied.append(target)
+        sources = [p for p in sorted(Path(src).rglob("*")) if p.is_file()]
+        data = {p: p.read_bytes() for p in sources}
+        days = _sample_days_shift([b for p, b in data.items() if p.suffix == ".jsonl"])
+        copied: list[Path] = []
+        for path in sources:
+            target = dest / path.relative_to(src)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            # .jsonl.zst is copied as it is (the demo's one is corrupt on purpose)
+            target.write_bytes(_shifted(data[path], days) if path.suffix == ".jsonl" else data[path])
+            copied.append(target)
     return copied
 
 
 def build_demo_home(target: Path | None = None) -> DemoHome:
     """Create ``<target>/home`` (MEMTUI_HOME) and ``<target>/rollouts`` (the agents' folders), then run
-    ingest, offline Phase 1 and offline Phase 2 up to a consolidation awaiting review. The samples' own timestamps
-    (July 2026) are their dates, so Phase 1 runs with ``all_threads`` (no age or idle window), as ``--all`` does."""
+    ingest, offline Phase 1 and offline Phase 2 up to a consolidation awaiting review. The samples' transcript
+    timestamps are moved so the newest is a day old (their spread and order kept); Phase 1 still runs with
+    ``all_threads`` (no age or idle window), as ``--all`` does, so the demo never depends on the hour it is built."""
     from memtui.ingest import run_ingest
     from memtui.phase1.run import run_phase1
     from memtui.phase2.consolidate import run_phase2

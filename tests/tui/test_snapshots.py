@@ -46,6 +46,10 @@ async def _answer(pilot: Pilot) -> None:
     pilot.app.screen.set_answer(ANSWER)  # type: ignore[attr-defined]
 
 
+async def _search(pilot: Pilot) -> None:
+    pilot.app.open_search("checkout")  # type: ignore[attr-defined]
+
+
 async def _jump(pilot: Pilot) -> None:
     await _answer(pilot)
     await settle(pilot)
@@ -69,6 +73,7 @@ CASES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "citation_jump": steps("5", then=_jump),
     "help": steps("f1"),
     "task_log": steps("ctrl+n"),
+    "search": steps(then=_search),
 }
 
 

@@ -247,9 +247,10 @@ class ReviewScreen(MemtuiScreen):
         self.meta.update(Content(f"Cannot load the consolidation: {type(error).__name__}: {error}"))
 
     def _file_width(self) -> int:
-        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow)."""
+        """Room for a path in the file list (the list is 36 columns, 48 when wide, the full width when narrow), after
+        its padding, scrollbar and the status letter, so a long path is shortened instead of wrapped."""
         width = self.size.width or self.app.size.width
-        return width - 6 if width < 100 else (44 if width >= 160 else 32)
+        return width - 8 if width < 100 else (42 if width >= 160 else 30)
 
     def on_resize(self, event: events.Resize) -> None:
         if self.diff.split and event.size.width < SPLIT_MIN_WIDTH:

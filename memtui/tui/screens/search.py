@@ -13,6 +13,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from memtui.search import SearchHit, refresh, search
+from memtui.tui.format import plural
 from memtui.tui.screens.base import MemtuiScreen
 
 RESULT_LIMIT = 50
@@ -72,7 +73,7 @@ class SearchScreen(MemtuiScreen):
         options.add_options(
             Option(Content.assemble((h.location, "bold"), "\n  ", h.snippet or "(no text)")) for h in hits
         )
-        meta = f"{len(hits)} hit(s) for {query!r}, best first" if hits else f"no match for {query!r}"
+        meta = f"{plural(len(hits), 'hit')} for {query!r}, best first" if hits else f"no match for {query!r}"
         self.query_one("#search-meta", Static).update(Content(meta + ("; Enter opens one" if hits else "")))
         if hits:
             options.highlighted = 0
