@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,9 @@ def read_file(
             result.reason = "; ".join(r for r in (warning, result.reason) if r)
             if result.thread is not None:
                 result.thread.ingest_reason = result.reason
-        citations = find_citations(result.thread.id, data, result.lines) if result.thread is not None else []
+        citations = (
+            find_citations(result.thread.id, data, result.lines, result.scan) if result.thread is not None else []
+        )
         result.citation_lines = [int(c.key.rsplit(":", 1)[1]) for c in citations]
         return result, citations
     except jsonl.UnreadableFile as exc:
@@ -273,16 +275,41 @@ def _resolve_duplicate(
     return displaced
 
 
-def find_citations(thread_id: str, data: bytes, lines: int | None = None) -> list[Any]:
-    """Citation lines of a rollout: one ``bytes.find`` pass for the marker common to ``<oai-mem-citation>``,
-    ``<citation_entries>`` and ``memory_citation``; only the lines that hold it are parsed."""
-    hits = list(jsonl.marker_lines(data, CITATION_MARKER, lines))
+def find_citations(
+    thread_id: str, data: bytes, lines: int | None = None, scan: jsonl.LineScan | None = None
+) -> list[Any]:
+    """Citation lines of a rollout: the lines that hold the marker common to ``<oai-mem-citation>``,
+    ``<citation_entries>`` and ``memory_citation`` are parsed. Found by one ``bytes.find`` pass over the file, or,
+    when ``scan`` knows what each line is, searched only in the lines that could carry a citation (assistant
+    messages, agent_message events: a small part of the bytes; tool output and reasoning are skipped)."""
+    from memtui.citations.usage import found_in_rollout_line, may_cite  # lazy: ingest does not need it otherwise
+
+    if scan is not None and scan.heads is not None:
+        hits = list(_cited_lines(data, scan, may_cite))
+    else:
+        hits = list(jsonl.marker_lines(data, CITATION_MARKER, lines))
     if not hits:
         return []
-    from memtui.citations.usage import found_in_rollout_line  # lazy: ingest does not need it otherwise
 
     found = (found_in_rollout_line(thread_id, lineno, obj) for lineno, obj in hits)
     return [f for f in found if f is not None]
+
+
+def _cited_lines(
+    data: bytes, scan: jsonl.LineScan, may_cite: Callable[[Any, Any, Any], bool]
+) -> Iterator[tuple[int, Any]]:
+    """``(lineno, object)`` of each line that ``may_cite`` by its head and holds the marker (``marker_lines``'s
+    result, without the whole-file search)."""
+    size = len(data) - (1 if data.endswith(b"\n") else 0)
+    for index, head in enumerate(scan.heads or ()):
+        payload = head.payload
+        if not may_cite(head.type, payload.type if payload else None, payload.role if payload else None):
+            continue
+        start, end = scan.line_span(index, size)
+        if data.find(CITATION_MARKER, start, end) >= 0:
+            obj = jsonl.object_in(data, start, end)
+            if obj is not None:
+                yield index + 1, obj
 
 
 def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None:

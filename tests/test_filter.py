@@ -351,3 +351,46 @@ def test_unknown_source_kind_is_an_error(isolated_env):
     path = rollout(isolated_env["CODEX_HOME"], user("x"))
     with pytest.raises(ValueError):
         memory_items(path, "gemini")
+
+
+def test_kept_lines_agree_with_the_tolerant_line_reader():
+    """The filter's own line walk (dropped lines never copied) yields exactly the lines the tolerant reader
+    yields less the droppable ones: BOM, CRLF, blank and whitespace lines, a long whitespace run before a record,
+    an unterminated (possibly cut) last line."""
+    from memtui.rollouts import filter as memfilter
+    from memtui.rollouts import jsonl
+
+    ts = "2026-07-01T09:12:44.512Z"
+    user = orjson.dumps(
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "fix the tz test"}],
+            },
+        }
+    )
+    reasoning = orjson.dumps(
+        {"timestamp": ts, "type": "response_item", "payload": {"type": "reasoning", "encrypted_content": "QUJD" * 50}}
+    )
+    output = orjson.dumps(
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c", "output": "ok"},
+        }
+    )
+    event = orjson.dumps({"timestamp": ts, "type": "event_msg", "payload": {"type": "token_count"}})
+    cases = [
+        jsonl.BOM + user + b"\r\n" + reasoning + b"\n\n   \n" + output + b"\r\n",
+        user + b"\n" + b" " * 300 + output + b"\n" + event + b"\n\t\n",
+        reasoning + b"\n" + output + b"\n" + user[: len(user) // 2],  # cut last line
+        output + b"\n" + user,  # unterminated but whole
+        b"\n\n" + event + b"\r\n\r\n" + user + b"\n" + b" " * 300 + b"\n",
+    ]
+    for data in cases:
+        expected = [(line, last) for _, line, last in jsonl.iter_raw_lines(data) if not memfilter._droppable(line)]
+        assert list(memfilter._kept_lines(data)) == expected
+        assert expected  # each case keeps something

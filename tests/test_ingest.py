@@ -536,3 +536,54 @@ def test_line_counts_are_exact_where_byte_counts_would_lie(ctx, isolated_env):
     run_ingest(ctx)
     t = get_thread(ctx.conn, TID)
     assert t.skipped_lines == 1 and t.items == len(good)  # the cut line skipped; the deep one is valid JSON
+
+
+def test_citations_found_from_line_heads_match_the_whole_file_search(tmp_path):
+    """The fast path searches the marker only in lines whose head may carry a citation (assistant messages,
+    agent_message events): it finds exactly what the whole-file search finds, and marker text in tool output or
+    a user message is no citation either way."""
+    from memtui.ingest import find_citations
+
+    cite = "<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-3|note=[ci]\n</citation_entries>\n</oai-mem-citation>"
+    ts = "2026-07-01T09:13:00.000Z"
+    extra = [
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": "c", "output": cite},
+        },
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": cite}]},
+        },
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "done\n" + cite}],
+            },
+        },
+        {
+            "timestamp": ts,
+            "type": "event_msg",
+            "payload": {
+                "type": "agent_message",
+                "message": "x",
+                "memory_citation": {
+                    "entries": [{"path": "MEMORY.md", "line_start": 1, "line_end": 2, "note": "ci"}],
+                    "rollout_ids": [],
+                },
+            },
+        },
+    ]
+    lines = _good_lines() + [json.dumps(x, separators=(",", ":")).encode() for x in extra]
+    data = b"\n".join(lines) + b"\n"
+    path = tmp_path / f"rollout-2026-07-01T09-12-44-{TID}.jsonl"
+    result = codex.index_file(path, data, size=len(data), mtime_ns=0, archived=False, now=0)
+    assert result.scan is not None and result.scan.heads is not None  # the fast path ran
+    fast = find_citations(TID, data, result.lines, result.scan)
+    slow = find_citations(TID, data, result.lines)
+    assert [c.key for c in fast] == [c.key for c in slow] == [f"{TID}:{len(lines) - 1}", f"{TID}:{len(lines)}"]

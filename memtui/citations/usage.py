@@ -174,6 +174,16 @@ def _texts(content: Any, kinds: tuple[str, ...]) -> str:
     )
 
 
+def may_cite(kind: Any, payload_type: Any, role: Any) -> bool:
+    """False only for a line ``found_in_rollout_line`` never takes, judged by the same fields (its ``type``, its
+    payload's ``type`` and ``role``): lets ingest search the marker in those lines alone."""
+    if kind == "event_msg":
+        return payload_type == "agent_message"
+    if kind == "response_item":
+        return payload_type == "message" and role == "assistant"
+    return kind == "assistant"
+
+
 def found_in_rollout_line(thread_id: str, line_number: int, record: Any) -> FoundCitation | None:
     """The citation one parsed rollout line carries, if any, ready for ``record_rollout_citations``.
 

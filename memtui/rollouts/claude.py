@@ -107,8 +107,10 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
                 preview = redact_text(text.strip())[:PREVIEW_CHARS]
         if session_id and ((preview and model and lineno > _SETTLED) or lineno >= _HEAD_LINES):
             break
-    stats = jsonl.quick_stats(data, b"{", b"}\n{")
+    scan = jsonl.quick_scan(data, b"{", b"}\n{")
+    stats = scan.stats
     result.lines, result.skipped_lines = stats.lines, stats.skipped
+    result._scan = scan
     stem = path.name.removesuffix(".zst").removesuffix(".jsonl")
     is_sub = bool(sidechain) or path.parent.name == "subagents" or stem.startswith("agent-")
     if not session_id and is_sub and path.parent.name == "subagents":

@@ -177,9 +177,9 @@ def _payload(obj: dict[str, Any]) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def line_accounting(data: bytes) -> LineStats:
-    """Exact line accounting; byte counts alone when every boundary is a clean record boundary."""
-    return jsonl.quick_stats(data, _LINE_START, _BOUNDARY)
+def line_accounting(data: bytes) -> jsonl.LineScan:
+    """Exact line accounting (``jsonl.quick_scan``): no line parsed when every boundary is a clean record boundary."""
+    return jsonl.quick_scan(data, _LINE_START, _BOUNDARY)
 
 
 def legacy_header(data: bytes) -> LegacyHeader | None:
@@ -222,8 +222,10 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         return result
     if not jsonl.looks_compact(data):
         data = jsonl.compact_lines(data)
-    stats = line_accounting(data)
+    scan = line_accounting(data)
+    stats = scan.stats
     result.lines, result.skipped_lines = stats.lines, stats.skipped
+    result._scan = scan
     warnings = [w for w in (stats.describe(),) if w]
 
     found = _first_envelope(data, "session_meta")

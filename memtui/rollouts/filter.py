@@ -179,6 +179,29 @@ def _droppable(line: bytes) -> bool:
     return head[j : head.find(b'"', j)] in _DROPPED_ITEMS
 
 
+def _kept_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
+    """``(stripped line, is_last)`` of the lines ``jsonl.iter_raw_lines`` yields, less those ``_droppable`` by their
+    head: judged on a slice of the head, so the bytes of a dropped line (reasoning blobs, events) are never copied."""
+    n = len(data)
+    ends_open = not data.endswith(b"\n")
+    pos = 3 if data.startswith(jsonl.BOM) else 0  # the BOM that may open line one
+    find = data.find
+    while pos < n:
+        end = find(b"\n", pos)
+        if end < 0:
+            end = n
+        stop = end - 1 if end > pos and data[end - 1] == 13 else end  # a CR before the newline is not content
+        head = data[pos : min(stop, pos + _HEAD)]
+        if head and not head.isspace():
+            if not _droppable(head):
+                yield data[pos:stop], ends_open and end == n
+        elif head and not data[pos:stop].isspace():
+            line = data[pos:stop]  # starts with more whitespace than a head holds
+            if not _droppable(line):
+                yield line, ends_open and end == n
+        pos = end + 1
+
+
 def _event_user_text(payload: dict[str, Any]) -> str | None:
     """The person's words in a ``user_message`` event (older Codex also sent injected context this way, with a
     ``kind`` other than ``plain``)."""
@@ -209,11 +232,13 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
     becomes a user message at its place; one that repeats a user message is a duplicate and is dropped."""
     parsed: list[tuple[str, dict[str, Any]]] = []
     said: Counter[str] = Counter()
-    for _, line, last in jsonl.iter_raw_lines(data):
-        if _droppable(line):
-            continue
-        obj = jsonl.loads_line(line, last=last)
-        if obj is None:
+    loads = orjson.loads
+    for line, last in _kept_lines(data):
+        try:
+            obj = loads(line)
+        except orjson.JSONDecodeError:
+            obj = jsonl.loads_line(line, last=last)  # the rare path: repairs, lone surrogates
+        if not isinstance(obj, dict):
             continue
         kind = obj.get("type")
         payload = obj.get("payload")
@@ -228,6 +253,9 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
             continue
         item = _response_payload(obj)
         if item is None:
+            continue
+        if item.get("type") in PERSISTED_ITEM_TYPES:  # kept as is (``sanitize_response_item``), never a message
+            parsed.append(("item", item))
             continue
         for kept in sanitize_response_item(item):
             parsed.append(("item", kept))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 SourceKind = Literal["codex", "claude"]
 SessionSource = Literal["cli", "vscode", "exec", "mcp", "subagent", "internal", "custom", "unknown"]
@@ -225,6 +225,13 @@ class FileResult(BaseModel):
     lines: int = 0
     skipped_lines: int = 0
     citation_lines: list[int] = Field(default_factory=list)  # 1-based lines holding citation markers
+    # ``jsonl.LineScan`` of the file (typed Any: jsonl imports this module): lets the citation search skip lines
+    # that cannot hold one. Never stored.
+    _scan: Any = PrivateAttr(default=None)
+
+    @property
+    def scan(self) -> Any:
+        return self._scan
 
     @property
     def status(self) -> str:

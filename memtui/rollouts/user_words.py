@@ -70,11 +70,6 @@ class Fragment:
     label: str = ""  # for context: the tag (e.g. ``environment_context``)
 
 
-def _istarts(text: str, prefix: str) -> bool:
-    head = text[: len(prefix)]
-    return head.isascii() and head.lower() == prefix
-
-
 def _iends(text: str, suffix: str) -> bool:
     tail = text[-len(suffix) :]
     return tail.isascii() and tail.lower() == suffix
@@ -83,7 +78,25 @@ def _iends(text: str, suffix: str) -> bool:
 def is_memory_excluded_fragment(text: str) -> bool:
     """AGENTS.md instruction blocks and ``<skill>`` blocks (trimmed, ASCII case-insensitive), reference §4.3."""
     trimmed = text.strip()
-    return any(_istarts(trimmed, start) and _iends(trimmed, end) for start, end in _EXCLUDED_BLOCKS)
+    return _excluded(trimmed, _ascii_head(trimmed))
+
+
+def _excluded(trimmed: str, head: str) -> bool:
+    return any(head.startswith(start) and _iends(trimmed, end) for start, end in _EXCLUDED_BLOCKS)
+
+
+_CONTEXT_STARTS = tuple((f"<{tag}>", tag) for tag in _CONTEXT_TAGS)
+_HEAD_CHARS = max(len(p) for p in (*_DROP_PREFIXES, *(s for s, _ in _EXCLUDED_BLOCKS), *dict(_CONTEXT_STARTS)))
+
+
+def _ascii_head(text: str) -> str:
+    """The start of ``text`` (as long as the longest prefix) up to its first non-ASCII character, lowercased: an
+    ASCII case-insensitive prefix test is then one ``startswith``, and a non-ASCII character never matches, not
+    even one whose lowercase is ASCII (the Kelvin sign). One lowercasing per fragment, not one per prefix."""
+    head = text[:_HEAD_CHARS]
+    if not head.isascii():
+        head = head[: next(i for i, c in enumerate(head) if not c.isascii())]
+    return head.lower()
 
 
 def _slash_command(text: str) -> str:
@@ -100,15 +113,18 @@ def _slash_command(text: str) -> str:
 def classify(text: str) -> Fragment:
     """The kind of one user-role text fragment (see the module docstring)."""
     trimmed = text.strip()
-    if not trimmed or is_memory_excluded_fragment(trimmed):
+    if not trimmed:
         return Fragment("drop", "")
-    for tag in _CONTEXT_TAGS:
-        if _istarts(trimmed, f"<{tag}>"):
+    head = _ascii_head(trimmed)
+    if _excluded(trimmed, head):
+        return Fragment("drop", "")
+    for start, tag in _CONTEXT_STARTS:
+        if head.startswith(start):
             return Fragment("context", trimmed, tag)
-    if _istarts(trimmed, "<command-"):
+    if head.startswith("<command-"):
         words = _slash_command(trimmed)
         return Fragment("user", words) if words else Fragment("drop", "")
-    if any(_istarts(trimmed, p) for p in _DROP_PREFIXES):
+    if head.startswith(_DROP_PREFIXES):
         return Fragment("drop", "")
     note = _MEMORY_NOTE.match(trimmed)
     if note:
