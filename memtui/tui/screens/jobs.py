@@ -19,7 +19,7 @@ from memtui import views
 from memtui.labels import JOB_STATUS, label
 from memtui.tui.format import fmt_time
 from memtui.tui.screens.base import MemtuiScreen
-from memtui.tui.widgets.columns import Column, hidden_note, layout_columns
+from memtui.tui.widgets.columns import Column, apply_columns, hidden_note, layout_columns
 from memtui.tui.widgets.windowed_table import WindowedTable
 
 COLUMNS = [
@@ -114,19 +114,10 @@ class JobsScreen(MemtuiScreen):
 
     def _set_columns(self, width: int) -> None:
         visible = layout_columns(COLUMNS, width, "error", 16)
-        table = self.table
-        if [c.key for c, _ in visible] == [c.key for c, _ in self.layout_cols] and table.columns:
-            for c, w in visible:
-                table.columns[c.key].width = w  # type: ignore[index]
-            self.layout_cols = visible
-            table.refresh(layout=True)
-            return
+        rebuilt = apply_columns(self.table, self.layout_cols, visible)
         self.layout_cols = visible
-        table.clear(columns=True)
-        for c, w in visible:
-            table.add_column(c.title, key=c.key, width=w)
-        if self.shown:
-            self._fill(table.window_offset, table.row_total, self.shown, table.absolute_row)
+        if rebuilt and self.shown:
+            self._fill(self.table.window_offset, self.table.row_total, self.shown, self.table.absolute_row)
 
     def _fill(self, offset: int, total: int, rows: list[views.JobRow], index: int) -> None:
         keys = [c.key for c, _ in self.layout_cols]

@@ -23,7 +23,7 @@ from memtui import views
 from memtui.labels import label
 from memtui.tui.format import fmt_size, fmt_time, home_path, short_path
 from memtui.tui.screens.base import MemtuiScreen
-from memtui.tui.widgets.columns import NARROW, Column, hidden_note, layout_columns
+from memtui.tui.widgets.columns import NARROW, Column, apply_columns, hidden_note, layout_columns
 from memtui.tui.widgets.windowed_table import WindowedTable
 
 COLUMNS = [
@@ -128,20 +128,12 @@ class RolloutsScreen(MemtuiScreen):
         """Show the columns that fit; rebuild the table only when the set changes, else just resize."""
         visible = layout_columns(COLUMNS, width, "preview")
         self.narrow = width < NARROW
-        table = self.table
-        if [c.key for c, _ in visible] == [c.key for c, _ in self.layout_cols] and table.columns:
-            for c, w in visible:
-                table.columns[c.key].width = w  # type: ignore[index]
-            self.layout_cols = visible
-            table.refresh(layout=True)
-            return
+        rebuilt = apply_columns(self.table, self.layout_cols, visible)
         self.layout_cols = visible
-        table.clear(columns=True)
-        for c, w in visible:
-            table.add_column(c.title, key=c.key, width=w)
-        self._update_headers()
-        if self.shown:
-            self._fill(table.window_offset, table.row_total, self.shown, table.absolute_row)
+        if rebuilt:
+            self._update_headers()
+            if self.shown:
+                self._fill(self.table.window_offset, self.table.row_total, self.shown, self.table.absolute_row)
 
     # ---- loading --------------------------------------------------------------------------------
 

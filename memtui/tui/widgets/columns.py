@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.widgets import DataTable
+
 NARROW = 100  # below this many columns a table uses the narrow widths
 
 
@@ -32,6 +34,21 @@ def layout_columns(columns: list[Column], width: int, flex: str, flex_min: int =
         cols.remove(max(droppable, key=lambda x: x[0].priority))
     fixed = sum(w + 2 for c, w in cols if c.key != flex)
     return [(c, max(flex_min, avail - fixed - 2) if c.key == flex else w) for c, w in cols]
+
+
+def apply_columns(table: DataTable, shown: list[tuple[Column, int]], visible: list[tuple[Column, int]]) -> bool:
+    """Give ``table`` the ``visible`` columns: resize in place when the set is what ``shown`` has, else rebuild.
+
+    Returns True when the columns were rebuilt (the caller refills its rows)."""
+    if [c.key for c, _ in visible] == [c.key for c, _ in shown] and table.columns:
+        for c, w in visible:
+            table.columns[c.key].width = w  # type: ignore[index]
+        table.refresh(layout=True)
+        return False
+    table.clear(columns=True)
+    for c, w in visible:
+        table.add_column(c.title, key=c.key, width=w)
+    return True
 
 
 def hidden_note(shown: int, total: int) -> str:
