@@ -417,61 +417,42 @@ class MemtuiApp(App[int]):
 
     async def action_quit(self) -> None:
         """Quit, but ask first when the memory editor holds unsaved changes."""
-        from memtui.tui.screens.choice import Choice, ChoiceModal
-
         editor = self._editor()
-        names = editor.unsaved() if editor is not None else []
-        if editor is None or not names:
+        if editor is None or not editor.unsaved():
             self.exit()
             return
-
-        def decided(choice: str | None) -> None:
-            if choice == "save":
-                editor.save_all(after=self.exit)
-            elif choice == "discard":
-                self.exit()
-
-        self.push_screen(
-            ChoiceModal(
-                "Unsaved changes",
-                f"{', '.join(names)}: your edits are not saved. Save them before quitting?",
-                [
-                    Choice("Save and quit", "save", "primary"),
-                    Choice("Quit without saving", "discard", "error"),
-                    Choice("Cancel", "cancel"),
-                ],
-            ),
-            decided,
-        )
+        self._ask_unsaved(editor, "quitting", ("Save and quit", "Quit without saving", "Cancel"), self.exit)
 
     async def action_switch_mode(self, mode: str) -> None:
         """Switch screens; leaving the memory editor with unsaved changes asks first."""
-        from memtui.tui.screens.choice import Choice, ChoiceModal
         from memtui.tui.screens.memory import MemoryScreen
 
         screen = self.screen
-        names = screen.unsaved() if isinstance(screen, MemoryScreen) and mode != "memory" else []
-        if not names:
+        if not (isinstance(screen, MemoryScreen) and mode != "memory" and screen.unsaved()):
             self.switch_mode(mode)
             return
-        assert isinstance(screen, MemoryScreen)
+        self._ask_unsaved(screen, "leaving the editor", ("Save", "Discard", "Stay"), lambda: self.switch_mode(mode))
+
+    def _ask_unsaved(
+        self, editor: MemoryScreen, when: str, labels: tuple[str, str, str], proceed: Callable[[], object]
+    ) -> None:
+        """Save, discard or stay: the one question before the editor's unsaved edits would be left behind."""
+        from memtui.tui.screens.choice import Choice, ChoiceModal
+
+        save, discard, stay = labels
 
         def decided(choice: str | None) -> None:
             if choice == "save":
-                screen.save_all(after=lambda: self.switch_mode(mode))
+                editor.save_all(after=proceed)
             elif choice == "discard":
-                screen.discard_changes()
-                self.switch_mode(mode)
+                editor.discard_changes()
+                proceed()
 
         self.push_screen(
             ChoiceModal(
                 "Unsaved changes",
-                f"{', '.join(names)}: your edits are not saved. Save them before leaving the editor?",
-                [
-                    Choice("Save", "save", "primary"),
-                    Choice("Discard", "discard", "error"),
-                    Choice("Stay", "cancel"),
-                ],
+                f"{', '.join(editor.unsaved())}: your edits are not saved. Save them before {when}?",
+                [Choice(save, "save", "primary"), Choice(discard, "discard", "error"), Choice(stay, "cancel")],
             ),
             decided,
         )
