@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from memtui.rollouts import jsonl
-from memtui.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, user_words
+from memtui.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, classify_kind, user_words
 
 # should_persist_response_item_for_memories (codex-rs/rollout/src/policy.rs)
 PERSISTED_ITEM_TYPES = frozenset(
@@ -55,6 +55,16 @@ def context_item(label: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": CONTEXT_ROLE, "label": label, "content": [{"type": "input_text", "text": text}]}
 
 
+def content_item_kinds(item: dict[str, Any]) -> list[str] | None:
+    """``internal_chat_message_metadata_passthrough.content_item_kinds`` of a message (current Codex): what made
+    each content part (``user.text``, ``hooks.additional_context``, ``agents_md.instructions``...); None when absent."""
+    meta = item.get("internal_chat_message_metadata_passthrough")
+    kinds = meta.get("content_item_kinds") if isinstance(meta, dict) else None
+    if not isinstance(kinds, list) or not kinds:
+        return None
+    return [k if isinstance(k, str) else "" for k in kinds]
+
+
 def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
     """A user message as memory items, in order: runs of the user's own words (and images) stay a user message,
     injected context becomes context items, everything else injected is dropped (``user_words.classify``)."""
@@ -63,6 +73,12 @@ def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
         content = [{"type": "input_text", "text": content}]
     if not isinstance(content, list):
         return []
+    kinds = content_item_kinds(item)
+    if kinds is not None and len(kinds) != len(content):
+        # Kinds that do not pair with the parts: the whole message is harness context only when none is the user's
+        # (``rollout_input.rs``: all kinds outside ``user.*``), else the parts are judged by their text.
+        whole = kinds[0] if kinds and not any(k.startswith("user.") for k in kinds) else None
+        kinds = [whole] * len(content) if whole else None
     out: list[dict[str, Any]] = []
     run: list[Any] = []
     changed = False
@@ -72,9 +88,10 @@ def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({**item, "content": list(run)})
             run.clear()
 
-    for part in content:
+    for index, part in enumerate(content):
         if isinstance(part, dict) and part.get("type") in ("input_text", "text") and isinstance(part.get("text"), str):
-            fragment = classify(part["text"])
+            kind = kinds[index] if kinds is not None else None
+            fragment = classify_kind(kind, part["text"]) if kind else classify(part["text"])
             if fragment.kind == "user":
                 run.append(part if fragment.text == part["text"] else {**part, "text": fragment.text})
                 changed |= fragment.text != part["text"]
@@ -212,13 +229,11 @@ def _event_user_text(payload: dict[str, Any]) -> str | None:
 
 
 def _response_payload(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The response item of a line: the envelope's payload (unwrapped when newer Codex nests it under ``item``),
-    or the bare item of the pre-``session_meta`` format."""
+    """The response item of a line: the envelope's payload (Codex writes item ``metadata`` beside ``payload``,
+    never inside it: ``RolloutLine``), or the bare item of the pre-``session_meta`` format."""
     kind = obj.get("type")
     payload = obj.get("payload")
     if kind == "response_item" and isinstance(payload, dict):
-        if "type" not in payload and isinstance(payload.get("item"), dict):
-            payload = payload["item"]
         return payload
     if isinstance(kind, str) and payload is None and "timestamp" not in obj and "record_type" not in obj:
         return obj  # the oldest format: response items written bare, one per line
