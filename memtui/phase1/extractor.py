@@ -108,7 +108,7 @@ def read_items(job: Candidate) -> list[dict]:
     if job.source_kind == "codex" and codex.memory_mode_of(data, job.thread_id) != "enabled":
         raise ExtractionFailed(MEMORY_TURNED_OFF)
     try:
-        return items_from_bytes(data, job.source_kind)
+        return items_from_bytes(data, job.source_kind, Path(job.path))
     except Exception as exc:
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
 

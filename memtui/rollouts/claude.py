@@ -16,6 +16,7 @@ from typing import Any
 
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
+from memtui.rollouts.filter import claude_items, queued_prompt
 from memtui.rollouts.model import (
     PREVIEW_CHARS,
     ClaudeLine,
@@ -65,6 +66,40 @@ def _summary_of_this_file(data: bytes, obj: dict[str, Any]) -> str | None:
     return summary.strip()
 
 
+_PARENT = re.compile(rb'"parentUuid":\s*"([^"]{1,80})"')
+
+
+def may_branch(data: bytes) -> bool:
+    """True when two lines name the same parent (or two start a root): the file may hold a rewound branch, so its
+    first prompt is read from the standing conversation rather than the head. A C-speed scan of the bytes."""
+    parents = _PARENT.findall(data)
+    return len(set(parents)) < len(parents) or data.count(b'"parentUuid":null') + data.count(b'"parentUuid": null') > 1
+
+
+def custom_title(data: bytes) -> str | None:
+    """The title the person set (``/rename``): the last ``custom-title`` line's ``customTitle``."""
+    for needle in (b'"type":"custom-title"', b'"type": "custom-title"'):
+        pos = data.rfind(needle)
+        if pos >= 0:
+            _, obj = jsonl.object_at(data, pos)
+            title = obj.get("customTitle") if obj else None
+            if isinstance(title, str) and title.strip():
+                return title.strip()
+    return None
+
+
+def standing_preview(data: bytes) -> str:
+    """The first prompt of the conversation that stands (``filter.claude_items``), redacted and cut."""
+    for item in claude_items(data, None):
+        if item.get("type") == "message" and item.get("role") == "user":
+            text = "\n".join(
+                p["text"] for p in item["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+            if text.strip():
+                return redact_text(text.strip())[:PREVIEW_CHARS]
+    return ""
+
+
 def title_from_prompt(prompt: str) -> str:
     """The first line of the first real prompt, cut: the title when no summary of this file exists."""
     line = prompt.strip().split("\n", 1)[0].strip()
@@ -89,6 +124,10 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
             summary = _summary_of_this_file(data, obj)
             if summary:
                 title = redact_text(summary)[:PREVIEW_CHARS]
+        if kind == "attachment" and not preview:
+            queued = queued_prompt(obj)
+            if queued and queued.strip():
+                preview = redact_text(queued.strip())[:PREVIEW_CHARS]
         if kind not in ("user", "assistant", "system"):
             continue
         session_id = session_id or _str(obj.get("sessionId"))
@@ -127,6 +166,11 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
         # Claude Code names a session's file after it; a resumed session copies earlier lines (with the old
         # sessionId) into its new file, so the name, when it is a session id, is what tells the files apart.
         thread_id, parent = (stem if _UUID.match(stem) else session_id), None
+    if not is_sub and may_branch(data):
+        preview = standing_preview(data)
+    named = custom_title(data)
+    if named:
+        title = redact_text(named)[:PREVIEW_CHARS]
     if title is None and preview:
         title = title_from_prompt(preview)
     result.thread = Thread(
