@@ -99,6 +99,7 @@ def cut_middle(line: str, max_bytes: int) -> str:
     cut = len(data) - len(head.encode()) - len(tail.encode())
     return f"{head}…[memtui: {cut} bytes cut]…{tail}"
 
+
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "tool_search_output"}
 
