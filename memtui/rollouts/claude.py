@@ -16,6 +16,8 @@ from typing import Any
 
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
+from memtui.rollouts.claude_tree import is_prompt_line
+from memtui.rollouts.claude_tree import parent_of as claude_parent
 from memtui.rollouts.filter import claude_items, queued_prompt
 from memtui.rollouts.model import (
     PREVIEW_CHARS,
@@ -66,26 +68,52 @@ def _summary_of_this_file(data: bytes, obj: dict[str, Any]) -> str | None:
     return summary.strip()
 
 
-_PARENT = re.compile(rb'"parentUuid":\s*"([^"]{1,80})"')
+def first_prompt_stands(data: bytes, head_parents: dict[str, str | None], uid: str | None) -> bool:
+    """True when nothing shows that the first prompt (``uid``) lies on an abandoned branch. Since it is the first
+    prompt, a branch replacing it must start at a prompt whose parent is one of its ancestors (or, when it is a
+    root, a second root): only the few lines naming one of those parents are parsed, not the whole file."""
+    if uid is None:
+        return True
+    chain: list[str | None] = []
+    node = head_parents.get(uid)
+    seen: set[str] = set()
+    while True:
+        chain.append(node)
+        if node is None or node in seen or node not in head_parents:
+            break
+        seen.add(node)
+        node = head_parents[node]
+    spaced = b'"parentUuid": ' in data[:4096]  # Claude Code writes compact JSON; a re-serialised file may not
+    sep = b'"parentUuid": ' if spaced else b'"parentUuid":'
+    for parent in chain:
+        for needle in (sep + (b"null" if parent is None else b'"' + parent.encode() + b'"'),):
+            pos = data.find(needle)
+            while pos >= 0:
+                nxt, obj = jsonl.object_at(data, pos)
+                if obj is not None and obj.get("uuid") != uid and is_prompt_line(obj) and not obj.get("isSidechain"):
+                    return False
+                pos = data.find(needle, max(nxt, pos + 1))
+    return True
 
 
-def may_branch(data: bytes) -> bool:
-    """True when two lines name the same parent (or two start a root): the file may hold a rewound branch, so its
-    first prompt is read from the standing conversation rather than the head. A C-speed scan of the bytes."""
-    parents = _PARENT.findall(data)
-    return len(set(parents)) < len(parents) or data.count(b'"parentUuid":null') + data.count(b'"parentUuid": null') > 1
-
-
-def custom_title(data: bytes) -> str | None:
-    """The title the person set (``/rename``): the last ``custom-title`` line's ``customTitle``."""
-    for needle in (b'"type":"custom-title"', b'"type": "custom-title"'):
-        pos = data.rfind(needle)
-        if pos >= 0:
-            _, obj = jsonl.object_at(data, pos)
-            title = obj.get("customTitle") if obj else None
-            if isinstance(title, str) and title.strip():
-                return title.strip()
-    return None
+def custom_title(data: bytes, scan: jsonl.LineScan | None = None) -> str | None:
+    """The title the person set (``/rename``): the last ``custom-title`` line's ``customTitle`` (found from the line
+    heads when the scan has them, else by searching the bytes from the end)."""
+    obj: dict[str, Any] | None = None
+    if scan is not None and scan.heads is not None and scan.starts is not None:
+        size = len(data) - (1 if data.endswith(b"\n") else 0)
+        for index in range(len(scan.heads) - 1, -1, -1):
+            if scan.heads[index].type == "custom-title":
+                obj = jsonl.object_in(data, *scan.line_span(index, size))
+                break
+    else:
+        for needle in (b'"type":"custom-title"', b'"type": "custom-title"'):
+            pos = data.rfind(needle)
+            if pos >= 0:
+                obj = jsonl.object_at(data, pos)[1]
+                break
+    title = obj.get("customTitle") if obj else None
+    return title.strip() if isinstance(title, str) and title.strip() else None
 
 
 def standing_preview(data: bytes) -> str:
@@ -118,8 +146,12 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
     session_id = cwd = branch = version = model = title = created = agent_id = None
     preview = ""
     sidechain: bool | None = None
+    preview_uuid: str | None = None
+    head_parents: dict[str, str | None] = {}  # uuid -> parent of the head's lines (the first prompt's ancestors)
     for lineno, obj in jsonl.iter_head_objects(data):
         kind = obj.get("type")
+        if isinstance(obj.get("uuid"), str) and not preview:
+            head_parents[obj["uuid"]] = claude_parent(obj)
         if kind == "summary" and title is None:
             summary = _summary_of_this_file(data, obj)
             if summary:
@@ -128,6 +160,7 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
             queued = queued_prompt(obj)
             if queued and queued.strip():
                 preview = redact_text(queued.strip())[:PREVIEW_CHARS]
+                preview_uuid = _str(obj.get("uuid"))
         if kind not in ("user", "assistant", "system"):
             continue
         session_id = session_id or _str(obj.get("sessionId"))
@@ -144,6 +177,7 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
             text = user_text(obj)
             if text and text.strip():
                 preview = redact_text(text.strip())[:PREVIEW_CHARS]
+                preview_uuid = _str(obj.get("uuid"))
         if session_id and ((preview and model and lineno > _SETTLED) or lineno >= _HEAD_LINES):
             break
     scan = jsonl.quick_scan(data, b"{", b"}\n{")
@@ -166,9 +200,9 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
         # Claude Code names a session's file after it; a resumed session copies earlier lines (with the old
         # sessionId) into its new file, so the name, when it is a session id, is what tells the files apart.
         thread_id, parent = (stem if _UUID.match(stem) else session_id), None
-    if not is_sub and may_branch(data):
+    if not is_sub and not first_prompt_stands(data, head_parents, preview_uuid):
         preview = standing_preview(data)
-    named = custom_title(data)
+    named = custom_title(data, scan)
     if named:
         title = redact_text(named)[:PREVIEW_CHARS]
     if title is None and preview:

@@ -24,7 +24,8 @@ _NODE_TYPES = frozenset({"user", "assistant", "attachment", "system"})
 _LEAF_TYPES = frozenset({"user", "assistant", "attachment"})
 
 
-def _parent(obj: dict[str, Any]) -> str | None:
+def parent_of(obj: dict[str, Any]) -> str | None:
+    """A line's parent: ``parentUuid``, or across a compaction boundary its ``logicalParentUuid``."""
     parent = obj.get("parentUuid")
     if not isinstance(parent, str) or not parent:
         parent = obj.get("logicalParentUuid")  # a compaction boundary: the conversation goes on from there
@@ -98,7 +99,7 @@ def standing(lines: list[dict[str, Any]]) -> Standing:
         uid = obj.get("uuid")
         if obj.get("type") not in _NODE_TYPES or not isinstance(uid, str):
             continue
-        tree.parents[uid] = _parent(obj)
+        tree.parents[uid] = parent_of(obj)
         if is_prompt_line(obj):
             tree.prompts.add(uid)
         if obj.get("type") in _LEAF_TYPES and (tree.sub_agent_file or not obj.get("isSidechain")):

@@ -137,11 +137,24 @@ def _last_envelope(data: bytes, type_name: str, thread_id: str | None) -> dict[s
     return None
 
 
-def memory_mode_of(data: bytes, thread_id: str | None = None) -> str:
+def memory_mode_of(data: bytes, thread_id: str | None = None, scan: jsonl.LineScan | None = None) -> str:
     """The thread's memory mode as Codex reads it (``rollout/src/metadata.rs``: the LAST ``session_meta``). Turning
     memories off mid-session appends a second ``session_meta`` with ``memory_mode: "disabled"``
-    (``thread-store/src/local/update_thread_metadata.rs``); the first one still says what it said at the start."""
-    last = _last_envelope(data, "session_meta", thread_id)
+    (``thread-store/src/local/update_thread_metadata.rs``); the first one still says what it said at the start.
+    ``scan``: the file's line heads, when known, name the ``session_meta`` lines without a search of the bytes."""
+    last = None
+    if scan is not None and scan.heads is not None and scan.starts is not None:
+        size = len(data) - (1 if data.endswith(b"\n") else 0)
+        for index in range(len(scan.heads) - 1, -1, -1):
+            if scan.heads[index].type != "session_meta":
+                continue
+            obj = jsonl.object_in(data, *scan.line_span(index, size))
+            payload = obj.get("payload") if obj else None
+            if isinstance(payload, dict) and (payload.get("id") or payload.get("session_id") or thread_id) == thread_id:
+                last = obj
+                break
+    else:
+        last = _last_envelope(data, "session_meta", thread_id)
     mode = last["payload"].get("memory_mode") if last else None
     return mode if isinstance(mode, str) and mode else "enabled"
 
@@ -281,7 +294,9 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         session_source=source,  # type: ignore[arg-type]
         source_detail=detail,
         parent_thread_id=parent,
-        memory_mode=memory_mode_of(data, thread_id) if found else (meta.memory_mode if meta else None) or "enabled",
+        memory_mode=memory_mode_of(data, thread_id, scan)
+        if found
+        else (meta.memory_mode if meta else None) or "enabled",
         history_mode=(meta.history_mode if meta else None) or "legacy",
         git_branch=git.branch if git else None,
         git_commit=git.commit_hash if git else None,
