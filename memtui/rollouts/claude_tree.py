@@ -96,13 +96,13 @@ def standing(lines: list[dict[str, Any]]) -> Standing:
     tree.sub_agent_file = bool(user_lines) and all(o.get("isSidechain") for o in user_lines)
     leaf: str | None = None
     for obj in lines:
-        uid = obj.get("uuid")
-        if obj.get("type") not in _NODE_TYPES or not isinstance(uid, str):
+        uid, kind = obj.get("uuid"), obj.get("type")
+        if not isinstance(kind, str) or kind not in _NODE_TYPES or not isinstance(uid, str):
             continue
         tree.parents[uid] = parent_of(obj)
         if is_prompt_line(obj):
             tree.prompts.add(uid)
-        if obj.get("type") in _LEAF_TYPES and (tree.sub_agent_file or not obj.get("isSidechain")):
+        if kind in _LEAF_TYPES and (tree.sub_agent_file or not obj.get("isSidechain")):
             leaf = uid
     node = leaf
     while node is not None and node not in tree.chain:

@@ -251,7 +251,7 @@ def roll_back(parsed: list[tuple[str, dict[str, Any]]], num_turns: Any) -> None:
     """``thread_rolled_back`` (codex-rs ``ThreadRolledBackEvent { num_turns }``): the last ``num_turns`` user turns
     are undone, as Codex drops them when it rebuilds the history; a turn starts at a user message (a user message
     and its ``user_message`` event are one turn)."""
-    if not isinstance(num_turns, int) or num_turns <= 0:
+    if not isinstance(num_turns, int) or isinstance(num_turns, bool) or num_turns <= 0:
         return
     starts: list[int] = []
     for index, (what, value) in enumerate(parsed):
