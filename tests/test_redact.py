@@ -321,7 +321,7 @@ def test_the_scan_falls_back_to_search_when_the_binding_has_no_raw_match():
     "text",
     [
         "apiKey = apiKeyV2 || apiKeyV1Fallback",
-        "const token = cfg2.token ?? cfg1.token;",
+        "apiKey = cfg2.apiKey ?? cfg1.apiKey",
         "secret = s3cretFromEnvVar || defaultSecret2",
         "ANTHROPIC_API_KEY: sk-ant-[alphanumeric]{95,}",
         '"\\"apiKey\\": \\"sk-ant-[alphanumeric]{95,}\\""',
