@@ -243,9 +243,10 @@ def test_a_rewound_branch_is_never_said(home):
     assert _user_texts(memory_items(w.path, "claude"))[0] == "Set up the release pipeline for the bot."
 
 
-def test_rolled_back_codex_turns_are_never_said(home):
+@pytest.mark.parametrize("name", ["codex_harness", "codex_rolled_first"])
+def test_rolled_back_codex_turns_are_never_said(home, name):
     ctx, written, _ = home
-    w = written["codex_harness"]
+    w = written[name]
     assert w.extra["undone"] in Path(w.path).read_text()
     assert _said_anywhere(ctx, w, "codex", w.extra["undone"]) == []
     assert _user_texts(memory_items(w.path, "codex")) == w.prompts

@@ -20,7 +20,7 @@ import orjson
 
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
-from memtui.rollouts.filter import user_message_items
+from memtui.rollouts.filter import codex_items, user_message_items
 from memtui.rollouts.model import (
     PREVIEW_CHARS,
     CodexLine,
@@ -43,6 +43,7 @@ _NAME_ID = re.compile(rf"^rollout-.*?({_UUID})(?:_[^.]*)?\.jsonl(?:\.zst)?$")
 _LINE_START = b'{"timestamp":"'
 _BOUNDARY = b'}\n{"timestamp":"'
 _MAX_PREVIEW_CANDIDATES = 200
+_ROLLBACK = "thread_rolled_back"
 SKIP_EMPTY = "empty file"
 SKIP_NO_META = "no session_meta and no thread id in the file name"
 _DIRECT_SOURCES = {"cli", "vscode", "exec", "mcp"}
@@ -194,6 +195,26 @@ def find_preview(data: bytes) -> str:
     return ""
 
 
+def rolled_back(data: bytes, scan: jsonl.LineScan | None = None) -> bool:
+    """True when the rollout undoes turns (a ``thread_rolled_back`` event): its first prompt may be one of them.
+    Told from the line heads the scan decoded when it has them, else by a search of the bytes."""
+    if scan is not None and scan.heads is not None:
+        return any(h.type == "event_msg" and h.payload is not None and h.payload.type == _ROLLBACK for h in scan.heads)
+    return data.find(b'"' + _ROLLBACK.encode() + b'"') >= 0
+
+
+def standing_preview(data: bytes) -> str:
+    """The first prompt of the turns that stand (``filter.codex_items``, which undoes rolled-back turns)."""
+    for item in codex_items(data):
+        if item.get("type") == "message" and item.get("role") == "user":
+            text = "\n".join(
+                p["text"] for p in item["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+            if text.strip():
+                return redact_text(text.strip())[:PREVIEW_CHARS]
+    return ""
+
+
 def _merged_positions(data: bytes, needles: tuple[bytes, ...]) -> Iterator[int]:
     """Lazily, in file order, the start of each line holding any needle (each line once)."""
     nxt = {n: data.find(n) for n in needles}
@@ -304,7 +325,7 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         model=turn_payload.get("model") if isinstance(turn_payload.get("model"), str) else None,
         created_at=created,
         updated_at=updated,
-        preview=find_preview(data),
+        preview=standing_preview(data) if rolled_back(data, scan) else find_preview(data),
         items=stats.records,
         bytes=size,
         archived=archived,
