@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 from memtui import clock
 from memtui.context import Context
 from memtui.rollouts import claude, codex, jsonl
+from memtui.rollouts.codex_names import apply_thread_names
 from memtui.rollouts.discover import Found, discover, source_roots
 from memtui.rollouts.model import CITATION_MARKER, FileResult
 from memtui.selfcalls import SKIP_REASON as OWN_SESSION
@@ -146,6 +147,9 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
     if vanished and not summary.cancelled:
         with immediate(conn):
             summary.missing = store.mark_missing(conn, vanished)
+    if not summary.cancelled:
+        with immediate(conn):
+            apply_thread_names(conn, ctx.paths.codex_home)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 

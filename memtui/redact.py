@@ -729,6 +729,35 @@ def _looks_like_code(data: bytes, key: bytes, secret: bytes, value_start: int, e
     return prose and not _looks_random(secret)  # a 16-letter random token is no word, even before more words
 
 
+# Prose that describes a key's shape instead of holding one: a character class, a repeat count or a length in words
+# right in the value (`sk-ant-[alphanumeric]{95,}`, `sk-[A-Za-z0-9]{48}`, `sk-ant-<95 alphanumeric characters>`).
+_KEY_FORMAT = re.compile(rb"\[[^\]\s]{1,40}\][{*+?]|\{[0-9]{1,4},?[0-9]{0,4}\}|<[0-9]{1,4}[ \t]|\\[dws][{*+]")
+# An operand of an expression: a name, a dotted or indexed path, then a fallback or another operator.
+_OPERAND = re.compile(rb"[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|\?\.)[A-Za-z_$][A-Za-z0-9_$]*|\[[^\]\s]{1,40}\])*")
+_FALLBACK_OP = re.compile(rb"[ \t]*(\?\?|\|\||&&|\bor\b|\band\b)[ \t]*")
+_SHELL_WORDS = frozenset((b"true", b"false", b"exit", b"echo", b"return", b"die", b"printf", b"break", b"continue"))
+
+
+def _describes_format(data: bytes, start: int, secret: bytes) -> bool:
+    """The value (with what follows it on the line) spells out a key format rather than being a key."""
+    return _KEY_FORMAT.search(data, start, min(len(data), start + len(secret) + 48)) is not None
+
+
+def _is_expression(data: bytes, secret: bytes, end: int) -> bool:
+    """`apiKey = apiKeyV2 || apiKeyV1Fallback`, `token = cfg2.token ?? cfg1.token`: the value is a name in a
+    fallback chain, not a literal. `??` exists only in code; after `||`, `or`, `&&` the other operand must be a name
+    too and not a shell word (`TOKEN=abc123 || exit 1` is a shell literal)."""
+    if _OPERAND.fullmatch(secret) is None:
+        return False
+    op = _FALLBACK_OP.match(data, end)
+    if op is None:
+        return False
+    if op.group(1) == b"??" or data[op.end() : op.end() + 1] in (b'"', b"'"):
+        return True  # a quoted fallback: `_code_literal` judges the literal
+    other = _OPERAND.match(data, op.end())
+    return other is not None and other.group(0).lower() not in _SHELL_WORDS
+
+
 def _is_sentence(value: bytes) -> bool:
     words = value.lower().split()
     return len(words) >= 2 and any(w.strip(b".,!?:;") in _SENTENCE_WORDS for w in words)
@@ -924,6 +953,10 @@ def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool
     specific = _specific_kind(secret)
     if specific is not None:
         return [(pos, pos + len(secret), specific)], pos + len(secret)
+    if _describes_format(data, pos, secret):
+        return [], pos
+    if opening is None and _is_expression(data, secret, pos + len(secret)):
+        return _code_literal(data, pos, kind), pos  # a name in a fallback chain; a literal fallback may follow
     if (
         opening is None
         and kind not in ("bearer_token", "auth_header")
@@ -1098,6 +1131,8 @@ def _prose_secret(data: bytes, start: int, end: int, kind: str) -> Found:
     specific = _specific_kind(secret)
     if specific is None:
         if secret.isalpha() or not _judge(secret, family, True, False) or not _DIGIT.search(secret):
+            return [], start + 1
+        if _describes_format(data, value_start, secret) or _is_expression(data, secret, value_start + len(secret)):
             return [], start + 1
         dotted_code = _DOTTED_NAME.fullmatch(secret) is not None and secret.lower() == secret
         if _CODE_START.match(secret) or dotted_code or _PATHLIKE.match(secret):

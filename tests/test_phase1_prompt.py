@@ -90,3 +90,75 @@ def test_output_schema_requires_rollout_slug_and_keeps_it_nullable():
     assert sorted(schema["properties"]["rollout_slug"]["type"]) == ["null", "string"]
     assert schema["properties"]["raw_memory"] == {"type": "string"}
     assert schema["additionalProperties"] is False
+
+
+# --- the budget, filled like Codex's own Phase 1 (codex-rs memories/write/src/rollout_input.rs) -------------------
+
+
+def _tiered_rollout() -> list[dict]:
+    """Modelled on ``serialize_tiered_input``'s tests: the person's words spread through a session whose tool
+    output dwarfs them, so a cut from the middle (or the end) would take some of them."""
+    items: list[dict] = []
+    for turn in range(12):
+        items.append(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": f"prompt {turn}: keep the retry budget at {turn} seconds"}],
+            }
+        )
+        items.append(
+            {"type": "function_call", "name": "exec_command", "arguments": '{"cmd":"make test"}', "call_id": f"c{turn}"}
+        )
+        items.append({"type": "function_call_output", "call_id": f"c{turn}", "output": f"log line {turn}\n" * 4000})
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "phase": "commentary",
+                "content": [{"type": "output_text", "text": "Running the tests." * 20}],
+            }
+        )
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": f"Answer {turn}: done."}],
+            }
+        )
+    return items
+
+
+def test_each_tool_output_is_capped_on_its_own():
+    from memtui.phase1.render import TOOL_OUTPUT_BYTES, render_item
+
+    item = {"type": "function_call_output", "call_id": "c", "output": "x" * 200_000 + "THE END"}
+    line = render_item(3, item)
+    assert len(line.encode()) <= TOOL_OUTPUT_BYTES and line.startswith("[item 3] tool output: ")
+    assert line.endswith('THE END"') and "\n" not in line
+
+
+def test_the_budget_cuts_tool_output_first_and_the_users_words_last():
+    from memtui.phase1.prompt import OMITTED, fit_by_tier
+    from memtui.phase1.render import render_items
+
+    items = _tiered_rollout()
+    text = render_items(items)
+    fitted = fit_by_tier(text, 6_000)
+    assert fitted.estimated_tokens <= 6_000 and fitted.truncated_tokens > 0
+    for turn in range(12):  # every prompt and every final answer survives, whole
+        assert f"prompt {turn}: keep the retry budget at {turn} seconds" in fitted.text
+        assert f"Answer {turn}: done." in fitted.text
+    assert OMITTED in fitted.text
+    kept_outputs = [line for line in fitted.text.split("\n") if "] tool output:" in line]
+    assert len(kept_outputs) < 12 and "log line 11" in "\n".join(kept_outputs)  # newest tool output first
+    numbers = [int(line.split("]")[0][6:]) for line in fitted.text.split("\n") if line.startswith("[item ")]
+    assert numbers == sorted(numbers)  # rendered in source order
+
+
+def test_commentary_is_labelled_and_cut_before_final_answers():
+    from memtui.phase1.render import Origin, origin_of_line, render_item
+
+    line = render_item(1, _tiered_rollout()[3])
+    assert origin_of_line(line) is Origin.COMMENTARY
+    assert origin_of_line(render_item(2, _tiered_rollout()[4])) is Origin.ASSISTANT

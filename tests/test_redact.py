@@ -315,3 +315,32 @@ def test_the_scan_falls_back_to_search_when_the_binding_has_no_raw_match():
     data = b"x = 1\nGITHUB_TOKEN=ghp_" + b"a1" * 18 + b"\n"
     assert start(data, 0, len(data)) == module._MATCH(data, 0, len(data)) == data.index(b"TOKEN")
     assert start(b"nothing", 0, 7) == -1 == module._MATCH(b"nothing", 0, 7)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "apiKey = apiKeyV2 || apiKeyV1Fallback",
+        "apiKey = cfg2.apiKey ?? cfg1.apiKey",
+        "secret = s3cretFromEnvVar || defaultSecret2",
+        "ANTHROPIC_API_KEY: sk-ant-[alphanumeric]{95,}",
+        '"\\"apiKey\\": \\"sk-ant-[alphanumeric]{95,}\\""',
+        "api_key: sk-ant-<95 alphanumeric characters>",
+    ],
+)
+def test_code_expressions_and_key_format_prose_are_not_secrets(text):
+    """A key-named variable given names in a fallback chain, and prose spelling out a key's format (both redacted
+    in real public transcripts holding no secret)."""
+    assert redact(text).counts == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("export TOKEN=Xk29fjQ8aBcD7eF3qW || exit 1", "Xk29fjQ8aBcD7eF3qW"),
+        ("const apiKey = storedKey ?? 'Zq8XvN2kLp5mR7tW9yB3cD6f';", "Zq8XvN2kLp5mR7tW9yB3cD6f"),
+        ("apiKey = fromEnv || 'Qm9vX2c7TzR1eW8pLk3aZ'", "Qm9vX2c7TzR1eW8pLk3aZ"),
+    ],
+)
+def test_a_literal_in_a_fallback_chain_or_a_shell_or_is_still_redacted(text, secret):
+    assert secret not in redact_text(text)

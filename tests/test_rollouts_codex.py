@@ -222,9 +222,15 @@ def test_thread_id_from_file_name(name, expected):
     assert codex.thread_id_from_name(name) == expected
 
 
-def test_wrapped_response_item_of_newer_codex_is_read(isolated_env):
+def test_item_metadata_sits_beside_the_payload_never_wraps_it(isolated_env):
+    """``RolloutLine`` (codex-rs ``history/src/rollout_payload.rs``): ``{timestamp, type, payload, metadata?}``. A
+    ``payload.item`` wrapper never existed; a line shaped like one is not a user message."""
+    beside = (
+        '{"timestamp":"2026-07-01T09:12:51.300Z","type":"response_item","payload":{"type":"message",'
+        '"role":"user","content":[{"type":"input_text","text":"Hello beside"}]},"metadata":{"turn_id":"t1"}}'
+    )
     wrapped = (
         '{"timestamp":"2026-07-01T09:12:51.300Z","type":"response_item","payload":{"item":{"type":"message",'
         '"role":"user","content":[{"type":"input_text","text":"Wrapped hello"}]}}}'
     )
-    assert _index(_write(isolated_env["CODEX_HOME"], [META_LINES[0], wrapped])).thread.preview == "Wrapped hello"
+    assert _index(_write(isolated_env["CODEX_HOME"], [META_LINES[0], wrapped, beside])).thread.preview == "Hello beside"

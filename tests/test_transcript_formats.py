@@ -3,6 +3,7 @@ all agree on what the user said, and none of them takes injected text for it (fi
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -205,4 +206,151 @@ def test_a_synced_folder_keeps_its_dates_through_phase1_and_phase2(isolated_env,
     assert stem.startswith("2026-07-04T08-00-")  # its last event, not the mtime (2026-07-10)
     summary = (root / "memory_summary.md").read_text()
     assert "#### 2026-07-04" in summary and "#### 2026-07-10" not in summary
+    ctx.close()
+
+
+# --- what the agents write today ---------------------------------------------------------------------------------
+
+
+def _said_anywhere(ctx, w: Written, kind: str, phrase: str) -> list[str]:
+    """Where ``phrase`` shows up among what memtui takes from a rollout: Phase 1 input, offline output, preview,
+    title."""
+    from memtui.phase1.prompt import build_stage_one_input_message
+    from memtui.phase1.render import render_items
+
+    items = memory_items(w.path, kind)
+    found = []
+    message = build_stage_one_input_message(str(w.path), None, render_items(items), ctx.settings).message
+    if phrase in message:
+        found.append("phase1 input")
+    out = build_offline_output(items, None)
+    if phrase in out.raw_memory or phrase in out.rollout_summary:
+        found.append("offline output")
+    t = get_thread(ctx.conn, w.thread_id)
+    if phrase in t.preview or phrase in (t.title or ""):
+        found.append("preview/title")
+    return found
+
+
+def test_a_rewound_branch_is_never_said(home):
+    """``claude_rewound``: "Fridays" was said on the branch the person rewound past; only "Tuesdays" stands."""
+    ctx, written, _ = home
+    w = written["claude_rewound"]
+    assert "Fridays" in Path(w.path).read_text()  # the abandoned branch is really in the file
+    assert _said_anywhere(ctx, w, "claude", "Fridays") == []
+    assert "phase1 input" in _said_anywhere(ctx, w, "claude", "Tuesdays")
+    # what came before the compaction boundary (followed through logicalParentUuid) still stands
+    assert _user_texts(memory_items(w.path, "claude"))[0] == "Set up the release pipeline for the bot."
+
+
+@pytest.mark.parametrize("name", ["codex_harness", "codex_rolled_first"])
+def test_rolled_back_codex_turns_are_never_said(home, name):
+    ctx, written, _ = home
+    w = written[name]
+    assert w.extra["undone"] in Path(w.path).read_text()
+    assert _said_anywhere(ctx, w, "codex", w.extra["undone"]) == []
+    assert _user_texts(memory_items(w.path, "codex")) == w.prompts
+
+
+def test_harness_context_is_labelled_by_kind_first_then_by_tag(home):
+    _ctx, written, _ = home
+    items = memory_items(written["codex_harness"].path, "codex")
+    assert [i["label"] for i in items if i.get("role") == "context"] == formats.HARNESS_LABELS
+    said = "\n".join(_user_texts(items))
+    for injected in ("French", "house style", formats.HOOK_CONTEXT, "Warning:", "plugins", "staging logs"):
+        assert injected not in said
+
+
+@pytest.mark.parametrize("fragment", formats.HARNESS_FRAGMENTS)
+def test_every_contextual_fragment_of_current_codex_is_not_the_user(fragment):
+    from memtui.rollouts.user_words import classify
+
+    assert classify(fragment).kind in ("context", "drop")
+    assert classify("  " + fragment + "\n").kind in ("context", "drop")
+
+
+def test_titles_the_person_set_win(home):
+    ctx, written, _ = home
+    for name in ("claude_rewound", "codex_harness"):
+        assert get_thread(ctx.conn, written[name].thread_id).title == written[name].extra["title"], name
+
+
+def test_a_codex_rename_is_read_without_the_rollout_changing(home):
+    ctx, written, _ = home
+    w = written["codex_harness"]
+    index = Path(w.path).parents[4] / "session_index.jsonl"
+    with index.open("a") as f:
+        f.write(json.dumps({"id": w.thread_id, "thread_name": "Renamed later", "updated_at": "2026-07-09"}) + "\n")
+    summary = run_ingest(ctx)
+    assert summary.updated == 0 and get_thread(ctx.conn, w.thread_id).title == "Renamed later"
+
+
+def test_queued_prompts_are_the_users_and_other_sessions_messages_are_not(home):
+    _ctx, written, _ = home
+    said = _user_texts(memory_items(written["claude_rewound"].path, "claude"))
+    assert "Also post the changelog to the team channel." in said
+    assert not any("deploy now" in s for s in said)
+    assert said.count("Also post the changelog to the team channel.") == 1  # the queue-operation lines add nothing
+
+
+def test_api_error_lines_are_not_the_assistants_words_and_spilled_output_is_followed(home):
+    _ctx, written, _ = home
+    items = memory_items(written["claude_rewound"].path, "claude")
+    assert not any("API Error" in str(i) for i in items)
+    outputs = [i["output"] for i in items if i.get("type") == "function_call_output"]
+    assert len(outputs) == 1 and formats.SPILL_TAIL in outputs[0]
+
+
+def test_spilled_output_is_read_only_from_the_sessions_own_folder(home, tmp_path):
+    from memtui.rollouts.claude_tree import SpillReader
+
+    _ctx, written, _ = home
+    w = written["claude_rewound"]
+    outside = tmp_path / "tool-results" / "secret.txt"
+    outside.parent.mkdir()
+    outside.write_text("not this session's")
+    reader = SpillReader(Path(w.path))
+    notice = f"Full output saved to: {outside}"
+    assert reader.follow("call_x", notice) == notice
+    assert reader.follow("../../etc", "tool-results/../../x.txt") == "tool-results/../../x.txt"
+
+
+def test_sub_agent_threads_show_their_items(home):
+    _ctx, written, _ = home
+    for w in written["claude_subagents"]:
+        items = memory_items(w.path, "claude")
+        assert _user_texts(items) == w.prompts
+        assert any(i.get("role") == "assistant" for i in items)
+
+
+def test_memory_turned_off_midway_is_recorded_and_never_extracted(home):
+    from memtui.phase1.run import run_phase1
+
+    ctx, written, _ = home
+    w = written["codex_memory_off"]
+    assert get_thread(ctx.conn, w.thread_id).memory_mode == "disabled"
+    candidates, _ = select_candidates(ctx.conn, ctx.settings, all_threads=True)
+    assert w.thread_id not in {c.thread_id for c in candidates}
+    run_phase1(ctx, offline=True, all_threads=True)
+    assert ctx.conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id=?", (w.thread_id,)).fetchone() is None
+
+
+def test_memory_turned_off_after_ingest_is_honoured_before_the_next_ingest(isolated_env):
+    """The file grows by the opt-out after it was indexed: extraction refuses it at once, ingest records it."""
+    from memtui.phase1.extractor import MEMORY_TURNED_OFF
+    from memtui.phase1.run import run_phase1
+
+    w = formats.codex_memory_off_midway(isolated_env["CODEX_HOME"], with_opt_out=False)
+    ctx = open_context()
+    run_ingest(ctx)
+    assert get_thread(ctx.conn, w.thread_id).memory_mode == "enabled"
+    with Path(w.path).open("ab") as f:
+        f.write(w.extra["tail"])
+    summary = run_phase1(ctx, offline=True, all_threads=True, thread_id=w.thread_id)
+    assert summary.succeeded == 0 and summary.failed == 1
+    error = ctx.conn.execute("SELECT error FROM job_runs ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+    assert error == MEMORY_TURNED_OFF
+    assert ctx.conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id=?", (w.thread_id,)).fetchone() is None
+    assert run_ingest(ctx).updated == 1
+    assert get_thread(ctx.conn, w.thread_id).memory_mode == "disabled"
     ctx.close()

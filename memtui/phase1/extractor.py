@@ -21,7 +21,8 @@ from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
 from memtui.phase1.quotes import enforce_user_quotes, user_words
 from memtui.phase1.render import render_items
 from memtui.redact import redact
-from memtui.rollouts.filter import memory_items
+from memtui.rollouts import codex, jsonl
+from memtui.rollouts.filter import items_from_bytes
 from memtui.settings import Settings
 
 
@@ -93,10 +94,22 @@ def keep_faithful_quotes(info: Extraction) -> None:
         info.output = out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
+MEMORY_TURNED_OFF = "memory turned off for this thread (its last session_meta); nothing was read or sent"
+
+
 def read_items(job: Candidate) -> list[dict]:
+    """The rollout's memory items, read at extraction time. A Codex thread whose memory the user turned off since
+    it was indexed (the file grew by a ``session_meta`` saying so) is refused here, the one path every extractor
+    (model, offline, batch) reads through, so the opt-out holds even before the next ingest records it."""
     try:
-        return memory_items(Path(job.path), job.source_kind)
+        data, _ = jsonl.read_bytes(Path(job.path))
     except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
+        raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
+    if job.source_kind == "codex" and codex.memory_mode_of(data, job.thread_id) != "enabled":
+        raise ExtractionFailed(MEMORY_TURNED_OFF)
+    try:
+        return items_from_bytes(data, job.source_kind, Path(job.path))
+    except Exception as exc:
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from memtui.phase1.render import TIER_OF, Tier, cut_middle, origin_of_line
 from memtui.settings import Settings
 
 DEFAULT_ROLLOUT_TOKEN_LIMIT = 150_000  # reference: fallback when the context window is unknown
@@ -87,6 +88,48 @@ def truncate_middle(text: str, max_tokens: int, bytes_per_token: float = 3.0) ->
         keep = max(0, keep - max(64, (est - max_tokens) * 4))
 
 
+OMITTED = "[memtui: items omitted here to fit the budget]"
+
+
+def fit_by_tier(text: str, max_tokens: int, bytes_per_token: float = 3.0) -> Truncated:
+    """The rendered items within ``max_tokens``, chosen like Codex's Phase 1 (``rollout_input.rs``,
+    ``serialize_tiered_input``): tier by tier (the person's words, final answers, other agents, commentary,
+    context, tools), newest first within a tier, the last item that does not fit cut to what is left; then
+    rendered in source order with one marker per run of left-out items. Text that is not numbered items (or that
+    fits) falls back to the middle cut."""
+    lines = text.split("\n")
+    origins = [origin_of_line(line) for line in lines]
+    total = estimate_tokens(text, bytes_per_token)
+    if total <= max_tokens or any(o is None for o in origins):
+        return truncate_middle(text, max_tokens, bytes_per_token)
+    omitted = estimate_tokens(OMITTED, bytes_per_token) + 1
+    remaining = max_tokens - omitted
+    chosen: list[str | None] = [None] * len(lines)
+    for tier in Tier:
+        for index in range(len(lines) - 1, -1, -1):
+            origin = origins[index]
+            if origin is None or TIER_OF[origin] is not tier or remaining <= omitted + 32:
+                continue
+            line = lines[index]
+            cost = estimate_tokens(line, bytes_per_token) + 1
+            if cost > remaining - omitted:
+                density = len(line.encode("utf-8")) / max(cost, 1)
+                line = cut_middle(line, int((remaining - omitted - 32) * density))
+                cost = estimate_tokens(line, bytes_per_token) + 1
+            remaining -= cost + omitted
+            chosen[index] = line
+    out: list[str] = []
+    for line in chosen:
+        if line is not None:
+            out.append(line)
+        elif not out or out[-1] != OMITTED:
+            out.append(OMITTED)
+    kept = "\n".join(out)
+    kept_tokens = estimate_tokens(kept, bytes_per_token)
+    cut = len(text.encode("utf-8")) - len(kept.encode("utf-8"))
+    return Truncated(kept, kept_tokens, max(0, total - kept_tokens), max(0, cut))
+
+
 def _split_keep(data: bytes, keep: int) -> tuple[bytes, bytes]:
     """Head of at most keep//2 bytes and tail of at most the rest, both on UTF-8 character boundaries."""
     left = keep // 2
@@ -129,9 +172,9 @@ def build_stage_one_input_message(
     settings: Settings,
     context_window: int | None = -1,
 ) -> StageOneInput:
-    """Budget and truncate the (already redacted) filtered rollout, then render ``stage_one_input.md``."""
+    """Budget the (already redacted) rendered items by tier (``fit_by_tier``), then render ``stage_one_input.md``."""
     budget = rollout_token_budget(settings, context_window)
-    t = truncate_middle(rollout_contents, budget, settings.bytes_per_token)
+    t = fit_by_tier(rollout_contents, budget, settings.bytes_per_token)
     message = render_template(
         load_prompt("stage_one_input.md"),
         {"rollout_path": rollout_path, "rollout_cwd": rollout_cwd or "unknown", "rollout_contents": t.text},

@@ -16,6 +16,9 @@ from typing import Any
 
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
+from memtui.rollouts.claude_tree import is_prompt_line
+from memtui.rollouts.claude_tree import parent_of as claude_parent
+from memtui.rollouts.filter import claude_items, queued_prompt
 from memtui.rollouts.model import (
     PREVIEW_CHARS,
     ClaudeLine,
@@ -65,6 +68,66 @@ def _summary_of_this_file(data: bytes, obj: dict[str, Any]) -> str | None:
     return summary.strip()
 
 
+def first_prompt_stands(data: bytes, head_parents: dict[str, str | None], uid: str | None) -> bool:
+    """True when nothing shows that the first prompt (``uid``) lies on an abandoned branch. Since it is the first
+    prompt, a branch replacing it must start at a prompt whose parent is one of its ancestors (or, when it is a
+    root, a second root): only the few lines naming one of those parents are parsed, not the whole file."""
+    if uid is None:
+        return True
+    chain: list[str | None] = []
+    node = head_parents.get(uid)
+    seen: set[str] = set()
+    while True:
+        chain.append(node)
+        if node is None or node in seen or node not in head_parents:
+            break
+        seen.add(node)
+        node = head_parents[node]
+    spaced = b'"parentUuid": ' in data[:4096]  # Claude Code writes compact JSON; a re-serialised file may not
+    sep = b'"parentUuid": ' if spaced else b'"parentUuid":'
+    for parent in chain:
+        for needle in (sep + (b"null" if parent is None else b'"' + parent.encode() + b'"'),):
+            pos = data.find(needle)
+            while pos >= 0:
+                nxt, obj = jsonl.object_at(data, pos)
+                if obj is not None and obj.get("uuid") != uid and is_prompt_line(obj) and not obj.get("isSidechain"):
+                    return False
+                pos = data.find(needle, max(nxt, pos + 1))
+    return True
+
+
+def custom_title(data: bytes, scan: jsonl.LineScan | None = None) -> str | None:
+    """The title the person set (``/rename``): the last ``custom-title`` line's ``customTitle`` (found from the line
+    heads when the scan has them, else by searching the bytes from the end)."""
+    obj: dict[str, Any] | None = None
+    if scan is not None and scan.heads is not None and scan.starts is not None:
+        size = len(data) - (1 if data.endswith(b"\n") else 0)
+        for index in range(len(scan.heads) - 1, -1, -1):
+            if scan.heads[index].type == "custom-title":
+                obj = jsonl.object_in(data, *scan.line_span(index, size))
+                break
+    else:
+        for needle in (b'"type":"custom-title"', b'"type": "custom-title"'):
+            pos = data.rfind(needle)
+            if pos >= 0:
+                obj = jsonl.object_at(data, pos)[1]
+                break
+    title = obj.get("customTitle") if obj else None
+    return title.strip() if isinstance(title, str) and title.strip() else None
+
+
+def standing_preview(data: bytes) -> str:
+    """The first prompt of the conversation that stands (``filter.claude_items``), redacted and cut."""
+    for item in claude_items(data, None):
+        if item.get("type") == "message" and item.get("role") == "user":
+            text = "\n".join(
+                p["text"] for p in item["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+            if text.strip():
+                return redact_text(text.strip())[:PREVIEW_CHARS]
+    return ""
+
+
 def title_from_prompt(prompt: str) -> str:
     """The first line of the first real prompt, cut: the title when no summary of this file exists."""
     line = prompt.strip().split("\n", 1)[0].strip()
@@ -83,12 +146,21 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
     session_id = cwd = branch = version = model = title = created = agent_id = None
     preview = ""
     sidechain: bool | None = None
+    preview_uuid: str | None = None
+    head_parents: dict[str, str | None] = {}  # uuid -> parent of the head's lines (the first prompt's ancestors)
     for lineno, obj in jsonl.iter_head_objects(data):
         kind = obj.get("type")
+        if isinstance(obj.get("uuid"), str) and not preview:
+            head_parents[obj["uuid"]] = claude_parent(obj)
         if kind == "summary" and title is None:
             summary = _summary_of_this_file(data, obj)
             if summary:
                 title = redact_text(summary)[:PREVIEW_CHARS]
+        if kind == "attachment" and not preview:
+            queued = queued_prompt(obj)
+            if queued and queued.strip():
+                preview = redact_text(queued.strip())[:PREVIEW_CHARS]
+                preview_uuid = _str(obj.get("uuid"))
         if kind not in ("user", "assistant", "system"):
             continue
         session_id = session_id or _str(obj.get("sessionId"))
@@ -105,6 +177,7 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
             text = user_text(obj)
             if text and text.strip():
                 preview = redact_text(text.strip())[:PREVIEW_CHARS]
+                preview_uuid = _str(obj.get("uuid"))
         if session_id and ((preview and model and lineno > _SETTLED) or lineno >= _HEAD_LINES):
             break
     scan = jsonl.quick_scan(data, b"{", b"}\n{")
@@ -127,6 +200,11 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, now: int) -
         # Claude Code names a session's file after it; a resumed session copies earlier lines (with the old
         # sessionId) into its new file, so the name, when it is a session id, is what tells the files apart.
         thread_id, parent = (stem if _UUID.match(stem) else session_id), None
+    if not is_sub and not first_prompt_stands(data, head_parents, preview_uuid):
+        preview = standing_preview(data)
+    named = custom_title(data, scan)
+    if named:
+        title = redact_text(named)[:PREVIEW_CHARS]
     if title is None and preview:
         title = title_from_prompt(preview)
     result.thread = Thread(

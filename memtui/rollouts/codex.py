@@ -1,6 +1,7 @@
 """Codex CLI rollouts (reference §15): the index row from the head of a file, and typed line reading.
 
-The index needs little: the first ``session_meta`` (id, cwd, source, modes, git), the first real user message
+The index needs little: the first ``session_meta`` (id, cwd, source, git; the memory mode from the last one, as
+Codex reads it), the first real user message
 (the preview) and the first ``turn_context`` (the model). Each is found with a ``bytes.find`` for its exact
 envelope text (``"type":"session_meta"`` can only occur unescaped as JSON structure, never inside a string), so
 only a handful of lines are parsed whatever the file size. Whole-file facts are byte counts: lines, and a
@@ -19,6 +20,7 @@ import orjson
 
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
+from memtui.rollouts.filter import codex_items, user_message_items
 from memtui.rollouts.model import (
     PREVIEW_CHARS,
     CodexLine,
@@ -41,6 +43,7 @@ _NAME_ID = re.compile(rf"^rollout-.*?({_UUID})(?:_[^.]*)?\.jsonl(?:\.zst)?$")
 _LINE_START = b'{"timestamp":"'
 _BOUNDARY = b'}\n{"timestamp":"'
 _MAX_PREVIEW_CANDIDATES = 200
+_ROLLBACK = "thread_rolled_back"
 SKIP_EMPTY = "empty file"
 SKIP_NO_META = "no session_meta and no thread id in the file name"
 _DIRECT_SOURCES = {"cli", "vscode", "exec", "mcp"}
@@ -119,6 +122,44 @@ def _first_envelope(data: bytes, type_name: str) -> dict[str, Any] | None:
     return None
 
 
+def _last_envelope(data: bytes, type_name: str, thread_id: str | None) -> dict[str, Any] | None:
+    """The last line whose envelope ``type`` is ``type_name`` and, for ``session_meta``, whose id is the thread's
+    (searched from the end: the lines a user's mid-session change appends are the newest)."""
+    needle = b'"type":"' + type_name.encode() + b'"'
+    end = len(data)
+    while (pos := data.rfind(needle, 0, end)) >= 0:
+        start, _ = jsonl.line_bounds(data, pos)
+        _, obj = jsonl.object_at(data, pos)
+        if obj is not None and obj.get("type") == type_name and isinstance(obj.get("payload"), dict):
+            payload = obj["payload"]
+            if thread_id is None or (payload.get("id") or payload.get("session_id") or thread_id) == thread_id:
+                return obj
+        end = start
+    return None
+
+
+def memory_mode_of(data: bytes, thread_id: str | None = None, scan: jsonl.LineScan | None = None) -> str:
+    """The thread's memory mode as Codex reads it (``rollout/src/metadata.rs``: the LAST ``session_meta``). Turning
+    memories off mid-session appends a second ``session_meta`` with ``memory_mode: "disabled"``
+    (``thread-store/src/local/update_thread_metadata.rs``); the first one still says what it said at the start.
+    ``scan``: the file's line heads, when known, name the ``session_meta`` lines without a search of the bytes."""
+    last = None
+    if scan is not None and scan.heads is not None and scan.starts is not None:
+        size = len(data) - (1 if data.endswith(b"\n") else 0)
+        for index in range(len(scan.heads) - 1, -1, -1):
+            if scan.heads[index].type != "session_meta":
+                continue
+            obj = jsonl.object_in(data, *scan.line_span(index, size))
+            payload = obj.get("payload") if obj else None
+            if isinstance(payload, dict) and (payload.get("id") or payload.get("session_id") or thread_id) == thread_id:
+                last = obj
+                break
+    else:
+        last = _last_envelope(data, "session_meta", thread_id)
+    mode = last["payload"].get("memory_mode") if last else None
+    return mode if isinstance(mode, str) and mode else "enabled"
+
+
 def user_text(payload: dict[str, Any]) -> str | None:
     """The person's own words in a user ``message`` item or a ``user_message`` event (``user_words``)."""
     if payload.get("type") == "user_message":
@@ -128,14 +169,13 @@ def user_text(payload: dict[str, Any]) -> str | None:
         return user_words(message)
     if payload.get("type") != "message" or payload.get("role") != "user":
         return None
-    content = payload.get("content")
-    if isinstance(content, str):
-        return user_words(content)
-    for part in content if isinstance(content, list) else ():
-        if isinstance(part, dict) and part.get("type") == "input_text" and isinstance(part.get("text"), str):
-            words = user_words(part["text"])
-            if words:
-                return words
+    # The same decision as the memory items (``content_item_kinds`` first, then the fragment's text).
+    for item in user_message_items(payload):
+        if item.get("role") != "user":
+            continue
+        for part in item.get("content") or ():
+            if isinstance(part, dict) and part.get("type") in ("input_text", "text") and part.get("text"):
+                return part["text"]
     return None
 
 
@@ -147,10 +187,31 @@ def find_preview(data: bytes) -> str:
         _, obj = jsonl.object_at(data, pos)
         if not obj:
             continue
-        payload = _payload(obj) if obj.get("type") in ("response_item", "event_msg") else obj
+        payload = obj.get("payload") if obj.get("type") in ("response_item", "event_msg") else obj
+        payload = payload if isinstance(payload, dict) else None
         text = user_text(payload) if payload else None
         if text and text.strip():
             return redact_text(text.strip())[:PREVIEW_CHARS]
+    return ""
+
+
+def rolled_back(data: bytes, scan: jsonl.LineScan | None = None) -> bool:
+    """True when the rollout undoes turns (a ``thread_rolled_back`` event): its first prompt may be one of them.
+    Told from the line heads the scan decoded when it has them, else by a search of the bytes."""
+    if scan is not None and scan.heads is not None:
+        return any(h.type == "event_msg" and h.payload is not None and h.payload.type == _ROLLBACK for h in scan.heads)
+    return data.find(b'"' + _ROLLBACK.encode() + b'"') >= 0
+
+
+def standing_preview(data: bytes) -> str:
+    """The first prompt of the turns that stand (``filter.codex_items``, which undoes rolled-back turns)."""
+    for item in codex_items(data):
+        if item.get("type") == "message" and item.get("role") == "user":
+            text = "\n".join(
+                p["text"] for p in item["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)
+            )
+            if text.strip():
+                return redact_text(text.strip())[:PREVIEW_CHARS]
     return ""
 
 
@@ -168,13 +229,6 @@ def _merged_positions(data: bytes, needles: tuple[bytes, ...]) -> Iterator[int]:
         if start != last_line:
             last_line = start
             yield pos
-
-
-def _payload(obj: dict[str, Any]) -> dict[str, Any] | None:
-    payload = obj.get("payload")
-    if isinstance(payload, dict) and "type" not in payload and isinstance(payload.get("item"), dict):
-        payload = payload["item"]  # newer Codex wraps the response item
-    return payload if isinstance(payload, dict) else None
 
 
 def line_accounting(data: bytes) -> jsonl.LineScan:
@@ -261,7 +315,9 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         session_source=source,  # type: ignore[arg-type]
         source_detail=detail,
         parent_thread_id=parent,
-        memory_mode=(meta.memory_mode if meta else None) or "enabled",
+        memory_mode=memory_mode_of(data, thread_id, scan)
+        if found
+        else (meta.memory_mode if meta else None) or "enabled",
         history_mode=(meta.history_mode if meta else None) or "legacy",
         git_branch=git.branch if git else None,
         git_commit=git.commit_hash if git else None,
@@ -269,7 +325,7 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         model=turn_payload.get("model") if isinstance(turn_payload.get("model"), str) else None,
         created_at=created,
         updated_at=updated,
-        preview=find_preview(data),
+        preview=standing_preview(data) if rolled_back(data, scan) else find_preview(data),
         items=stats.records,
         bytes=size,
         archived=archived,
@@ -288,9 +344,8 @@ def parse_line(lineno: int, obj: dict[str, Any]) -> CodexLine:
     model = _LINE_MODELS.get(line_type)
     item = None
     if model is not None and isinstance(payload, dict):
-        inner = _payload(obj) if line_type == "response_item" else payload
         try:
-            item = model.model_validate(inner)
+            item = model.model_validate(payload)
         except ValueError:
             item = None
     return CodexLine(lineno=lineno, timestamp=obj.get("timestamp"), type=line_type, payload=payload, item=item)

@@ -28,8 +28,9 @@ from typing import Any
 
 import orjson
 
-from memtui.rollouts import jsonl
-from memtui.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, user_words
+from memtui.rollouts import claude_tree, jsonl
+from memtui.rollouts.claude_tree import SpillReader
+from memtui.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, classify_kind, user_words
 
 # should_persist_response_item_for_memories (codex-rs/rollout/src/policy.rs)
 PERSISTED_ITEM_TYPES = frozenset(
@@ -55,6 +56,16 @@ def context_item(label: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": CONTEXT_ROLE, "label": label, "content": [{"type": "input_text", "text": text}]}
 
 
+def content_item_kinds(item: dict[str, Any]) -> list[str] | None:
+    """``internal_chat_message_metadata_passthrough.content_item_kinds`` of a message (current Codex): what made
+    each content part (``user.text``, ``hooks.additional_context``, ``agents_md.instructions``...); None when absent."""
+    meta = item.get("internal_chat_message_metadata_passthrough")
+    kinds = meta.get("content_item_kinds") if isinstance(meta, dict) else None
+    if not isinstance(kinds, list) or not kinds:
+        return None
+    return [k if isinstance(k, str) else "" for k in kinds]
+
+
 def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
     """A user message as memory items, in order: runs of the user's own words (and images) stay a user message,
     injected context becomes context items, everything else injected is dropped (``user_words.classify``)."""
@@ -63,6 +74,12 @@ def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
         content = [{"type": "input_text", "text": content}]
     if not isinstance(content, list):
         return []
+    kinds = content_item_kinds(item)
+    if kinds is not None and len(kinds) != len(content):
+        # Kinds that do not pair with the parts: the whole message is harness context only when none is the user's
+        # (``rollout_input.rs``: all kinds outside ``user.*``), else the parts are judged by their text.
+        whole = kinds[0] if kinds and not any(k.startswith("user.") for k in kinds) else None
+        kinds = [whole] * len(content) if whole else None
     out: list[dict[str, Any]] = []
     run: list[Any] = []
     changed = False
@@ -72,9 +89,10 @@ def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
             out.append({**item, "content": list(run)})
             run.clear()
 
-    for part in content:
+    for index, part in enumerate(content):
         if isinstance(part, dict) and part.get("type") in ("input_text", "text") and isinstance(part.get("text"), str):
-            fragment = classify(part["text"])
+            kind = kinds[index] if kinds is not None else None
+            fragment = classify_kind(kind, part["text"]) if kind else classify(part["text"])
             if fragment.kind == "user":
                 run.append(part if fragment.text == part["text"] else {**part, "text": fragment.text})
                 changed |= fragment.text != part["text"]
@@ -153,13 +171,15 @@ _DROPPED_ITEMS = frozenset(
 )
 _TYPE = b'"type":"'
 _USER_MESSAGE_EVENT = b'"payload":{"type":"user_message"'
+_ROLLBACK_EVENT = b'"payload":{"type":"thread_rolled_back"'
 _PAYLOAD_TYPE = b'"payload":{"type":"'
 
 
 def _droppable(line: bytes) -> bool:
     """True when the line's head alone shows it can only be dropped (Codex writes ``timestamp``, ``type``,
     ``payload`` in that order and the item's ``type`` first): saves parsing event_msg and reasoning blobs.
-    ``user_message`` events are read: some prompts (Codex Desktop) exist only there."""
+    ``user_message`` events are read: some prompts (Codex Desktop) exist only there; ``thread_rolled_back`` events
+    undo turns."""
     head = line[:_HEAD]
     i = head.find(_TYPE)
     if i < 0:
@@ -167,7 +187,7 @@ def _droppable(line: bytes) -> bool:
     i += len(_TYPE)
     kind = head[i : head.find(b'"', i)]
     if kind == b"event_msg":
-        return _USER_MESSAGE_EVENT not in head
+        return _USER_MESSAGE_EVENT not in head and _ROLLBACK_EVENT not in head
     if kind in _DROPPED_LINES:
         return True
     if kind != b"response_item":
@@ -212,17 +232,36 @@ def _event_user_text(payload: dict[str, Any]) -> str | None:
 
 
 def _response_payload(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The response item of a line: the envelope's payload (unwrapped when newer Codex nests it under ``item``),
-    or the bare item of the pre-``session_meta`` format."""
+    """The response item of a line: the envelope's payload (Codex writes item ``metadata`` beside ``payload``,
+    never inside it: ``RolloutLine``), or the bare item of the pre-``session_meta`` format."""
     kind = obj.get("type")
     payload = obj.get("payload")
     if kind == "response_item" and isinstance(payload, dict):
-        if "type" not in payload and isinstance(payload.get("item"), dict):
-            payload = payload["item"]
         return payload
     if isinstance(kind, str) and payload is None and "timestamp" not in obj and "record_type" not in obj:
         return obj  # the oldest format: response items written bare, one per line
     return None
+
+
+def _is_user_turn(what: str, value: dict[str, Any]) -> bool:
+    return what == "event" or (value.get("type") == "message" and value.get("role") == "user")
+
+
+def roll_back(parsed: list[tuple[str, dict[str, Any]]], num_turns: Any) -> None:
+    """``thread_rolled_back`` (codex-rs ``ThreadRolledBackEvent { num_turns }``): the last ``num_turns`` user turns
+    are undone, as Codex drops them when it rebuilds the history; a turn starts at a user message (a user message
+    and its ``user_message`` event are one turn)."""
+    if not isinstance(num_turns, int) or isinstance(num_turns, bool) or num_turns <= 0:
+        return
+    starts: list[int] = []
+    for index, (what, value) in enumerate(parsed):
+        if not _is_user_turn(what, value):
+            continue
+        if starts and all(_is_user_turn(*parsed[j]) for j in range(starts[-1], index + 1)):
+            continue  # the event that repeats the message just before it: the same turn
+        starts.append(index)
+    if starts:
+        del parsed[starts[-min(num_turns, len(starts))] :]
 
 
 def codex_items(data: bytes) -> list[dict[str, Any]]:
@@ -247,6 +286,8 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
                 text = _event_user_text(payload)
                 if text:
                     parsed.append(("event", {"text": text}))
+            elif isinstance(payload, dict) and payload.get("type") == "thread_rolled_back":
+                roll_back(parsed, payload.get("num_turns"))
             continue
         if kind == "inter_agent_communication" and isinstance(payload, dict):
             parsed.append(("item", inter_agent_to_item(payload)))
@@ -259,11 +300,12 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
             continue
         for kept in sanitize_response_item(item):
             parsed.append(("item", kept))
-            if kept.get("type") == "message" and kept.get("role") == "user":
-                texts = [p["text"].strip() for p in kept["content"] if isinstance(p, dict) and "text" in p]
-                said.update(texts)
-                if len(texts) > 1:
-                    said["\n".join(texts)] += 1
+    for what, kept in parsed:
+        if what == "item" and kept.get("type") == "message" and kept.get("role") == "user":
+            texts = [p["text"].strip() for p in kept["content"] if isinstance(p, dict) and "text" in p]
+            said.update(texts)
+            if len(texts) > 1:
+                said["\n".join(texts)] += 1
     out: list[dict[str, Any]] = []
     for what, value in parsed:
         if what == "item":
@@ -294,13 +336,44 @@ def _claude_blocks(content: Any) -> Iterable[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
 
 
-def claude_line_items(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The Responses-API items one Claude Code transcript line maps to (none for dropped lines)."""
+def queued_prompt(obj: dict[str, Any]) -> str | None:
+    """The prompt of an ``attachment`` line of type ``queued_command``: what the person typed while Claude Code was
+    busy, delivered into the running turn with no ``user`` line of its own. Only a human's prompt counts: another
+    session's message (``origin.kind`` ``peer``), an automatic continuation, a task notification or a meta one is not
+    the person's words."""
+    attachment = obj.get("attachment")
+    if obj.get("type") != "attachment" or not isinstance(attachment, dict):
+        return None
+    if attachment.get("type") != "queued_command" or attachment.get("isMeta"):
+        return None
+    if attachment.get("commandMode", "prompt") != "prompt":
+        return None
+    origin = attachment.get("origin")
+    if isinstance(origin, dict) and origin.get("kind", "human") != "human":
+        return None
+    prompt = attachment.get("prompt")
+    text = _text_of(prompt) if isinstance(prompt, (str, list)) else ""
+    return user_words(text) if text else None
+
+
+def claude_line_items(
+    obj: dict[str, Any], *, sidechain_ok: bool = False, spill: SpillReader | None = None
+) -> Iterator[dict[str, Any]]:
+    """The Responses-API items one Claude Code transcript line maps to (none for dropped lines).
+
+    ``sidechain_ok``: the file is a sub-agent's own transcript, where every line is a sidechain line."""
     kind = obj.get("type")
-    if kind not in ("user", "assistant") or obj.get("isSidechain"):
+    if kind == "attachment":
+        words = queued_prompt(obj)
+        if words:
+            yield {"type": "message", "role": "user", "content": [{"type": "input_text", "text": words}]}
+        return
+    if kind not in ("user", "assistant") or (obj.get("isSidechain") and not sidechain_ok):
         return
     if kind == "user" and any(obj.get(flag) for flag in CLAUDE_INJECTED_FLAGS):
         return  # written by Claude Code: skill and command expansions, compaction summaries
+    if kind == "assistant" and obj.get("isApiErrorMessage"):
+        return  # "API Error: 529 ..." written by Claude Code when the request failed: not the assistant's words
     message = obj.get("message")
     if not isinstance(message, dict):
         return
@@ -334,37 +407,46 @@ def claude_line_items(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
             }
         elif btype == "tool_result":
             yield from flush()
-            yield {
-                "type": "function_call_output",
-                "call_id": str(block.get("tool_use_id", "")),
-                "output": _text_of(block.get("content")),
-            }
+            call_id = str(block.get("tool_use_id", ""))
+            output = _text_of(block.get("content"))
+            if spill is not None:
+                output = spill.follow(call_id, output)
+            yield {"type": "function_call_output", "call_id": call_id, "output": output}
         # thinking / redacted_thinking / image / unknown blocks: dropped like reasoning
     yield from flush()
 
 
-def claude_items(data: bytes) -> list[dict[str, Any]]:
+def claude_items(data: bytes, path: Path | None = None) -> list[dict[str, Any]]:
+    """The memory items of a Claude Code transcript: only the conversation that stands (``claude_tree``), sidechain
+    lines only in a sub-agent's own file, tool output spilled to ``tool-results/`` followed when ``path`` is known."""
+    lines = [obj for _, obj in jsonl.iter_objects(data)]
+    tree = claude_tree.standing(lines)
+    sidechain_ok = tree.sub_agent_file
+    spill = SpillReader(path) if path is not None else None
     out: list[dict[str, Any]] = []
-    for _, obj in jsonl.iter_objects(data):
-        out.extend(claude_line_items(obj))
+    for obj in lines:
+        if tree.abandoned(obj):
+            continue
+        out.extend(claude_line_items(obj, sidechain_ok=sidechain_ok, spill=spill))
     return out
 
 
 # --- the interface Phase 1 and the TUI use ----------------------------------------------------------------------
 
 
-def items_from_bytes(data: bytes, source_kind: str) -> list[dict[str, Any]]:
+def items_from_bytes(data: bytes, source_kind: str, path: Path | None = None) -> list[dict[str, Any]]:
+    """The memory items of a rollout's bytes; ``path`` lets a Claude Code reader follow spilled tool output."""
     if source_kind == "codex":
         return codex_items(data)
     if source_kind == "claude":
-        return claude_items(data)
+        return claude_items(data, path)
     raise ValueError(f"unknown source kind {source_kind!r}")
 
 
 def memory_items(path: Path, source_kind: str) -> list[dict[str, Any]]:
     """The memory-relevant response items of a rollout, in order. Raises ``jsonl.UnreadableFile``."""
     data, _ = jsonl.read_bytes(Path(path))
-    return items_from_bytes(data, source_kind)
+    return items_from_bytes(data, source_kind, Path(path))
 
 
 def serialize_items(items: list[dict[str, Any]]) -> str:

@@ -25,8 +25,32 @@ Kind = Literal["user", "context", "drop"]
 
 # Codex's memory-excluded fragments (reference §4.3): a start and an end that must both match.
 _EXCLUDED_BLOCKS = (("# agents.md instructions", "</instructions>"), ("<skill>", "</skill>"))
-# Context Codex keeps in the memory input: labelled, never the user's words.
-_CONTEXT_TAGS = ("environment_context", "subagent_notification")
+# Context Codex keeps in the memory input (its "harness context" tier): labelled, never the user's words. The tags
+# of ``CONTEXTUAL_USER_FRAGMENT_MATCHERS`` in codex-rs ``core/src/context/contextual_user_message.rs`` (and the
+# fragments it wraps: ``internal_model_context.rs``, ``legacy_goal_context.rs``, ``extension_context.rs``,
+# ``recommended_plugins_instructions.rs``, ``hook_additional_context.rs``), plus the realtime hand-off
+# (``<realtime_delegation>``: a voice model's rewording and transcript, not typed by the person).
+_CONTEXT_TAGS = (
+    "environment_context",
+    "subagent_notification",
+    "codex_internal_context",
+    "goal_context",
+    "extension_context",
+    "recommended_plugins",
+    "realtime_delegation",
+    "hook_context",
+    "hook_prompt",
+    "agent_message_board",
+)
+# ``<external_{key}>…</external_{key}>``: additional context an app or a hook supplied (``AdditionalContextUserFragment``).
+_EXTERNAL = re.compile(r"^<(external_[a-z0-9_.-]{1,64})>", re.IGNORECASE)
+# Codex's legacy warnings written as user messages (matched by their start, ``contextual_user_message.rs``).
+_WARNING_PREFIXES = (
+    "warning: your account was flagged for potentially high-risk cyber activity",
+    "warning: the maximum number of unified exec processes you can keep open is",
+    "warning: apply_patch was requested via ",
+    "here is a list of plugins that are available but not installed.",
+)
 # Injected text that starts with one of these is dropped.
 _DROP_PREFIXES = (
     # Codex
@@ -34,6 +58,7 @@ _DROP_PREFIXES = (
     "<turn_aborted>",
     "<user_shell_command>",
     "<user_action>",
+    *_WARNING_PREFIXES,
     "another language model started to solve this problem",  # Codex's compaction summary prefix
     # Claude Code
     "this session is being continued from a previous conversation",  # compaction summary
@@ -85,7 +110,9 @@ def _excluded(trimmed: str, head: str) -> bool:
     return any(head.startswith(start) and _iends(trimmed, end) for start, end in _EXCLUDED_BLOCKS)
 
 
-_CONTEXT_STARTS = tuple((f"<{tag}>", tag) for tag in _CONTEXT_TAGS)
+# ``<codex_internal_context source="…">`` and ``<hook_prompt hook_run_id="…">`` carry attributes: matched on ``<tag``
+# followed by ``>`` or a space.
+_CONTEXT_STARTS = tuple((start, tag) for tag in _CONTEXT_TAGS for start in (f"<{tag}>", f"<{tag} "))
 _HEAD_CHARS = max(len(p) for p in (*_DROP_PREFIXES, *(s for s, _ in _EXCLUDED_BLOCKS), *dict(_CONTEXT_STARTS)))
 
 
@@ -121,6 +148,10 @@ def classify(text: str) -> Fragment:
     for start, tag in _CONTEXT_STARTS:
         if head.startswith(start):
             return Fragment("context", trimmed, tag)
+    if head.startswith("<external_"):
+        external = _EXTERNAL.match(trimmed)
+        if external:
+            return Fragment("context", trimmed, external.group(1).lower())
     if head.startswith("<command-"):
         words = _slash_command(trimmed)
         return Fragment("user", words) if words else Fragment("drop", "")
@@ -135,6 +166,22 @@ def classify(text: str) -> Fragment:
         if cleaned != trimmed:
             return classify(cleaned) if cleaned else Fragment("drop", "")
     return Fragment("user", trimmed)
+
+
+# ``content_item_kinds`` (``internal_chat_message_metadata_passthrough``): current Codex names what made each part
+# of a user-role message. Parts of a ``user.*`` kind are the person's; ``multi_agent.*`` another agent's; the rest
+# harness context, of which AGENTS.md and skill instructions are dropped (Codex excludes them from memory input).
+_DROPPED_KIND_PREFIXES = ("agents_md.", "skills.")
+
+
+def classify_kind(kind: str, text: str) -> Fragment:
+    """A part of a user-role message by the kind Codex recorded for it (authoritative over tags)."""
+    if kind.startswith("user."):
+        return classify(text)
+    if kind.startswith(_DROPPED_KIND_PREFIXES):
+        return Fragment("drop", "")
+    trimmed = text.strip()
+    return Fragment("context", trimmed, kind) if trimmed else Fragment("drop", "")
 
 
 def user_words(text: str) -> str | None:
