@@ -262,30 +262,41 @@ class _Run:
             )
             record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
         else:
-            record = _measurements(result)
-            self.summary.dropped_quotes += len(result.dropped_quotes)
-            out = redact_output(result.output, result.redactions)
-            record["redactions"] = result.redactions
-            if out.raw_memory == "" or out.rollout_summary == "":
-                owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
-                record.update(outcome="no_output" if owned else "lost_lease", noop=1)
-            else:
-                owned = mark_stage1_job_succeeded(
-                    self.conn,
-                    job.thread_id,
-                    token,
-                    job.updated_at,
-                    out.raw_memory,
-                    out.rollout_summary,
-                    out.rollout_slug,
-                    offline=result.offline,
+            try:
+                record = self._store(job, token, result)
+            except Exception as exc:  # storing failed: a recorded, backed-off failure, never a job left running
+                reason = f"storing the output failed: {type(exc).__name__}: {exc}"
+                owned = mark_stage1_job_failed(
+                    self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
                 )
-                record["outcome"] = "succeeded" if owned else "lost_lease"
-            if not owned:
-                record["error"] = "lease lost before finalize: another worker owns this job; nothing written"
+                record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
         finish_job_run(self.conn, run_id, **record)
         self._account(record)
         self._tick(job, record["outcome"])
+
+    def _store(self, job: Candidate, token: str, result: Any) -> dict[str, Any]:
+        record = _measurements(result)
+        self.summary.dropped_quotes += len(result.dropped_quotes)
+        out = redact_output(result.output, result.redactions)
+        record["redactions"] = result.redactions
+        if out.raw_memory == "" or out.rollout_summary == "":
+            owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
+            record.update(outcome="no_output" if owned else "lost_lease", noop=1)
+        else:
+            owned = mark_stage1_job_succeeded(
+                self.conn,
+                job.thread_id,
+                token,
+                job.updated_at,
+                out.raw_memory,
+                out.rollout_summary,
+                out.rollout_slug,
+                offline=result.offline,
+            )
+            record["outcome"] = "succeeded" if owned else "lost_lease"
+        if not owned:
+            record["error"] = "lease lost before finalize: another worker owns this job; nothing written"
+        return record
 
     def _account(self, record: dict[str, Any]) -> None:
         s = self.summary
