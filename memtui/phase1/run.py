@@ -71,6 +71,9 @@ class Phase1Summary(BaseModel):
     cancelled: bool = False
     provider: str = ""
     halted: str | None = None  # the backend cannot serve now (login, usage limit...): the run stopped claiming
+    expired: int = 0  # retention at the start of the run: stage-1 outputs unused for max_unused_days, removed
+    opted_out: list[str] = Field(default_factory=list)  # rollouts forgotten: their memory was turned off
+    opt_outs_waiting: int = 0  # opt-outs left for the next run (a Phase 2 run awaits review)
 
 
 def run_phase1(
@@ -88,7 +91,11 @@ def run_phase1(
     """Run Phase 1 once (blocking). Safe to call from a worker thread: it opens its own connection and loop."""
     conn = ctx.new_conn()
     try:
-        return asyncio.run(
+        from memtui.context import Context
+        from memtui.retention import housekeeping
+
+        done = housekeeping(Context(ctx.loaded, ctx.paths, conn))  # retention and opt-outs first, as the seed does
+        summary = asyncio.run(
             run_phase1_async(
                 conn,
                 ctx.settings,
@@ -102,6 +109,8 @@ def run_phase1(
                 cancel=cancel,
             )
         )
+        summary.expired, summary.opted_out, summary.opt_outs_waiting = done.expired, done.opted_out, done.waiting
+        return summary
     finally:
         conn.close()
 

@@ -373,6 +373,22 @@ MIGRATIONS: list[str] = [
         INSERT INTO meta (key, value) VALUES ('search.purge', '1');
     END;
     """,
+    # A person's deletions block re-learning by hash, never by the deleted words (tombstones.md held them, in git
+    # too); the lines a person wrote are known by hash so forget never removes them. The rows of tombstones.md move
+    # here at the next Phase 2 run (memtui/state/tombstones.py).
+    """
+    CREATE TABLE IF NOT EXISTS tombstones (
+        hash TEXT PRIMARY KEY,                -- sha256 of the normalised line; never the words
+        file TEXT NOT NULL,                   -- MEMORY.md | memory_summary.md | skills/...
+        thread_ids TEXT NOT NULL DEFAULT '[]',-- JSON [thread_id]: rollouts whose output held the line
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS person_lines (
+        hash TEXT PRIMARY KEY,                -- sha256 of a normalised line a person wrote or amended
+        file TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
