@@ -12,7 +12,6 @@ import pytest
 from memtui import forget
 from memtui.context import open_context
 from memtui.phase2.workspace import MEMORY_MD, ROLLOUT_SUMMARIES
-from memtui.state import stores, tombstones
 from tests.test_curation_cli import MARKER, T_GONE, T_KEEP, build_pipeline, cli, scan_home, show_json
 
 KEEP_WORDS = "TZ=UTC"
@@ -53,6 +52,8 @@ def _forget_and_approve(capsys, thread_id: str) -> None:
 
 
 def test_the_registry_declares_every_table_column_and_home_folder_and_fails_on_a_new_one(pipeline, capsys):
+    from memtui.state import stores
+
     home = pipeline["MEMTUI_HOME"]
     assert cli(capsys, "review", "approve")[0] == 0
     assert cli(capsys, "search", "checkout")[0] in (0, 1)  # the FTS5 index and its shadow tables exist
@@ -87,6 +88,8 @@ def test_the_registry_declares_every_table_column_and_home_folder_and_fails_on_a
 
 
 def test_batch_files_go_when_collected_and_forget_removes_a_rollouts_lines_from_an_open_one(pipeline, capsys):
+    from memtui.state import stores
+
     home = pipeline["MEMTUI_HOME"]
     assert cli(capsys, "review", "approve")[0] == 0
     folder = home / "batches"
@@ -120,6 +123,8 @@ def test_batch_files_go_when_collected_and_forget_removes_a_rollouts_lines_from_
 
 
 def test_forgetting_a_rollout_drops_the_tombstones_only_it_supported(pipeline, capsys):
+    from memtui.state import tombstones
+
     home = pipeline["MEMTUI_HOME"]
     assert cli(capsys, "review", "approve")[0] == 0
     root = home / "memories"
@@ -259,6 +264,8 @@ def test_a_line_two_rollouts_support_stays_until_both_are_forgotten_and_a_person
 
 
 def test_a_line_citing_a_remembered_rollout_loses_only_the_forgotten_citation():
+    from memtui.state import stores
+
     t = stores.Target("gone-1", frozenset({"2026-07-10T05-00-00-abcd-tag_releases"}), frozenset())
     text = (
         "- tag releases first [thread_id=gone-1, thread_id=kept-2]\n"
