@@ -102,15 +102,22 @@ def line_is_derived(line: str, t: Target) -> bool:
     """Whether ``line`` came only from the target's rollouts (a person's line never does)."""
     if is_person_line(line, t):
         return False
-    refs = _refs(line)
-    if refs & t.marks:
-        return not (refs - t.marks)
+    mine, others = _split_refs(line, t)
+    if mine:
+        return not others
     return normalize_line(line) in t.keys
+
+
+def _split_refs(line: str, t: Target) -> tuple[set[str], set[str]]:
+    """The line's citations (thread ids, summary stems): the target's, and the others."""
+    refs = _refs(line)
+    mine = {r for r in refs if t.owns(r)}
+    return mine, refs - mine
 
 
 def strip_citations(line: str, marks: set[str]) -> str:
     """``line`` without its citations of ``marks`` (thread ids, summary stems), keeping the others."""
-    for m in sorted(marks, key=len, reverse=True):
+    for m in sorted(marks, key=len, reverse=True):  # the longest first: a stem holds its prefix
         esc = re.escape(m)
         line = re.sub(rf"(?:,\s*)?\bthread_id={esc}\b", "", line)
         line = re.sub(rf"(?:,\s*)?{ROLLOUT_SUMMARIES}/{esc}\.md", "", line)
@@ -121,7 +128,6 @@ def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], l
     """For the lines of ``text``: {index: None (remove) or the line without the forgotten citations}, and the
     indexes of a person's lines that mention the target (kept)."""
     lines = text.split("\n")
-    marks = t.marks
     out: dict[int, str | None] = {}
     mentions: list[int] = []
     if rel == MEMORY_MD:
@@ -147,7 +153,7 @@ def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], l
             elif open_task is not None:
                 open_task[2].update(_refs(line))
         close(len(lines))
-        only = {key for key, (_, _, refs) in tasks.items() if refs and refs <= marks}
+        only = {key for key, (_, _, refs) in tasks.items() if refs and all(t.owns(r) for r in refs)}
         for key in only:
             start, end, _ = tasks[key]
             out.update({i: None for i in range(start, end)})
@@ -159,10 +165,10 @@ def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], l
             if tags and all((group, tag) in only for tag in tags):
                 out[i] = None
     for i, line in enumerate(lines):
-        refs = _refs(line)
-        if refs & marks and refs - marks:
-            out[i] = strip_citations(line, marks)  # other rollouts still support it: only the citation goes
-        elif refs & marks:
+        mine, others = _split_refs(line, t)
+        if mine and others:
+            out[i] = strip_citations(line, mine)  # other rollouts still support it: only the citation goes
+        elif mine:
             out[i] = None
             stripped = line.lstrip()
             if rel == MEMORY_SUMMARY and stripped.startswith("- desc:") and i > 0 and lines[i - 1].startswith("- "):
@@ -172,7 +178,7 @@ def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], l
     for i in list(out):
         if is_person_line(lines[i], t):
             del out[i]
-            if _refs(lines[i]) & marks or normalize_line(lines[i]) in t.keys:
+            if _split_refs(lines[i], t)[0] or normalize_line(lines[i]) in t.keys:
                 mentions.append(i)
     return out, sorted(set(mentions))
 
@@ -197,7 +203,7 @@ def holds(text: str, t: Target, *, diff: bool = False) -> bool:
             line = line[1:]
         if is_person_line(line, t):
             continue
-        if any(m in line for m in t.marks) or (t.keys and normalize_line(line) in t.keys):
+        if t.mentioned_in(line) or (t.keys and normalize_line(line) in t.keys):
             return True
     return False
 

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fnmatch import fnmatch
+from functools import lru_cache
 from pathlib import Path
 
 FORGOTTEN_NAME = "(forgotten)"  # what a forgotten rollout's summary stem becomes in audit rows
@@ -49,6 +51,35 @@ class Target:
     @property
     def marks(self) -> set[str]:
         return {self.thread_id, *self.others, *self.stems}
+
+    @property
+    def names(self) -> re.Pattern[str]:
+        """Every summary stem the target's threads ever had: ``<ts>-<hash4>[-<slug>]`` where the hash (and for a
+        time-based UUID the timestamp) comes from the thread id, while the slug and a UUIDv4's time may change."""
+        return _name_pattern(tuple(sorted({self.thread_id, *self.others})), tuple(sorted(self.stems)))
+
+    def owns(self, ref: str) -> bool:
+        """Whether ``ref`` (a thread id or a summary stem) is one of the target's."""
+        return ref in self.marks or bool(self.names.fullmatch(ref))
+
+    def mentioned_in(self, text: str) -> bool:
+        return any(m in text for m in self.marks) or bool(self.names.search(text))
+
+
+_TS = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}"
+
+
+@lru_cache(maxsize=256)
+def _name_pattern(thread_ids: tuple[str, ...], stems: tuple[str, ...]) -> re.Pattern[str]:
+    from memtui.phase2.stems import rollout_summary_file_stem
+
+    alts = [re.escape(s) for s in stems]
+    for tid in thread_ids:
+        prefix = rollout_summary_file_stem(tid, 0, None)  # <ts>-<hash4>; ts is the id's own for time-based UUIDs
+        fixed_ts = prefix != rollout_summary_file_stem(tid, 86_400, None)
+        ts = re.escape(prefix[:-5]) if fixed_ts else _TS
+        alts.append(rf"{ts}-{re.escape(prefix[-4:])}(?:-[a-z0-9_]+)?")
+    return re.compile("|".join(f"(?:{a})" for a in sorted(alts, key=len, reverse=True)) or r"(?!x)x")
 
 
 def combine(targets: list[Target]) -> Target | None:
@@ -91,29 +122,24 @@ class Store:
 
 
 def _names_in(text: str | None, target: Target) -> bool:
-    return bool(text) and any(s in text for s in target.stems)  # type: ignore[operator]
+    return bool(text) and bool(target.names.search(text))  # type: ignore[arg-type]
 
 
 def rename(text: str | None, target: Target) -> str | None:
-    """``text`` with every summary stem of ``target`` replaced by ``FORGOTTEN_NAME``."""
+    """``text`` with every summary stem the target's threads ever had replaced by ``FORGOTTEN_NAME``."""
     if not text:
         return text
-    for stem in target.stems:
-        text = text.replace(stem, FORGOTTEN_NAME)
-    return text
+    return target.names.sub(FORGOTTEN_NAME, text)
 
 
 def _rename_columns(conn: sqlite3.Connection, table: str, key: str, columns: Iterable[str], target: Target) -> int:
-    if not target.stems:
-        return 0
     cols = list(columns)
-    like = " OR ".join(f"{c} LIKE ?" for c in cols for _ in target.stems)
-    params = [f"%{s}%" for _ in cols for s in target.stems]
     changed = 0
-    for row in conn.execute(f"SELECT {key}, {', '.join(cols)} FROM {table} WHERE {like}", params).fetchall():
-        values = [rename(v, target) for v in row[1:]]
-        conn.execute(f"UPDATE {table} SET {', '.join(f'{c}=?' for c in cols)} WHERE {key}=?", (*values, row[0]))
-        changed += 1
+    for row in conn.execute(f"SELECT {key}, {', '.join(cols)} FROM {table}").fetchall():
+        values = [rename(v, target) if isinstance(v, str) else v for v in row[1:]]
+        if values != list(row[1:]):
+            conn.execute(f"UPDATE {table} SET {', '.join(f'{c}=?' for c in cols)} WHERE {key}=?", (*values, row[0]))
+            changed += 1
     return changed
 
 
@@ -151,6 +177,15 @@ def _forget_search(env: Env, t: Target) -> int:
         "DELETE FROM search_docs WHERE source=? AND kind IN ('summary', 'raw_memory')", (t.thread_id,)
     ).rowcount
     n += conn.execute("DELETE FROM search_sources WHERE key=?", (f"thread:{t.thread_id}",)).rowcount
+    from memtui import forget
+
+    # memory-file chunks that hold its lines: dropped, and their file re-indexed by the next refresh (the live
+    # memory files keep those lines until the removing run is approved; a set-aside database has no next refresh)
+    for doc_id, source, text in conn.execute("SELECT id, source, text FROM search_docs WHERE kind='memory'").fetchall():
+        if forget.holds(text, t):
+            conn.execute("DELETE FROM search_docs WHERE id=?", (doc_id,))
+            conn.execute("DELETE FROM search_sources WHERE key=?", (f"file:{source}",))
+            n += 1
     conn.execute("DELETE FROM meta WHERE key='search.purge'")
     conn.execute("INSERT INTO meta (key, value) VALUES ('search.purge', '1')")
     return n
@@ -330,9 +365,9 @@ def _forget_logs(env: Env, t: Target) -> int:
         if not path.is_file():
             continue
         data = path.read_bytes().decode("utf-8", "replace")
-        if not any(m in data for m in t.marks):
+        if not t.mentioned_in(data):
             continue
-        write_if_changed(path, "".join(x for x in data.splitlines(keepends=True) if not any(m in x for m in t.marks)))
+        write_if_changed(path, "".join(x for x in data.splitlines(keepends=True) if not t.mentioned_in(x)))
         n += 1
     return n
 
@@ -356,6 +391,10 @@ def _forget_aside_databases(env: Env, t: Target) -> int:
                         continue
                     if all(_has_table(conn, table) for table in store.columns):
                         store.forget(aside, t)
+                if _has_table(conn, "meta"):
+                    from memtui.search import purge_deleted
+
+                    purge_deleted(conn, force=True)  # the deleted documents' terms leave the FTS5 segments
                 conn.execute("VACUUM")
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
