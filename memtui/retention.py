@@ -83,4 +83,5 @@ def housekeeping(ctx: Context) -> Housekeeping:
     """What the start of a Phase 1 or Phase 2 run does first: retention, then opt-outs."""
     result = Housekeeping(expired=run_retention(ctx))
     forget_opt_outs(ctx, result)
+    stores.sweep_stale_scratch(ctx.paths.home)  # a killed Phase 1 CLI call's reply
     return result

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -408,3 +410,15 @@ def _no_leftover_clock():
     from memtui import clock
 
     clock.reset()
+
+
+def test_a_killed_phase1_cli_calls_scratch_folder_goes_at_the_next_run_a_live_one_stays(pipeline, capsys):
+    home = pipeline["MEMTUI_HOME"]
+    stale, live = home / "work" / "codex-stale01", home / "work" / "codex-live0001"
+    for folder in (stale, live):
+        folder.mkdir(parents=True)
+        (folder / "last_message.json").write_text(f'{{"raw_memory": "{MARKER}"}}')
+    old = time.time() - 2 * 3600
+    os.utime(stale, (old, old))
+    assert cli(capsys, "--set", "provider=offline", "phase1")[0] == 0
+    assert not stale.exists() and live.exists()

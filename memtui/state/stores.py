@@ -339,12 +339,33 @@ def sweep_work(env: Env, _t: Target | None = None) -> int:
     if env.home is None:
         return 0
     work = env.home / "work"
-    n = 0
+    n = sweep_stale_scratch(env.home)
     if work.is_dir():
         for entry in work.iterdir():
             if entry.is_dir() and entry.name.startswith(("phase2-", "codex-agent-")):
                 shutil.rmtree(entry, ignore_errors=True)
                 n += 1
+    return n
+
+
+STALE_SCRATCH_SECONDS = 3600  # a Phase 1 CLI call's folder this old belongs to no live call (cli_timeout_seconds)
+
+
+def sweep_stale_scratch(home: Path) -> int:
+    """Folders of Phase 1 CLI calls (``work/codex-*``: the schema and the model's reply, a rollout's raw memory)
+    that a killed process left; any process may run this, a live call's folder is younger."""
+    from memtui import clock
+
+    work = home / "work"
+    n = 0
+    if work.is_dir():
+        for entry in work.iterdir():
+            if not (entry.is_dir() and entry.name.startswith("codex-") and not entry.name.startswith("codex-agent-")):
+                continue
+            with contextlib.suppress(OSError):
+                if clock.file_time() - entry.stat().st_mtime > STALE_SCRATCH_SECONDS:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    n += 1
     return n
 
 
