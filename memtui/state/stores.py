@@ -372,8 +372,8 @@ def sweep_stale_scratch(home: Path) -> int:
 def _sweep_views(env: Env, _t: Target) -> int:
     from memtui.memroot.view import remove_leftover_views
 
-    root = env.memory_root
-    return 0 if root is None else remove_leftover_views(root, older_than=0)
+    root = env.memory_root  # a reader's view in use is younger than the leftover age, and goes when it is done
+    return 0 if root is None else remove_leftover_views(root)
 
 
 def _forget_logs(env: Env, t: Target) -> int:
