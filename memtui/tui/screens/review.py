@@ -205,7 +205,8 @@ class ReviewScreen(MemtuiScreen):
                 if since is not None
                 else "",
                 (
-                    f"\n⚠ {plural(len(self.forgotten_mentions), 'line')} you wrote mention a forgotten rollout "
+                    f"\n⚠ {plural(len(self.forgotten_mentions), 'line')} you wrote "
+                    f"{'mentions' if len(self.forgotten_mentions) == 1 else 'mention'} a forgotten rollout "
                     "(forget leaves them to you): "
                     + ", ".join(f"{m['file']}:{m['line']}" for m in self.forgotten_mentions[:6]),
                     "$text-warning",
