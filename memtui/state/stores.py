@@ -47,6 +47,7 @@ class Target:
     keys: frozenset[str] = frozenset()
     person: frozenset[str] = frozenset()  # hashes of a person's lines: never removed
     others: frozenset[str] = frozenset()  # more thread ids forgotten together (one Phase 2 run removes them all)
+    expiring: bool = False  # retention, not a forget: memory lines citing it stay (and so do their index chunks)
 
     @property
     def marks(self) -> set[str]:
@@ -181,7 +182,8 @@ def _forget_search(env: Env, t: Target) -> int:
 
     # memory-file chunks that hold its lines: dropped, and their file re-indexed by the next refresh (the live
     # memory files keep those lines until the removing run is approved; a set-aside database has no next refresh)
-    for doc_id, source, text in conn.execute("SELECT id, source, text FROM search_docs WHERE kind='memory'").fetchall():
+    memory = [] if t.expiring else conn.execute("SELECT id, source, text FROM search_docs WHERE kind='memory'")
+    for doc_id, source, text in list(memory):
         if forget.holds(text, t):
             conn.execute("DELETE FROM search_docs WHERE id=?", (doc_id,))
             conn.execute("DELETE FROM search_sources WHERE key=?", (f"file:{source}",))
@@ -658,7 +660,7 @@ def forget_everywhere(env: Env, target: Target) -> dict[str, int]:
 
 def expire(env: Env, thread_id: str) -> int:
     """Retention: an expired stage-1 output leaves the stores that hold it (not a forget: no mark is set)."""
-    t = Target(thread_id)
+    t = Target(thread_id, expiring=True)
     return sum(s.forget(env, t) for s in STORES if s.expire and s.forget is not None)
 
 
