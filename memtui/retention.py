@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass, field
 
 from memtui.context import Context
@@ -26,6 +27,7 @@ class Housekeeping:
     expired: int = 0  # stage-1 outputs removed by retention
     opted_out: list[str] = field(default_factory=list)  # rollouts forgotten because their memory was turned off
     waiting: int = 0  # opt-outs left for the next run (a run awaits review)
+    problem: str | None = None  # a step failed (a locked database, a full disk): the run goes on, the next retries
 
     def lines(self) -> list[str]:
         out = []
@@ -38,6 +40,8 @@ class Housekeeping:
             )
         if self.waiting:
             out.append(f"opt-outs: {self.waiting} rollout(s) to forget once the run awaiting review is decided")
+        if self.problem:
+            out.append(f"retention: not finished ({self.problem}); the next run tries again")
         return out
 
 
@@ -81,7 +85,11 @@ def forget_opt_outs(ctx: Context, result: Housekeeping) -> None:
 
 def housekeeping(ctx: Context) -> Housekeeping:
     """What the start of a Phase 1 or Phase 2 run does first: retention, then opt-outs."""
-    result = Housekeeping(expired=run_retention(ctx))
-    forget_opt_outs(ctx, result)
-    stores.sweep_stale_scratch(ctx.paths.home)  # a killed Phase 1 CLI call's reply
+    result = Housekeeping()
+    try:
+        result.expired = run_retention(ctx)
+        forget_opt_outs(ctx, result)
+        stores.sweep_stale_scratch(ctx.paths.home)  # a killed Phase 1 CLI call's reply
+    except (sqlite3.Error, OSError) as exc:  # never the reason a Phase 1 or Phase 2 run fails
+        result.problem = f"{exc.__class__.__name__}: {exc}"
     return result
