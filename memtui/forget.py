@@ -8,13 +8,16 @@ that came only from it. When that run is approved, the history snapshots and rej
 text are rewritten or dropped, old run records are cleared, deleted rows are zeroed and the WAL truncated; the
 baseline commit replaces the old one and git prunes the objects only the old one held.
 
-"Only from it": a line is the rollout's when it repeats a line of its raw memory or summary that no other rollout's
-output has, names its thread id or summary file, or sits in (or is tagged with) a task whose evidence is only it.
+Lineage, not mentions: a memory line goes only when every rollout supporting it is forgotten. It is the rollout's
+when it repeats a line of its raw memory or summary that no other rollout's output has, is a pointer to its thread
+id or summary file and nothing else, or sits in (or is tagged with) a task whose evidence is only forgotten
+rollouts. A line that also cites a rollout still remembered loses only the forgotten citation. A line a person
+wrote (``memtui/state/person_lines.py``) is never removed: the review names it as mentioning a forgotten rollout.
+Where the rollout's text lives is ``memtui/state/stores.py``: forget runs every store there.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from pathlib import Path
@@ -27,7 +30,8 @@ from memtui.context import Context
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.review.decide import normalize_line
-from memtui.state.jobs import STAGE1
+from memtui.state import person_lines, stores
+from memtui.state.stores import Env, Target
 
 MIN_KEY_CHARS = 12  # shorter lines ("- none", "## Task 1") are too generic to say where they came from
 _TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
@@ -47,6 +51,12 @@ class Lineage(BaseModel):
     summary_files: list[str] = []  # rollout_summaries/<stem>.md
     keys: list[str] = []  # normalised lines of its raw memory and summary that no other rollout has
     lines: list[dict[str, Any]] = []  # [{file, line, text}] lines of the memory files derived only from it
+    mentions: list[dict[str, Any]] = []  # [{file, line}] a person's lines that mention it: theirs to decide
+
+    def target(self, person: set[str] | frozenset[str] = frozenset()) -> Target:
+        return Target(
+            self.thread_id, frozenset(Path(f).stem for f in self.summary_files), frozenset(self.keys), frozenset(person)
+        )
 
 
 class ForgetResult(BaseModel):
@@ -56,18 +66,19 @@ class ForgetResult(BaseModel):
     removed_output: bool = False
     removed_files: list[str] = []
     lineage: Lineage | None = None
-    snapshots_rewritten: int = 0
-    snapshots_dropped: int = 0
+    stores: dict[str, int] = {}  # what each store of the registry changed
 
     def message(self) -> str:
         if not self.forgotten:
-            return f"{self.thread_id}: no longer forgotten; the next Phase 1 may extract it again"
+            return f"{self.thread_id}: no longer forgotten; the next Phase 2 may extract it again"
         parts = [f"forgot {self.thread_id}"]
         parts.append("stage-1 output removed" if self.removed_output else "no stage-1 output")
         if self.removed_files:
-            parts.append(f"removed {', '.join(self.removed_files)}")
+            parts.append(f"removed {len(self.removed_files)} summary file(s)")
         if self.lineage and self.lineage.lines:
             parts.append(f"{len(self.lineage.lines)} memory line(s) derived from it go with the next Phase 2 run")
+        if self.lineage and self.lineage.mentions:
+            parts.append(f"{len(self.lineage.mentions)} line(s) you wrote mention it: they stay, yours to decide")
         return "; ".join(parts)
 
 
@@ -82,11 +93,43 @@ def _refs(line: str) -> set[str]:
     return set(_THREAD_REF.findall(line)) | set(_SUMMARY_REF.findall(line))
 
 
-def derived_line_numbers(rel: str, text: str, marks: set[str], keys: set[str]) -> list[int]:
-    """0-based numbers of the lines of ``text`` derived only from the rollouts named by ``marks`` (thread ids and
-    summary stems) or repeating one of their ``keys``."""
+def is_person_line(line: str, t: Target) -> bool:
+    key = normalize_line(line)
+    return bool(key) and person_lines.key_hash(key) in t.person
+
+
+def line_is_derived(line: str, t: Target) -> bool:
+    """Whether ``line`` came only from the target's rollouts (a person's line never does)."""
+    if is_person_line(line, t):
+        return False
+    mine, others = _split_refs(line, t)
+    if mine:
+        return not others
+    return normalize_line(line) in t.keys
+
+
+def _split_refs(line: str, t: Target) -> tuple[set[str], set[str]]:
+    """The line's citations (thread ids, summary stems): the target's, and the others."""
+    refs = _refs(line)
+    mine = {r for r in refs if t.owns(r)}
+    return mine, refs - mine
+
+
+def strip_citations(line: str, marks: set[str]) -> str:
+    """``line`` without its citations of ``marks`` (thread ids, summary stems), keeping the others."""
+    for m in sorted(marks, key=len, reverse=True):  # the longest first: a stem holds its prefix
+        esc = re.escape(m)
+        line = re.sub(rf"(?:,\s*)?\bthread_id={esc}\b", "", line)
+        line = re.sub(rf"(?:,\s*)?{ROLLOUT_SUMMARIES}/{esc}\.md", "", line)
+    return re.sub(r"([\[(])\s*,\s*", r"\1", line)
+
+
+def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], list[int]]:
+    """For the lines of ``text``: {index: None (remove) or the line without the forgotten citations}, and the
+    indexes of a person's lines that mention the target (kept)."""
     lines = text.split("\n")
-    drop: set[int] = set()
+    out: dict[int, str | None] = {}
+    mentions: list[int] = []
     if rel == MEMORY_MD:
         # A task runs from its "## Task n" heading to the next heading of level 1 or 2 (or the generated block's end).
         tasks: dict[tuple[int, str], tuple[int, int, set[str]]] = {}
@@ -110,34 +153,59 @@ def derived_line_numbers(rel: str, text: str, marks: set[str], keys: set[str]) -
             elif open_task is not None:
                 open_task[2].update(_refs(line))
         close(len(lines))
-        only = {key for key, (_, _, refs) in tasks.items() if refs and refs <= marks}
+        only = {key for key, (_, _, refs) in tasks.items() if refs and all(t.owns(r) for r in refs)}
         for key in only:
             start, end, _ = tasks[key]
-            drop.update(range(start, end))
+            out.update({i: None for i in range(start, end)})
         group = -1
         for i, line in enumerate(lines):
             if line.startswith("# "):
                 group = i
             tags = _TAG.findall(line)
-            if tags and all((group, t) in only for t in tags):
-                drop.add(i)
+            if tags and all((group, tag) in only for tag in tags):
+                out[i] = None
     for i, line in enumerate(lines):
-        refs = _refs(line)
-        if refs & marks:
-            drop.add(i)
+        mine, others = _split_refs(line, t)
+        if mine and others:
+            out[i] = strip_citations(line, mine)  # other rollouts still support it: only the citation goes
+        elif mine:
+            out[i] = None
             stripped = line.lstrip()
             if rel == MEMORY_SUMMARY and stripped.startswith("- desc:") and i > 0 and lines[i - 1].startswith("- "):
-                drop.add(i - 1)  # the topic line whose description points at the summary
-        elif normalize_line(line) in keys:
-            drop.add(i)
-    return sorted(drop)
+                out[i - 1] = None  # the topic line whose description points at the summary
+        elif normalize_line(line) in t.keys:
+            out[i] = None
+    for i in list(out):
+        if is_person_line(lines[i], t):
+            del out[i]
+            if _split_refs(lines[i], t)[0] or normalize_line(lines[i]) in t.keys:
+                mentions.append(i)
+    return out, sorted(set(mentions))
 
 
-def scrub_text(rel: str, text: str, marks: set[str], keys: set[str]) -> str:
-    drop = set(derived_line_numbers(rel, text, marks, keys))
-    if not drop:
+def derived_line_numbers(rel: str, text: str, t: Target) -> list[int]:
+    """0-based numbers of the lines of ``text`` that forgetting ``t`` removes or rewrites."""
+    return sorted(plan_lines(rel, text, t)[0])
+
+
+def scrub_text(rel: str, text: str, t: Target) -> str:
+    plan, _ = plan_lines(rel, text, t)
+    if not plan:
         return text
-    return "\n".join(line for i, line in enumerate(text.split("\n")) if i not in drop)
+    lines = text.split("\n")
+    return "\n".join(plan.get(i, line) for i, line in enumerate(lines) if plan.get(i, line) is not None)  # type: ignore[misc]
+
+
+def holds(text: str, t: Target, *, diff: bool = False) -> bool:
+    """Whether ``text`` still holds something of the target's (a person's line does not count)."""
+    for line in text.split("\n"):
+        if diff and line[:1] in "+- ":
+            line = line[1:]
+        if is_person_line(line, t):
+            continue
+        if t.mentioned_in(line) or (t.keys and normalize_line(line) in t.keys):
+            return True
+    return False
 
 
 def _summary_stems(conn: sqlite3.Connection, root: Path, thread_id: str) -> set[str]:
@@ -170,35 +238,35 @@ def lineage(ctx: Context, thread_id: str) -> Lineage:
     others: set[str] = set()
     if own:
         for raw, summary in conn.execute(
-            "SELECT raw_memory, rollout_summary FROM stage1_outputs WHERE thread_id != ?", (thread_id,)
+            "SELECT raw_memory, rollout_summary FROM stage1_outputs WHERE thread_id != ? AND thread_id NOT IN"
+            " (SELECT thread_id FROM forgotten_threads)",
+            (thread_id,),
         ):
             others |= _keys(f"{raw}\n{summary}") & own
-    keys = own - others
     stems = _summary_stems(conn, root, thread_id)
-    marks = {thread_id, *stems}
-    lines: list[dict[str, Any]] = []
+    found = Lineage(
+        thread_id=thread_id,
+        summary_files=sorted(f"{ROLLOUT_SUMMARIES}/{s}.md" for s in stems),
+        keys=sorted(own - others),
+    )
+    t = found.target(person_lines.hashes(conn))
     for rel in (MEMORY_MD, MEMORY_SUMMARY):
         path = root / rel
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         split = text.split("\n")
-        for i in derived_line_numbers(rel, text, marks, keys):
-            if split[i].strip():
-                lines.append({"file": rel, "line": i + 1, "text": split[i]})
-    return Lineage(
-        thread_id=thread_id,
-        summary_files=sorted(f"{ROLLOUT_SUMMARIES}/{s}.md" for s in stems),
-        keys=sorted(keys),
-        lines=lines,
-    )
+        plan, mentions = plan_lines(rel, text, t)
+        found.lines += [{"file": rel, "line": i + 1, "text": split[i]} for i in sorted(plan) if split[i].strip()]
+        found.mentions += [{"file": rel, "line": i + 1} for i in mentions]
+    return found
 
 
 # ---- forget / undo ----------------------------------------------------------------------------------------
 
 
 def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetResult:
-    """Forget ``thread_id`` now (see the module docstring); the next Phase 2 run removes what was derived."""
+    """Forget ``thread_id`` now in every store of the registry; the next Phase 2 run removes what was derived."""
     conn, root = ctx.conn, ctx.paths.memory_root
     known = conn.execute("SELECT 1 FROM threads WHERE id=?", (thread_id,)).fetchone()
     has_output = conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id=?", (thread_id,)).fetchone()
@@ -211,26 +279,11 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
         if (run := pending_run(conn)) is not None:
             raise ForgetError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
         found = lineage(ctx, thread_id)
-        removed_files: list[str] = []
-        for rel in found.summary_files:
-            path = root / rel
-            if path.is_file():
-                path.unlink()
-                removed_files.append(rel)
+        target = found.target(person_lines.hashes(conn))
+        removed_files = [rel for rel in found.summary_files if (root / rel).is_file()]
         conn.execute("BEGIN IMMEDIATE")
         try:
-            removed = conn.execute("DELETE FROM stage1_outputs WHERE thread_id=?", (thread_id,)).rowcount > 0
-            conn.execute("DELETE FROM jobs WHERE kind=? AND job_key=?", (STAGE1, thread_id))
-            conn.execute("DELETE FROM job_runs WHERE kind=? AND job_key=?", (STAGE1, thread_id))
-            conn.execute("UPDATE threads SET preview='', title=NULL WHERE id=?", (thread_id,))
-            conn.execute(
-                "DELETE FROM citation_entries WHERE event_key IN (SELECT key FROM citation_events WHERE thread_id=?)",
-                (thread_id,),
-            )
-            conn.execute("DELETE FROM citation_events WHERE thread_id=?", (thread_id,))
-            # the search index's copies of its messages (its stage-1 documents follow stage1_outputs by trigger)
-            conn.execute("DELETE FROM search_docs WHERE source=? AND kind='message'", (thread_id,))
-            conn.execute("DELETE FROM search_sources WHERE key=?", (f"thread:{thread_id}",))
+            changed = stores.forget_everywhere(Env(conn, ctx.paths.home), target)
             conn.execute(
                 "INSERT INTO forgotten_threads (thread_id, forgotten_at, reason, contributed, run_id, done_at)"
                 " VALUES (?,?,?,?,NULL,NULL) ON CONFLICT(thread_id) DO UPDATE SET forgotten_at=excluded.forgotten_at,"
@@ -241,7 +294,7 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
                 conn,
                 "forget",
                 thread_id=thread_id,
-                files_out=removed_files,
+                files_out=[stores.rename(f, target) or f for f in removed_files],  # names are text: ids and counts
                 reason=reason,
                 tree=history.baseline_tree(root),
             )
@@ -249,23 +302,21 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        rewritten, dropped = scrub_state(conn, {thread_id, *_stems_of(found)}, set(found.keys), thread_id)
         _purge_search(conn)
         history.checkpoint(conn)
     return ForgetResult(
         thread_id=thread_id,
         forgotten=True,
         decision=decision,
-        removed_output=removed,
+        removed_output=changed.get("stage-1 outputs", 0) > 0,
         removed_files=removed_files,
         lineage=found,
-        snapshots_rewritten=rewritten,
-        snapshots_dropped=dropped,
+        stores=changed,
     )
 
 
 def _purge_search(conn: sqlite3.Connection) -> None:
-    """Deleted search documents leave the FTS5 segments too (issue 14's index keeps terms until merged)."""
+    """Deleted search documents leave the FTS5 segments too (the index keeps terms until merged)."""
     from memtui import search
 
     search.purge_deleted(conn, force=True)
@@ -285,10 +336,6 @@ def unforget(ctx: Context, thread_id: str) -> ForgetResult:
     return ForgetResult(thread_id=thread_id, forgotten=False, decision=decision)
 
 
-def _stems_of(found: Lineage) -> set[str]:
-    return {Path(f).stem for f in found.summary_files}
-
-
 # ---- Phase 2 and the review ------------------------------------------------------------------------------
 
 
@@ -301,6 +348,11 @@ def pending(conn: sqlite3.Connection) -> list[Lineage]:
     return [Lineage.model_validate_json(r[0]) for r in rows]
 
 
+def pending_target(conn: sqlite3.Connection) -> Target | None:
+    person = person_lines.hashes(conn)
+    return stores.combine([lin.target(person) for lin in pending(conn)])
+
+
 def claim_for_run(conn: sqlite3.Connection, run_id: int) -> None:
     conn.execute("UPDATE forgotten_threads SET run_id=? WHERE done_at IS NULL", (run_id,))
 
@@ -308,86 +360,51 @@ def claim_for_run(conn: sqlite3.Connection, run_id: int) -> None:
 def scrub_workspace(conn: sqlite3.Connection, root: Path, write: Any) -> list[str]:
     """After the agent or the offline merge: remove every line still derived only from a forgotten rollout.
     ``write(rel, bytes)`` is the run's journal, so a reject undoes this too. Returns the files changed."""
-    todo = pending(conn)
-    if not todo:
+    t = pending_target(conn)
+    if t is None:
         return []
-    marks = {m for lin in todo for m in (lin.thread_id, *_stems_of(lin))}
-    keys = {k for lin in todo for k in lin.keys}
     changed = []
     for rel in (MEMORY_MD, MEMORY_SUMMARY):
         path = root / rel
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
-        new = scrub_text(rel, text, marks, keys)
+        new = scrub_text(rel, text, t)
         if new != text:
             write(rel, new.encode("utf-8"))
             changed.append(rel)
     return changed
 
 
-def scrub_state(
-    conn: sqlite3.Connection, marks: set[str], keys: set[str], thread_id: str | None = None
-) -> tuple[int, int]:
-    """Rewrite the history snapshots and drop the rejected hunks and old run records that hold the rollout's
-    text. Returns (snapshots rewritten, snapshots dropped)."""
-    rewritten = dropped = 0
-    for decision_id, files in list(history.snapshots(conn)):
-        new = {rel: scrub_text(rel, text, marks, keys) for rel, text in files.items()}
-        if new == files:
-            continue
-        if any(_holds(text, marks, keys) for text in new.values()):
-            history.drop_snapshots(conn, [decision_id])
-            dropped += 1
-        else:
-            data, raw = history._pack(new)
-            conn.execute(
-                "UPDATE history_snapshots SET data=?, raw_bytes=? WHERE decision_id=?", (data, raw, decision_id)
-            )
-            rewritten += 1
-    for hid, text, added, threads in conn.execute("SELECT id, text, added, thread_ids FROM rejected_hunks").fetchall():
-        lines = json.loads(added or "[]")
-        if (
-            (thread_id and thread_id in json.loads(threads or "[]"))
-            or _holds(text, marks, set())
-            or any(normalize_line(line) in keys for line in lines)
-        ):
-            conn.execute("DELETE FROM rejected_hunks WHERE id=?", (hid,))
-    for run_id, *texts in conn.execute(
-        "SELECT id, diff, input_diff, pre_snapshot FROM phase2_runs WHERE status != 'awaiting_review'"
-        " AND (diff IS NOT NULL OR input_diff IS NOT NULL OR pre_snapshot IS NOT NULL)"
-    ).fetchall():
-        if any(t and _holds(t, marks, keys, diff=True) for t in texts):
-            conn.execute("UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL WHERE id=?", (run_id,))
-    return rewritten, dropped
-
-
-def _holds(text: str, marks: set[str], keys: set[str], *, diff: bool = False) -> bool:
-    if any(m in text for m in marks):
-        return True
-    if not keys:
-        return False
-    for line in text.split("\n"):
-        if diff and line[:1] in "+- ":
-            line = line[1:]
-        if normalize_line(line) in keys:
-            return True
-    return False
+def mentions(ctx: Context) -> list[dict[str, Any]]:
+    """A person's lines in the memory files that mention a forgotten rollout still being removed: the review names
+    them (forget never removes a person's line)."""
+    t = pending_target(ctx.conn)
+    if t is None:
+        return []
+    out = []
+    for rel in (MEMORY_MD, MEMORY_SUMMARY):
+        path = ctx.paths.memory_root / rel
+        if path.is_file():
+            _, found = plan_lines(rel, path.read_text(encoding="utf-8", errors="replace"), t)
+            out += [{"file": rel, "line": i + 1} for i in found]
+    return out
 
 
 def finish_after_approval(ctx: Context, run_id: int) -> int:
-    """The run that removed the forgotten rollouts' derived text is approved: scrub what is left, drop lineage."""
+    """The run that removed the forgotten rollouts' derived text is approved: every store forgets again (history
+    versions and left-out hunks written since), then the lineage is dropped."""
     conn = ctx.conn
     rows = conn.execute(
         "SELECT thread_id, contributed FROM forgotten_threads WHERE run_id=? AND done_at IS NULL", (run_id,)
     ).fetchall()
     if not rows:
         return 0
-    lins = [Lineage.model_validate_json(r[1]) for r in rows if r[1]]
-    marks = {m for lin in lins for m in (lin.thread_id, *_stems_of(lin))}
-    keys = {k for lin in lins for k in lin.keys}
-    for lin in lins:
-        scrub_state(conn, marks, keys, lin.thread_id)
+    person = person_lines.hashes(conn)
+    env = Env(conn, ctx.paths.home)
+    for r in rows:
+        if r[1]:
+            stores.forget_everywhere(env, Lineage.model_validate_json(r[1]).target(person))
     conn.execute(
         "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE run_id=? AND done_at IS NULL",
         (clock.now_s(), run_id),

@@ -334,4 +334,5 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
             "UPDATE phase2_runs SET status='awaiting_review', finished_at=?, diff=?, stat=? WHERE id=?",
             (clock.now_s(), diff, json.dumps(stat), run_id),
         )
+    review.refresh_index(ctx)
     return RestoreResult(run_id=run_id, version=decision_id, stat=stat)

@@ -394,3 +394,39 @@ def test_a_quote_the_user_never_said_is_dropped_like_in_the_synchronous_path(hom
     assert (c.succeeded, c.dropped_quotes) == (1, 1)
     stored = get_stage1_output(ctx.conn, t)["raw_memory"]
     assert "Fridays" not in stored and "run the suite with TZ=UTC" in stored
+
+
+def test_an_offline_run_after_a_collected_batch_stores_its_output_and_leaves_no_job_running(home, server, capsys):
+    """Offline, then a batch result updating the output (which sets the search purge flag), then offline again: the
+    UPSERT's DO UPDATE path ran the trigger's ``INSERT OR REPLACE`` of the flag as a plain INSERT (``UNIQUE
+    constraint failed: meta.key``) and the job stayed running until its lease expired."""
+    ctx, _ = home
+    (t,) = seed(home, 1, user_text="The checkout tests fail on CI. Always run the tests with TZ=UTC in this repo.")
+    assert main(["phase1", "--offline", "--thread", t]) == 0
+    assert main(["phase1", "--batch", "--thread", t]) == 0
+    assert main(["batch", "collect"]) == 0
+    assert ctx.conn.execute("SELECT value FROM meta WHERE key='search.purge'").fetchone() is not None
+    capsys.readouterr()
+    code = main(["phase1", "--offline", "--thread", t, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)["succeeded"] == 1, out
+    row = job(ctx.conn, t)
+    assert row["status"] == "done" and row["last_error"] is None
+    assert get_stage1_output(ctx.conn, t)["offline"] == 1
+
+
+def test_a_failure_while_storing_an_output_fails_the_job_instead_of_leaving_it_running(home, monkeypatch, capsys):
+    ctx, _ = home
+    (t,) = seed(home, 1, user_text="The checkout tests fail on CI. Always run the tests with TZ=UTC in this repo.")
+    from memtui.phase1 import run as run_mod
+
+    def broken(*_a, **_k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(run_mod, "mark_stage1_job_succeeded", broken)
+    code = main(["phase1", "--offline", "--thread", t, "--json"])
+    out, _ = capsys.readouterr()
+    assert code in (0, 1) and json.loads(out)["failed"] == 1
+    row = job(ctx.conn, t)
+    assert row["status"] != "running" and "disk full" in row["last_error"]

@@ -33,6 +33,10 @@ def _home(isolated_env: dict[str, Path]) -> Path:
 
 @pytest.fixture
 def pipeline(isolated_env, capsys, frozen_clock):
+    return build_pipeline(isolated_env, capsys)
+
+
+def build_pipeline(isolated_env, capsys):
     """Two rollouts with durable user statements, extracted and consolidated offline, awaiting review."""
     codex = isolated_env["CODEX_HOME"]
     write_codex_rollout(

@@ -13,12 +13,13 @@ from memtui.phase2 import baseline, review
 from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.offline import Forgetting, render_memory_block, render_summary
 from memtui.phase2.prompt_inputs import (
-    read_tombstones,
     record_tombstones,
     rejections_since_last_approval,
     rollout_renames,
 )
 from memtui.phase2.workspace import ROLLOUT_SUMMARIES, TOMBSTONES, sync_workspace
+from memtui.state import tombstones
+from memtui.state.db import connect
 from memtui.state.selection import Stage1Output, get_phase2_input_selection
 from tests.conftest import FROZEN_NOW
 from tests.test_phase2_support import add_output, context
@@ -68,9 +69,9 @@ def test_a_persons_deletion_becomes_a_tombstone_and_is_never_regenerated(ctx):
     (root / "MEMORY.md").write_text("".join(edited))
 
     _offline(ctx, auto_approve=True)
-    assert [(t.file, t.text) for t in read_tombstones(root)] == [
-        ("MEMORY.md", 'when installing, the user said: "use uv, not pip" -> use uv')
-    ]
+    uv_line = '- when installing, the user said: "use uv, not pip" -> use uv'
+    rows = ctx.conn.execute("SELECT hash, file, thread_ids FROM tombstones").fetchall()
+    assert [tuple(r) for r in rows] == [(tombstones.line_hash(uv_line), "MEMORY.md", json.dumps([V7]))]
     assert '"use uv, not pip"' not in (root / "MEMORY.md").read_text()
     assert '"use uv, not pip"' not in (root / "memory_summary.md").read_text()
     assert "TZ=UTC" in (root / "MEMORY.md").read_text()
@@ -80,12 +81,15 @@ def test_a_persons_deletion_becomes_a_tombstone_and_is_never_regenerated(ctx):
     _offline(ctx, auto_approve=True)
     text = (root / "MEMORY.md").read_text()
     assert "a new learning about caching" in text and '"use uv, not pip"' not in text
-    assert len(read_tombstones(root)) == 1 and TOMBSTONES in baseline.run_git(root, "ls-files")
+    assert tombstones.count(ctx.conn) == 1
+    # no copy of the deleted words in a memory-root file (raw_memories.md is the rollout's own input): a hash only
+    assert TOMBSTONES not in baseline.run_git(root, "ls-files")
 
 
 def test_tombstones_are_recorded_once_and_only_from_a_persons_files(tmp_path):
     root = tmp_path / "m"
     root.mkdir()
+    conn = connect(tmp_path / "state.sqlite")
     (root / "MEMORY.md").write_text("# x\n- keep this line\n")
     diff = (
         "diff --git a/MEMORY.md b/MEMORY.md\n--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ -1,3 +1,2 @@\n # x\n"
@@ -94,9 +98,30 @@ def test_tombstones_are_recorded_once_and_only_from_a_persons_files(tmp_path):
         "@@ -1 +0,0 @@\n-- removed from a generated input\n"
     )
     changes = [("M", "MEMORY.md"), ("M", "raw_memories.md")]
-    assert [t.text for t in record_tombstones(root, changes, diff)] == ["a deleted memory line"]
-    assert record_tombstones(root, changes, diff) == []  # already known
-    assert (root / TOMBSTONES).read_text().endswith("- MEMORY.md: a deleted memory line\n")
+    assert record_tombstones(conn, root, changes, diff) == 1
+    assert record_tombstones(conn, root, changes, diff) == 0  # already known
+    assert tombstones.hashes(conn) == {tombstones.line_hash("- a deleted memory line")}
+    assert not (root / TOMBSTONES).exists()
+    assert b"a deleted memory line" not in (tmp_path / "state.sqlite").read_bytes()
+
+
+def test_an_older_tombstones_md_moves_into_the_database_and_leaves_git_with_the_next_approval(ctx):
+    root = ctx.paths.memory_root
+    add_output(ctx.conn, V7, FROZEN_NOW - 3600, raw=RAW)
+    _offline(ctx, auto_approve=True)
+    # as an older memtui left it: committed in the baseline
+    (root / TOMBSTONES).write_text(
+        "# Tombstones\n\nmemtui adds a line here...\n\n"
+        '- MEMORY.md: when installing, the user said: "use uv, not pip" -> use uv\n'
+    )
+    baseline.commit_keeping(root, [], "older memtui")
+    assert TOMBSTONES in baseline.run_git(root, "ls-files")
+    add_output(ctx.conn, V7, FROZEN_NOW - 60, raw=RAW + "- a new learning about caching\n")
+    _offline(ctx, auto_approve=True)
+    assert not (root / TOMBSTONES).exists() and TOMBSTONES not in baseline.run_git(root, "ls-files")
+    assert tombstones.count(ctx.conn) == 1
+    text = (root / "MEMORY.md").read_text()
+    assert "a new learning about caching" in text and '"use uv, not pip"' not in text
 
 
 # --- renames and stable stems --------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from memtui.export import summary_budget_bytes
 from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
 from memtui.phase2.prompt import PromptInputs, render_consolidation_prompt
-from memtui.phase2.prompt_inputs import Rejection, Rename, Tombstone
+from memtui.phase2.prompt_inputs import Rejection, Rename
 from memtui.settings import Settings
 from memtui.state.selection import Stage1Output
 
@@ -74,7 +74,7 @@ CONSOLIDATION_RULES = {
     "rename is not deletion": "Renames are not deletions",
     "person edits first": "Read their hunks in `phase2_workspace_diff.md` before anything else",
     "person edits binding": "A person's edit is authoritative: keep it, never",
-    "tombstones": "lists memory lines a person deleted; never write them back",
+    "tombstones": "lines a person deletes are banned; memtui removes any of them after your run",
     "forget authoritative": "It is an authoritative deletion",
     "forget leaves no copy": "Do not copy the forgotten content anywhere",
     "rejections binding": "Each reason is a binding constraint on this run",
@@ -161,7 +161,7 @@ def test_consolidation_placeholders_are_filled_with_this_runs_values(tmp_path, m
         selected=[_memory("t-1", '- forget: "forget the pip thing" -> the user prefers pip')],
         person_edits=[("M", "MEMORY.md"), ("D", "skills/x/SKILL.md")],
         renames=[Rename("rollout_summaries/a.md", "rollout_summaries/b.md", "t-9")],
-        tombstones=[Tombstone("MEMORY.md", "the user prefers pip")],
+        tombstones=1,
         rejections=[Rejection(4, "never mention the staging server", ("MEMORY.md",)), Rejection(3, None, ())],
     )
     text = render_consolidation_prompt(root, settings, inputs)
@@ -171,7 +171,7 @@ def test_consolidation_placeholders_are_filled_with_this_runs_values(tmp_path, m
     assert f"under {summary_budget_bytes(4.0):,}" in text and summary_budget_bytes(4.0) == 10_000
     assert "   - M MEMORY.md\n   - D skills/x/SKILL.md\n" in text
     assert "   - rollout_summaries/a.md -> rollout_summaries/b.md (thread t-9)" in text
-    assert "lists 1 memory line(s) a person deleted" in text
+    assert "1 memory line(s) a person deleted are banned. You are not shown them" in text
     assert 'forget: "forget the pip thing" -> the user prefers pip' in text
     assert "run #4, touched MEMORY.md: never mention the staging server" in text
     assert "run #3, touched no memory file: (no reason given" in text

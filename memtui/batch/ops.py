@@ -13,6 +13,7 @@ from memtui.batch.model import TERMINAL, BatchRunSummary, CollectSummary, Submis
 from memtui.batch.prepare import prepare
 from memtui.context import Context
 from memtui.llm.client import make_client
+from memtui.state import stores
 from memtui.state.jobs import close_abandoned_runs
 
 Progress = Callable[[int, int, str], None]
@@ -69,6 +70,7 @@ def collect(ctx: Context, client=None) -> CollectSummary:
         results.update(errors)
         apply_results(conn, ctx.settings, sub["id"], results, summary, missing=NOT_RUN[batch.status])
         summary.unmatched += len(results) + bad + bad_err
+    stores.drop_finished_batch_files(conn)  # a finished batch's input file held the rollouts' text in full
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
@@ -167,6 +169,7 @@ def cancel(ctx: Context, ids: list[str] | None = None) -> list[str]:
             "UPDATE batch_submissions SET status = 'cancelled', updated_at = ? WHERE id = ?", (clock.now_s(), sub["id"])
         )
         said.append(f"{sub['id']}: cancelled, {summary.released} claim(s) released")
+    stores.drop_finished_batch_files(conn)
     return said
 
 

@@ -3,33 +3,119 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import sqlite3
 import sys
+from pathlib import Path
 
 from memtui import clock
 from memtui.cli.common import make_context
 from memtui.state.db import StateError, connect
 
+# What a reset drops, in a person's words (tables of the store registry; the others are rebuilt by ingest/Phase 1)
+_DROPPED = {
+    "history_snapshots": "kept history version(s)",
+    "decisions": "decision record(s)",
+    "rejected_hunks": "left-out hunk(s) (the next runs may propose them again)",
+    "phase2_runs": "Phase 2 run record(s)",
+    "stage1_outputs": "stage-1 output(s) (Phase 1 extracts them again)",
+    "citation_events": "citation record(s) (counted again by ingest)",
+    "batch_submissions": "batch submission(s) (open batches are no longer collected)",
+}
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="check the home; --reset-state moves a broken database aside")
-    p.add_argument("--reset-state", action="store_true", help="move state.sqlite aside and start a new one")
+    p.add_argument(
+        "--reset-state",
+        action="store_true",
+        help="move state.sqlite aside and start a new one, keeping forget marks, tombstones and your lines",
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask on a terminal")
     p.set_defaults(func=run)
+
+
+def _read_old(db: Path) -> tuple[dict[str, list[tuple]], dict[str, int], str | None]:
+    """Rows of the tables a reset carries over, row counts of the rest, or why the old database cannot be read."""
+    from memtui.state import stores
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.DatabaseError as exc:
+        return {}, {}, str(exc)
+    try:
+        carried: dict[str, list[tuple]] = {}
+        for table in stores.carried_tables():
+            with contextlib.suppress(sqlite3.DatabaseError):
+                cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+                if cols:
+                    carried[table] = [
+                        tuple(zip(cols, r, strict=True)) for r in conn.execute(f'SELECT * FROM "{table}"')
+                    ]
+        try:
+            counts = stores.holders(stores.Env(conn))
+        except sqlite3.DatabaseError as exc:
+            return carried, {}, str(exc)
+        problem = None if carried or counts else "no table could be read"
+        return carried, counts, problem
+    except sqlite3.DatabaseError as exc:
+        return {}, {}, str(exc)
+    finally:
+        conn.close()
+
+
+def _carry(conn: sqlite3.Connection, carried: dict[str, list[tuple]]) -> None:
+    for table, rows in carried.items():
+        have = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+        for row in rows:
+            pairs = [(c, None if c == "run_id" else v) for c, v in row if c in have]  # the runs table starts empty
+            cols = ", ".join(c for c, _ in pairs)
+            marks = ", ".join("?" for _ in pairs)
+            conn.execute(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", [v for _, v in pairs])
+
+
+def reset_state(db: Path, *, ask: bool) -> int:
+    if not db.exists():
+        connect(db).close()
+        print(f"no state database at {db}: created a new one")
+        return 0
+    carried, counts, problem = _read_old(db)
+    marks, tombs, mine = (len(carried.get(t, [])) for t in ("forgotten_threads", "tombstones", "person_lines"))
+    if problem and not carried:
+        print(
+            f"the old database cannot be read ({problem}): no forget mark can be carried over, so a rollout you "
+            "forgot may be extracted again; forget it again after `memtui ingest`"
+        )
+    else:
+        print(
+            f"keeps: {marks} forget mark(s) (forgotten rollouts stay forgotten), {tombs} tombstone(s), "
+            f"{mine} line(s) marked as yours"
+        )
+    dropped = [f"{counts[t]} {what}" for t, what in _DROPPED.items() if counts.get(t)]
+    print("drops (still readable in the set-aside copy): " + ("; ".join(dropped) or "nothing else of note"))
+    if ask and sys.stdin.isatty() and input("reset the state database? [y/N] ").strip().lower() not in ("y", "yes"):
+        print("nothing changed")
+        return 1
+    aside = db.with_name(f"state.sqlite.broken-{clock.now_s()}")
+    db.rename(aside)
+    for suffix in ("-wal", "-shm"):
+        side = db.with_name(db.name + suffix)
+        if side.exists():
+            side.rename(aside.with_name(aside.name + suffix))
+    conn = connect(db)
+    try:
+        _carry(conn, carried)
+    finally:
+        conn.close()
+    print(f"moved {db} to {aside}; run `memtui ingest` to rebuild the index")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     ctx = make_context()
     db = ctx.paths.state_db
     if args.reset_state:
-        if db.exists():
-            aside = db.with_name(f"state.sqlite.broken-{clock.now_s()}")
-            db.rename(aside)
-            for suffix in ("-wal", "-shm"):
-                side = db.with_name(db.name + suffix)
-                if side.exists():
-                    side.rename(aside.with_name(aside.name + suffix))
-            print(f"moved {db} to {aside}; run `memtui ingest` to rebuild the index")
-        connect(db).close()
-        return 0
+        return reset_state(db, ask=not args.yes)
     try:
         connect(db).close()
     except StateError as exc:

@@ -13,9 +13,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "forget",
         help="forget a rollout: its memory goes now, what was derived from it with the next reviewed Phase 2 run",
     )
-    p.add_argument("thread_id")
+    p.add_argument("thread_id", nargs="?")
     p.add_argument("--reason", default=None, help="why (kept in the history)")
     p.add_argument("--undo", action="store_true", help="lift the mark: the rollout may be extracted again")
+    p.add_argument(
+        "--expired", action="store_true", help="run retention now (as `memtui retention`): unused outputs and opt-outs"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
 
@@ -23,6 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from memtui import forget
 
+    if args.expired:
+        from memtui.cli.retention_cmd import run_housekeeping
+
+        return run_housekeeping(bool(args.json))
+    if not args.thread_id:
+        print("memtui forget: give a THREAD_ID (or --expired)", file=sys.stderr)
+        return 2
     ctx = make_context()
     try:
         result = forget.unforget(ctx, args.thread_id) if args.undo else forget.forget(ctx, args.thread_id, args.reason)

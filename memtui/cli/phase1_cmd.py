@@ -82,6 +82,13 @@ def print_summary(s: Phase1Summary) -> None:
         )
     redactions = ", ".join(f"{k} {v}" for k, v in sorted(s.redactions.items())) or "none"
     out(f"redactions  {redactions}\n")
+    if s.expired:
+        out(f"retention   {s.expired} stage-1 output(s) unused for max_unused_days removed\n")
+    if s.opted_out or s.opt_outs_waiting:
+        out(f"opt-outs    forgot {len(s.opted_out)} rollout(s) whose memory was turned off after extraction")
+        out(f" ({', '.join(s.opted_out)})\n" if s.opted_out else "\n")
+        if s.opt_outs_waiting:
+            out(f"            {s.opt_outs_waiting} more once the run awaiting review is decided\n")
     if s.halted:
         out(f"stopped     the backend cannot serve now, nothing more was claimed: {s.halted}\n")
     if s.cancelled:

@@ -89,6 +89,7 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
                 "diff": None if stat_only else (state.run.diff if state.run else (state.own_edits or _empty()).diff),
                 "tree": state.run.reviewed_tree if state.run else (state.own_edits.tree if state.own_edits else None),
                 "since_run": None if state.since_run is None else state.since_run.model_dump(mode="json"),
+                "forgotten_mentions": _mentions(ctx),
                 "error": state.error,
             }
         )
@@ -96,6 +97,8 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
     out = sys.stdout
     if state.error:
         print(f"memtui review: {state.error}", file=sys.stderr)
+    for m in _mentions(ctx):  # forget never removes a person's line: it is theirs to keep or delete
+        print(f"{m['file']}:{m['line']}: a line you wrote mentions a forgotten rollout", file=sys.stderr)
     if state.run is not None:
         run = state.run
         print(f"Phase 2 run #{run.id} awaits review ({'offline' if run.offline else run.model})", file=sys.stderr)
@@ -121,6 +124,12 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
     )
     out.write(_stat_lines(edits.stat) if stat_only or not edits.diff else edits.diff)
     return 0
+
+
+def _mentions(ctx) -> list[dict]:
+    from memtui import forget
+
+    return forget.mentions(ctx)
 
 
 def _empty():

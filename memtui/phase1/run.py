@@ -71,6 +71,9 @@ class Phase1Summary(BaseModel):
     cancelled: bool = False
     provider: str = ""
     halted: str | None = None  # the backend cannot serve now (login, usage limit...): the run stopped claiming
+    expired: int = 0  # retention at the start of the run: stage-1 outputs unused for max_unused_days, removed
+    opted_out: list[str] = Field(default_factory=list)  # rollouts forgotten: their memory was turned off
+    opt_outs_waiting: int = 0  # opt-outs left for the next run (a Phase 2 run awaits review)
 
 
 def run_phase1(
@@ -88,7 +91,11 @@ def run_phase1(
     """Run Phase 1 once (blocking). Safe to call from a worker thread: it opens its own connection and loop."""
     conn = ctx.new_conn()
     try:
-        return asyncio.run(
+        from memtui.context import Context
+        from memtui.retention import housekeeping
+
+        done = housekeeping(Context(ctx.loaded, ctx.paths, conn))  # retention and opt-outs first, as the seed does
+        summary = asyncio.run(
             run_phase1_async(
                 conn,
                 ctx.settings,
@@ -102,6 +109,8 @@ def run_phase1(
                 cancel=cancel,
             )
         )
+        summary.expired, summary.opted_out, summary.opt_outs_waiting = done.expired, done.opted_out, done.waiting
+        return summary
     finally:
         conn.close()
 
@@ -262,30 +271,41 @@ class _Run:
             )
             record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
         else:
-            record = _measurements(result)
-            self.summary.dropped_quotes += len(result.dropped_quotes)
-            out = redact_output(result.output, result.redactions)
-            record["redactions"] = result.redactions
-            if out.raw_memory == "" or out.rollout_summary == "":
-                owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
-                record.update(outcome="no_output" if owned else "lost_lease", noop=1)
-            else:
-                owned = mark_stage1_job_succeeded(
-                    self.conn,
-                    job.thread_id,
-                    token,
-                    job.updated_at,
-                    out.raw_memory,
-                    out.rollout_summary,
-                    out.rollout_slug,
-                    offline=result.offline,
+            try:
+                record = self._store(job, token, result)
+            except Exception as exc:  # storing failed: a recorded, backed-off failure, never a job left running
+                reason = f"storing the output failed: {type(exc).__name__}: {exc}"
+                owned = mark_stage1_job_failed(
+                    self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
                 )
-                record["outcome"] = "succeeded" if owned else "lost_lease"
-            if not owned:
-                record["error"] = "lease lost before finalize: another worker owns this job; nothing written"
+                record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
         finish_job_run(self.conn, run_id, **record)
         self._account(record)
         self._tick(job, record["outcome"])
+
+    def _store(self, job: Candidate, token: str, result: Any) -> dict[str, Any]:
+        record = _measurements(result)
+        self.summary.dropped_quotes += len(result.dropped_quotes)
+        out = redact_output(result.output, result.redactions)
+        record["redactions"] = result.redactions
+        if out.raw_memory == "" or out.rollout_summary == "":
+            owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
+            record.update(outcome="no_output" if owned else "lost_lease", noop=1)
+        else:
+            owned = mark_stage1_job_succeeded(
+                self.conn,
+                job.thread_id,
+                token,
+                job.updated_at,
+                out.raw_memory,
+                out.rollout_summary,
+                out.rollout_slug,
+                offline=result.offline,
+            )
+            record["outcome"] = "succeeded" if owned else "lost_lease"
+        if not owned:
+            record["error"] = "lease lost before finalize: another worker owns this job; nothing written"
+        return record
 
     def _account(self, record: dict[str, Any]) -> None:
         s = self.summary

@@ -26,7 +26,6 @@ from memtui.phase2.offline import consolidate_offline
 from memtui.phase2.prompt import PromptInputs, history_budget_bytes, render_consolidation_prompt
 from memtui.phase2.prompt_inputs import (
     person_edits,
-    read_tombstones,
     record_tombstones,
     rejections_since_last_approval,
     rollout_renames,
@@ -41,7 +40,7 @@ from memtui.phase2.workspace import (
     write_if_changed,
 )
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
-from memtui.state import global_job
+from memtui.state import global_job, person_lines, stores, tombstones
 from memtui.state.selection import Stage1Output, get_phase2_input_selection
 
 Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped", "busy"]
@@ -64,8 +63,14 @@ class Phase2Result(BaseModel):
     turns: int = 0
     offline: bool = False
     commit: str | None = None
+    expired: int = 0  # retention at the start of the run: stage-1 outputs unused for max_unused_days, removed
+    opted_out: list[str] = []  # rollouts forgotten at the start: their memory was turned off after extraction
+    housekeeping: list[str] = []  # the two above as summary lines (counts and ids, never words)
 
     def message(self) -> str:
+        return "".join(f"{line}\n" for line in self.housekeeping) + self._outcome_message()
+
+    def _outcome_message(self) -> str:
         if self.outcome == "skipped":
             return f"skipped: {self.reason}"
         if self.outcome == "busy":
@@ -204,7 +209,15 @@ def run_phase2(
     try:
         with memory_root_lock(root, "Phase 2", wait=PHASE2_WAIT_SECONDS):
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="Phase 2")
-            return _run_locked(ctx, offline=offline, force=force, auto_approve=auto_approve, say=say, cancel=cancel)
+            from memtui.retention import housekeeping
+
+            done = housekeeping(ctx)  # retention and opt-outs first, as the seed does (the lock is re-entrant)
+            for line in done.lines():
+                say(line)
+            result = _run_locked(ctx, offline=offline, force=force, auto_approve=auto_approve, say=say, cancel=cancel)
+            return result.model_copy(
+                update={"expired": done.expired, "opted_out": done.opted_out, "housekeeping": done.lines()}
+            )
     except MemoryRootBusy as exc:
         say(str(exc))
         return Phase2Result(outcome="busy", reason=str(exc))
@@ -234,6 +247,8 @@ def _run_locked(
     try:
         if recovered := recover_interrupted_runs(conn, root):
             say(f"recovered interrupted run(s) {', '.join(f'#{i}' for i in recovered)}: their writes were undone")
+        if swept := stores.sweep_work(stores.Env(conn, ctx.paths.home)):  # a killed run's copy of .git, and more
+            say(f"removed {swept} scratch folder(s) a stopped run left in work/")
         root.mkdir(parents=True, exist_ok=True)
         remove_diff_file(root)
         base = baseline.ensure_baseline(root)
@@ -253,9 +268,12 @@ def _run_locked(
         )
 
         tag = "failed_workspace_status"
+        if moved := tombstones.migrate_file(conn, root):  # an older memtui's tombstones.md: hashes from now on
+            say(f"tombstones: {moved} line(s) moved from tombstones.md into the state database as hashes")
         changes, diff = baseline.stat_and_diff(root)
-        if record_tombstones(root, changes, diff):  # a person's deletions outlive the diff that shows them
-            changes, diff = baseline.stat_and_diff(root)
+        edited = [p for s_, p in person_edits(changes) if s_ in ("A", "M")]
+        person_lines.record_added(conn, diff, edited)  # a person's lines: forget never removes them
+        record_tombstones(conn, root, changes, diff)  # a person's deletions outlive the diff that shows them
         invalid = validate_artifacts(root)
         if not changes and invalid is None:
             if not global_job.mark_global_phase2_job_succeeded(conn, token, new_watermark, pairs):
@@ -296,14 +314,16 @@ def _run_locked(
         tag = "failed_agent"
         ptok = ctok = 0
         if offline:
-            written = consolidate_offline(root, selected, journal, rejected=rejected_lines(conn))
+            written = consolidate_offline(
+                root, selected, journal, rejected=rejected_lines(conn), tombstones=tombstones.hashes(conn)
+            )
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
         else:
             inputs = PromptInputs(
                 selected=selected,
                 person_edits=person_edits(changes),
                 renames=rollout_renames(root, changes),
-                tombstones=read_tombstones(root),
+                tombstones=tombstones.count(conn),
                 rejections=rejections_since_last_approval(conn),
                 do_not_relearn=do_not_relearn_lines(conn),
                 forgotten=forget.prompt_lines(conn),
@@ -320,6 +340,8 @@ def _run_locked(
                 turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
         if scrubbed := forget.scrub_workspace(conn, root, journal.write):
             say(f"forgotten rollouts: removed the lines derived from them in {', '.join(scrubbed)}")
+        if banned := tombstones.enforce(conn, root, journal.write):
+            say(f"tombstones: removed {banned} line(s) a person had deleted")
         remove_diff_file(root)
 
         tag = "failed_invalid_artifacts"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from memtui import clock
 from memtui.export import summary_budget_bytes
-from memtui.phase2.prompt_inputs import Rejection, Rename, Tombstone, forget_lines
+from memtui.phase2.prompt_inputs import Rejection, Rename, forget_lines
 from memtui.phase2.tools import MAX_READ_LINES
-from memtui.phase2.workspace import DIFF_FILENAME, MEMORY_MD, TOMBSTONES
+from memtui.phase2.workspace import DIFF_FILENAME, MEMORY_MD
 from memtui.settings import Settings
 from memtui.state.selection import Stage1Output
 
@@ -40,7 +40,7 @@ class PromptInputs:
     selected: list[Stage1Output]
     person_edits: list[tuple[str, str]] = field(default_factory=list)
     renames: list[Rename] = field(default_factory=list)
-    tombstones: list[Tombstone] = field(default_factory=list)
+    tombstones: int = 0  # lines a person deleted, banned by hash (the agent never sees the words)
     rejections: list[Rejection] = field(default_factory=list)
     do_not_relearn: list[str] = field(default_factory=list)  # issue 11: hunks a person left out, with reasons
     forgotten: list[str] = field(default_factory=list)  # issue 11: forgotten rollouts and the lines they gave
@@ -86,15 +86,14 @@ def render_consolidation_prompt(root: Path, settings: Settings, inputs: PromptIn
         rejections.append(f"run #{r.run_id}, touched {files}: {reason}")
     if inputs.tombstones:
         tomb = (
-            f"`{TOMBSTONES}` lists {len(inputs.tombstones)} memory line(s) a person deleted. Never write any of them "
-            "back, in any file, nor a line that says the same thing in other words, whatever the inputs say."
+            f"{inputs.tombstones} memory line(s) a person deleted are banned. You are not shown them: write nothing "
+            "back that a person removed from these files, and memtui removes any banned line after your run."
         )
     else:
-        tomb = f"none yet (`{TOMBSTONES}` lists memory lines a person deleted; never write them back)."
+        tomb = "none yet (lines a person deletes are banned; memtui removes any of them after your run)."
     return string.Template(load_template()).safe_substitute(
         memory_root=str(root),
         diff_file=DIFF_FILENAME,
-        tombstones_file=TOMBSTONES,
         mode="INIT" if init else "INCREMENTAL",
         mode_note=INIT_NOTE if init else INCREMENTAL_NOTE,
         selected_count=str(len(inputs.selected)),

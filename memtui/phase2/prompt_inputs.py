@@ -3,8 +3,8 @@
 - renames: a rollout summary deleted in the diff whose thread reappears in an added one is the same session
   re-extracted under a new file name, not a deletion (stems change when a UUIDv4 thread is re-extracted);
 - a person's edits: changed files that memtui does not generate (MEMORY.md, memory_summary.md, skills/...);
-- tombstones: memory lines a person deleted, kept in ``tombstones.md`` so a later re-extraction cannot bring them
-  back after the deletion has left the diff;
+- tombstones: memory lines a person deleted, kept as hashes (``memtui/state/tombstones.py``) so a later
+  re-extraction cannot bring them back after the deletion has left the diff;
 - rejections since the last approval, each with the files the rejected run touched;
 - ``forget:`` lines of the selected raw memories (the user's explicit deletions).
 """
@@ -22,22 +22,13 @@ from memtui.phase2.workspace import (
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
     TOMBSTONES,
-    write_if_changed,
 )
+from memtui.state import tombstones
+from memtui.state.tombstones import normalize_memory_line
 
-GENERATED = frozenset({RAW_MEMORIES, DIFF_FILENAME, TOMBSTONES})
-TOMBSTONE_SOURCES = ("MEMORY.md", "memory_summary.md")  # plus anything under skills/
-TOMBSTONES_HEADER = (
-    "# Tombstones\n\n"
-    "memtui adds a line here for every memory line a person deleted from MEMORY.md, memory_summary.md or skills/.\n"
-    "Consolidation never writes these back, nor anything that says the same thing. Delete a line here to allow\n"
-    "it again.\n\n"
-)
+GENERATED = frozenset({RAW_MEMORIES, DIFF_FILENAME, TOMBSTONES})  # tombstones.md: an older memtui's, moved away
 _THREAD_LINE = re.compile(r"^thread_id: (\S+)", re.M)
-_BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
-_TASK_REFS = re.compile(r"(?:\s*\[Task \d+\])+\s*$")
 _FORGET = re.compile(r"^\s*(?:[-*]\s*)?forget:\s*(.+?)\s*$", re.I | re.M)
-MIN_TOMBSTONE_CHARS = 8
 
 
 @dataclass(frozen=True)
@@ -52,12 +43,6 @@ class Rejection:
     run_id: int
     reason: str | None
     files: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Tombstone:
-    file: str
-    text: str
 
 
 def is_generated(path: str) -> bool:
@@ -125,13 +110,6 @@ def rejections_since_last_approval(conn: sqlite3.Connection) -> list[Rejection]:
 # --- tombstones ----------------------------------------------------------------------------------------------------
 
 
-def normalize_memory_line(text: str) -> str:
-    """A memory line reduced to what it says: no bullet, no ``[Task n]`` refs (numbering moves), lower case."""
-    m = _BULLET.match(text)
-    body = m.group(1) if m else text.strip()
-    return " ".join(_TASK_REFS.sub("", body).split()).lower()
-
-
 def _removed_lines(diff: str) -> dict[str, list[str]]:
     """Removed lines per file of a ``git diff`` (renames off)."""
     out: dict[str, list[str]] = {}
@@ -155,26 +133,11 @@ def _removed_lines(diff: str) -> dict[str, list[str]]:
     return out
 
 
-def read_tombstones(root: Path) -> list[Tombstone]:
-    path = root / TOMBSTONES
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith("- ") and ": " in line:
-            file, _, text = line[2:].partition(": ")
-            out.append(Tombstone(file, text))
-    return out
-
-
-def record_tombstones(root: Path, changes: list[tuple[str, str]], diff: str) -> list[Tombstone]:
-    """Append to ``tombstones.md`` the memory lines a person removed (bullets that are gone from the whole file, so
-    moved lines do not count); returns the new tombstones. Only a person's edits are in the diff at this point."""
-    edited = {p for s, p in person_edits(changes) if s == "M" and (p in TOMBSTONE_SOURCES or p.startswith("skills/"))}
-    if not edited:
-        return []
-    known = {normalize_memory_line(t.text) for t in read_tombstones(root)}
-    new: list[Tombstone] = []
+def record_tombstones(conn: sqlite3.Connection, root: Path, changes: list[tuple[str, str]], diff: str) -> int:
+    """Ban the memory lines a person removed (bullets gone from the whole file, so moved lines do not count), by hash;
+    returns how many are new. Only a person's edits are in the diff at this point."""
+    edited = {p for s, p in person_edits(changes) if s == "M" and tombstones.is_source(p)}
+    entries: list[tuple[str, str]] = []
     for file, lines in _removed_lines(diff).items():
         if file not in edited:
             continue
@@ -182,20 +145,10 @@ def record_tombstones(root: Path, changes: list[tuple[str, str]], diff: str) -> 
             current = {normalize_memory_line(x) for x in (root / file).read_text(encoding="utf-8").splitlines()}
         except OSError:
             continue
-        for line in lines:
-            if not _BULLET.match(line):
-                continue
-            key = normalize_memory_line(line)
-            if len(key) < MIN_TOMBSTONE_CHARS or key in current or key in known:
-                continue
-            known.add(key)
-            new.append(Tombstone(file, _TASK_REFS.sub("", _BULLET.match(line).group(1)).strip()))  # type: ignore[union-attr]
-    if new:
-        path = root / TOMBSTONES
-        existing = path.read_text(encoding="utf-8") if path.is_file() else TOMBSTONES_HEADER
-        body = existing if existing.endswith("\n") else existing + "\n"
-        write_if_changed(path, body + "".join(f"- {t.file}: {t.text}\n" for t in new))
-    return new
+        entries += [
+            (file, line) for line in lines if tombstones.banned_key(line) and normalize_memory_line(line) not in current
+        ]
+    return tombstones.add(conn, entries)
 
 
 # --- forget requests -------------------------------------------------------------------------------------------------

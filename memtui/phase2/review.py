@@ -186,19 +186,14 @@ def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
 
 def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     """A decided run keeps its file lists (changed, and written by the run itself) and counts, never memory
-    content: the diffs and the pre-run snapshot go.
+    content: the diffs, the pre-run snapshot and the journal go, through the store registry.
 
     The connection runs with ``secure_delete`` (freed pages are zeroed) and the WAL is checkpointed and truncated,
     so the deleted text leaves no copy in ``state.sqlite`` or its ``-wal`` file.
     """
-    row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
-    written = sorted(json.loads(row[0])) if row and row[0] and row[0] != "null" else []
-    conn.execute(
-        "UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL, reviewed_files=NULL,"
-        " written_files=? WHERE id=?",
-        (json.dumps(written), run_id),
-    )
-    drop_journal(conn, run_id)
+    from memtui.state import stores
+
+    stores.drop_run_content(conn, run_id)
     checkpoint_wal(conn)
 
 
@@ -315,8 +310,15 @@ def approve(
             keep_versions=s.history_versions,
             evidence_threads=evidence_threads,
         )
+        if p.amended:  # a reviewer's own text: forget never removes it
+            from memtui.state import person_lines
+
+            person_lines.record(
+                conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
+            )
         forget_run_content(conn, run.id)
         forget.finish_after_approval(ctx, run.id)
+    refresh_index(ctx)
     job = global_job.read_global_job(conn)
     return ReviewResult(
         run_id=run.id,
@@ -379,6 +381,7 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
         decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
         forget.release_after_rejection(conn, run.id)
         forget_run_content(conn, run.id)
+    refresh_index(ctx)  # the rejected text leaves the search index and its FTS segments now
     return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)
 
 
@@ -447,11 +450,13 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
                     "the memory root changed after you looked at it; nothing was committed. Look at the diff again "
                     "(`memtui review show`) and commit what it shows."
                 )
+        view = worktree_view(root)
         changed = [
-            path
-            for _, path in worktree_view(root, with_diff=False).stat
-            if path != RAW_MEMORIES and not path.startswith(ROLLOUT_SUMMARIES + "/")
+            path for _, path in view.stat if path != RAW_MEMORIES and not path.startswith(ROLLOUT_SUMMARIES + "/")
         ]
+        from memtui.state import person_lines
+
+        person_lines.record_added(conn, view.diff, changed)  # a person's own lines: forget never removes them
         commit = baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or MANUAL_MESSAGE)
         from memtui import history
 
@@ -460,4 +465,13 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         )
         history.take_snapshot(conn, root, decision, s.history_versions)
     checkpoint_wal(conn)
+    refresh_index(ctx)
     return commit
+
+
+def refresh_index(ctx: Context) -> str | None:
+    """Every decision (approve, reject, commit, restore; CLI and TUI alike) brings the search index in line with
+    the memory root and purges the FTS segments of text that left it. A failure here is reported, not raised."""
+    from memtui.search import try_refresh_memory_index
+
+    return try_refresh_memory_index(ctx.conn, ctx.paths.memory_root)

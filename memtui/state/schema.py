@@ -324,6 +324,71 @@ MIGRATIONS: list[str] = [
     ALTER TABLE phase2_runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'consolidation';  -- consolidation | restore
     ALTER TABLE phase2_runs ADD COLUMN restore_of INTEGER;                          -- the version a restore brings back
     """,
+    # The search-purge flag set inside the stage-1 triggers: an UPSERT that takes its DO UPDATE path makes SQLite run
+    # the trigger's "INSERT OR REPLACE" as a plain INSERT (the outer statement's conflict mode wins), which failed with
+    # "UNIQUE constraint failed: meta.key" once the flag was set. Delete-then-insert never conflicts.
+    """
+    DROP TRIGGER IF EXISTS search_stage1_ai;
+    DROP TRIGGER IF EXISTS search_stage1_au;
+    DROP TRIGGER IF EXISTS search_stage1_ad;
+    DROP TRIGGER IF EXISTS search_threads_ad;
+    CREATE TRIGGER search_stage1_ai AFTER INSERT ON stage1_outputs BEGIN
+        DELETE FROM meta WHERE key = 'search.purge' AND EXISTS (
+            SELECT 1 FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory'));
+        INSERT INTO meta (key, value) SELECT 'search.purge', '1' WHERE EXISTS (
+            SELECT 1 FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory'));
+        DELETE FROM search_docs WHERE source = new.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'summary', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.rollout_summary
+        WHERE TRIM(new.rollout_summary) != '';
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'raw_memory', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.raw_memory
+        WHERE TRIM(new.raw_memory) != '';
+    END;
+    CREATE TRIGGER search_stage1_au AFTER UPDATE OF raw_memory, rollout_summary ON stage1_outputs
+    WHEN old.raw_memory IS NOT new.raw_memory OR old.rollout_summary IS NOT new.rollout_summary BEGIN
+        DELETE FROM search_docs WHERE source = old.thread_id AND kind IN ('summary', 'raw_memory');
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'summary', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.rollout_summary
+        WHERE TRIM(new.rollout_summary) != '';
+        INSERT INTO search_docs (kind, source, project, text)
+        SELECT 'raw_memory', new.thread_id, COALESCE((SELECT cwd FROM threads WHERE id = new.thread_id), ''),
+               new.raw_memory
+        WHERE TRIM(new.raw_memory) != '';
+        DELETE FROM meta WHERE key = 'search.purge';
+        INSERT INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    CREATE TRIGGER search_stage1_ad AFTER DELETE ON stage1_outputs BEGIN
+        DELETE FROM search_docs WHERE source = old.thread_id AND kind IN ('summary', 'raw_memory');
+        DELETE FROM meta WHERE key = 'search.purge';
+        INSERT INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    CREATE TRIGGER search_threads_ad AFTER DELETE ON threads BEGIN
+        DELETE FROM search_docs WHERE source = old.id AND kind = 'message';
+        DELETE FROM search_sources WHERE key = 'thread:' || old.id;
+        DELETE FROM meta WHERE key = 'search.purge';
+        INSERT INTO meta (key, value) VALUES ('search.purge', '1');
+    END;
+    """,
+    # A person's deletions block re-learning by hash, never by the deleted words (tombstones.md held them, in git
+    # too); the lines a person wrote are known by hash so forget never removes them. The rows of tombstones.md move
+    # here at the next Phase 2 run (memtui/state/tombstones.py).
+    """
+    CREATE TABLE IF NOT EXISTS tombstones (
+        hash TEXT PRIMARY KEY,                -- sha256 of the normalised line; never the words
+        file TEXT NOT NULL,                   -- MEMORY.md | memory_summary.md | skills/...
+        thread_ids TEXT NOT NULL DEFAULT '[]',-- JSON [thread_id]: rollouts whose output held the line
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS person_lines (
+        hash TEXT PRIMARY KEY,                -- sha256 of a normalised line a person wrote or amended
+        file TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+    );
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -65,19 +65,27 @@ def get_phase2_input_selection(conn: sqlite3.Connection, n: int, max_unused_days
     return [Stage1Output(*r) for r in rows]
 
 
-def prune_stage1_outputs_for_retention(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> int:
-    """Delete up to ``limit`` unselected rows unused for ``max_unused_days``, stalest first; jobs rows are kept."""
+def expired_stage1_outputs(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> list[str]:
+    """Up to ``limit`` threads whose output is unselected and unused for ``max_unused_days``, stalest first."""
     cutoff = clock.now_s() - int(max_unused_days) * DAY
+    rows = conn.execute(
+        """
+        SELECT thread_id FROM stage1_outputs
+        WHERE selected_for_phase2 = 0 AND COALESCE(last_usage, source_updated_at) < ?
+        ORDER BY COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, thread_id ASC
+        LIMIT ?
+        """,
+        (cutoff, int(limit)),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def prune_stage1_outputs_for_retention(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> int:
+    """Delete up to ``limit`` unselected rows unused for ``max_unused_days``, stalest first; jobs rows are kept.
+
+    Through the store registry: every store that holds a stage-1 output's text drops it (``stores.expire``)."""
+    from memtui.state import stores
+
+    env = stores.Env(conn)
     with immediate(conn):
-        cur = conn.execute(
-            """
-            DELETE FROM stage1_outputs WHERE thread_id IN (
-                SELECT thread_id FROM stage1_outputs
-                WHERE selected_for_phase2 = 0 AND COALESCE(last_usage, source_updated_at) < ?
-                ORDER BY COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, thread_id ASC
-                LIMIT ?
-            )
-            """,
-            (cutoff, int(limit)),
-        )
-    return cur.rowcount
+        return sum(1 for tid in expired_stage1_outputs(conn, max_unused_days, limit) if stores.expire(env, tid))

@@ -70,7 +70,24 @@ def _thread_row(t: Thread) -> tuple[Any, ...]:
 
 
 def upsert_threads(conn: sqlite3.Connection, threads: Iterable[Thread]) -> None:
-    conn.executemany(_THREAD_UPSERT, [_thread_row(t) for t in threads])
+    rows = [_thread_row(t) for t in threads]
+    ids = [r[0] for r in rows]
+    forgotten: set[str] = set()
+    for i in range(0, len(ids), 500):  # a forgotten rollout's words are never written, not even on a first insert
+        chunk = ids[i : i + 500]
+        forgotten |= {
+            r[0]
+            for r in conn.execute(
+                f"SELECT thread_id FROM forgotten_threads WHERE thread_id IN ({','.join('?' * len(chunk))})", chunk
+            )
+        }
+    if forgotten:
+        p, t = THREAD_COLUMNS.index("preview"), THREAD_COLUMNS.index("title")
+        rows = [
+            tuple("" if i == p else None if i == t else v for i, v in enumerate(r)) if r[0] in forgotten else r
+            for r in rows
+        ]
+    conn.executemany(_THREAD_UPSERT, rows)
 
 
 def upsert_files(conn: sqlite3.Connection, results: Iterable[FileResult], now: int) -> None:

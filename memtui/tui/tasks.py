@@ -7,6 +7,7 @@ for openai, GitPython and the pipeline. A task returns a ``TaskOutcome``: the ve
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,7 +69,22 @@ def ingest_task(ctx: Context, progress: Progress, cancel: threading.Event) -> Ta
 # ---- Phase 1 --------------------------------------------------------------------------------------
 
 
+def _housekeeping(expired: int, opted_out: int) -> str:
+    """Retention and opt-outs done at the start of a run (counts only)."""
+    parts = []
+    if expired:
+        parts.append(f"retention removed {plural(expired, 'unused output')}")
+    if opted_out:
+        parts.append(f"forgot {plural(opted_out, 'rollout')} whose memory was turned off")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutcome:
+    outcome = _describe_phase1(s, thread_id)
+    return dataclasses.replace(outcome, summary=outcome.summary + _housekeeping(s.expired, len(s.opted_out)))
+
+
+def _describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutcome:
     skipped = counts(s.skipped, SKIP_REASON)
     if not s.claimed:
         if thread_id:
@@ -111,6 +127,11 @@ COOLDOWN = "the last consolidation succeeded recently; to run it anyway use Phas
 
 
 def describe_phase2(r: Phase2Result) -> TaskOutcome:
+    outcome = _describe_phase2(r)
+    return dataclasses.replace(outcome, summary=outcome.summary + _housekeeping(r.expired, len(r.opted_out)))
+
+
+def _describe_phase2(r: Phase2Result) -> TaskOutcome:
     verb = label(r.outcome, PHASE2_STATUS)
     files = plural(len(r.stat), "file")
     how = "offline" if r.offline else plural(r.turns, "agent turn")

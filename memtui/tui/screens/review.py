@@ -83,6 +83,7 @@ class ReviewScreen(MemtuiScreen):
         self.rejected: set[str] = set()  # hunk ids left out
         self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
         self.evidence: dict[str, list[Any]] = {}
+        self.forgotten_mentions: list[dict[str, Any]] = []
 
     @property
     def awaiting(self) -> bool:
@@ -127,6 +128,10 @@ class ReviewScreen(MemtuiScreen):
             state = review_state(ctx)  # read-only: a temporary index, no lock
             if state.run is not None:
                 evidence = self._evidence(ctx, state.run)
+            from memtui.forget import mentions
+
+            # forget never removes a person's line: the review names those that mention a forgotten rollout
+            self.forgotten_mentions = mentions(ctx)
         finally:
             ctx.close()
         if not worker.is_cancelled:
@@ -198,6 +203,15 @@ class ReviewScreen(MemtuiScreen):
                     "$text-error",
                 )
                 if since is not None
+                else "",
+                (
+                    f"\n⚠ {plural(len(self.forgotten_mentions), 'line')} you wrote "
+                    f"{'mentions' if len(self.forgotten_mentions) == 1 else 'mention'} a forgotten rollout "
+                    "(forget leaves them to you): "
+                    + ", ".join(f"{m['file']}:{m['line']}" for m in self.forgotten_mentions[:6]),
+                    "$text-warning",
+                )
+                if self.forgotten_mentions
                 else "",
             )
         )

@@ -1,0 +1,722 @@
+"""Every place under ``MEMTUI_HOME`` that can hold text derived from a rollout, and how to forget one thread there.
+
+One registry, so forgetting cannot miss a store: ``forget``, retention, ``doctor --reset-state`` and a decided run's
+cleanup all go through ``STORES``. Each store declares the tables and columns it owns (what each column holds:
+rollout text, names that carry a rollout's words, a person's words, or ids and counts only) and the folders or
+files under the home it owns, and says how to forget one thread from them. ``coverage_gaps`` lists every column of
+the live schema and every entry under the home that no store declares; a test runs it, so the next table, column or
+folder cannot be added without saying how it forgets.
+
+Names are text: a rollout summary's file name carries the rollout's first words (its slug), so audit rows (run
+records, decisions, journals) keep ids and counts, and a forgotten rollout's summary names become
+``rollout_summaries/(forgotten).md`` there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from fnmatch import fnmatch
+from functools import lru_cache
+from pathlib import Path
+
+FORGOTTEN_NAME = "(forgotten)"  # what a forgotten rollout's summary stem becomes in audit rows
+
+
+class Holds(StrEnum):
+    """What a column holds, as far as forgetting is concerned."""
+
+    TEXT = "rollout text"  # words derived from a rollout: the store removes them
+    NAMES = "names"  # file names / paths that may carry a rollout's words (summary stems): renamed
+    PERSON = "a person's words"  # reasons, notes a person typed; not derived from a rollout
+    IDS = "ids and counts"  # ids, hashes, times, states, sizes: nothing to forget
+
+
+@dataclass(frozen=True)
+class Target:
+    """One rollout to forget: its id, its summary stems (names), and the normalised lines only it supported."""
+
+    thread_id: str
+    stems: frozenset[str] = frozenset()
+    keys: frozenset[str] = frozenset()
+    person: frozenset[str] = frozenset()  # hashes of a person's lines: never removed
+    others: frozenset[str] = frozenset()  # more thread ids forgotten together (one Phase 2 run removes them all)
+    expiring: bool = False  # retention, not a forget: memory lines citing it stay (and so do their index chunks)
+
+    @property
+    def marks(self) -> set[str]:
+        return {self.thread_id, *self.others, *self.stems}
+
+    @property
+    def names(self) -> re.Pattern[str]:
+        """Every summary stem the target's threads ever had: ``<ts>-<hash4>[-<slug>]`` where the hash (and for a
+        time-based UUID the timestamp) comes from the thread id, while the slug and a UUIDv4's time may change."""
+        return _name_pattern(tuple(sorted({self.thread_id, *self.others})), tuple(sorted(self.stems)))
+
+    def owns(self, ref: str) -> bool:
+        """Whether ``ref`` (a thread id or a summary stem) is one of the target's."""
+        return ref in self.marks or bool(self.names.fullmatch(ref))
+
+    def mentioned_in(self, text: str) -> bool:
+        return any(m in text for m in self.marks) or bool(self.names.search(text))
+
+
+_TS = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}"
+
+
+@lru_cache(maxsize=256)
+def _name_pattern(thread_ids: tuple[str, ...], stems: tuple[str, ...]) -> re.Pattern[str]:
+    from memtui.phase2.stems import rollout_summary_file_stem
+
+    alts = [re.escape(s) for s in stems]
+    for tid in thread_ids:
+        prefix = rollout_summary_file_stem(tid, 0, None)  # <ts>-<hash4>; ts is the id's own for time-based UUIDs
+        fixed_ts = prefix != rollout_summary_file_stem(tid, 86_400, None)
+        ts = re.escape(prefix[:-5]) if fixed_ts else _TS
+        alts.append(rf"{ts}-{re.escape(prefix[-4:])}(?:-[a-z0-9_]+)?")
+    return re.compile("|".join(f"(?:{a})" for a in sorted(alts, key=len, reverse=True)) or r"(?!x)x")
+
+
+def combine(targets: list[Target]) -> Target | None:
+    if not targets:
+        return None
+    first = targets[0]
+    return Target(
+        first.thread_id,
+        frozenset(s for t in targets for s in t.stems),
+        frozenset(k for t in targets for k in t.keys),
+        frozenset(p for t in targets for p in t.person),
+        frozenset(t.thread_id for t in targets[1:]),
+    )
+
+
+@dataclass
+class Env:
+    """What a store's forget works on: a database connection and the home (the live one, or a set-aside copy)."""
+
+    conn: sqlite3.Connection
+    home: Path | None = None
+
+    @property
+    def memory_root(self) -> Path | None:
+        return None if self.home is None else self.home / "memories"
+
+
+Forget = Callable[[Env, Target], int]
+
+
+@dataclass(frozen=True)
+class Store:
+    name: str
+    columns: dict[str, dict[str, Holds]] = field(default_factory=dict)  # table -> column -> what it holds
+    paths: tuple[str, ...] = ()  # globs relative to the home
+    forget: Forget | None = None  # removes the thread now; returns how many things changed
+    when: str = "now"  # when its text goes: "now", or "with the next approved Phase 2 run"
+    carry_over: bool = False  # doctor --reset-state copies these rows into the new database (privacy promises)
+    expire: bool = False  # retention removes an expired stage-1 output here too
+
+
+def _names_in(text: str | None, target: Target) -> bool:
+    return bool(text) and bool(target.names.search(text))  # type: ignore[arg-type]
+
+
+def rename(text: str | None, target: Target) -> str | None:
+    """``text`` with every summary stem the target's threads ever had replaced by ``FORGOTTEN_NAME``."""
+    if not text:
+        return text
+    return target.names.sub(FORGOTTEN_NAME, text)
+
+
+def _rename_columns(conn: sqlite3.Connection, table: str, key: str, columns: Iterable[str], target: Target) -> int:
+    cols = list(columns)
+    changed = 0
+    for row in conn.execute(f"SELECT {key}, {', '.join(cols)} FROM {table}").fetchall():
+        values = [rename(v, target) if isinstance(v, str) else v for v in row[1:]]
+        if values != list(row[1:]):
+            conn.execute(f"UPDATE {table} SET {', '.join(f'{c}=?' for c in cols)} WHERE {key}=?", (*values, row[0]))
+            changed += 1
+    return changed
+
+
+# ---- the stores' forget functions ------------------------------------------------------------------------------
+
+
+def _forget_thread_words(env: Env, t: Target) -> int:
+    return env.conn.execute("UPDATE threads SET preview='', title=NULL WHERE id=?", (t.thread_id,)).rowcount
+
+
+def _forget_output(env: Env, t: Target) -> int:
+    # the search documents of it follow by trigger (search_stage1_ad)
+    return env.conn.execute("DELETE FROM stage1_outputs WHERE thread_id=?", (t.thread_id,)).rowcount
+
+
+def _forget_jobs(env: Env, t: Target) -> int:
+    from memtui.state.jobs import STAGE1
+
+    n = env.conn.execute("DELETE FROM jobs WHERE kind=? AND job_key=?", (STAGE1, t.thread_id)).rowcount
+    return n + env.conn.execute("DELETE FROM job_runs WHERE kind=? AND job_key=?", (STAGE1, t.thread_id)).rowcount
+
+
+def _forget_citations(env: Env, t: Target) -> int:
+    env.conn.execute(
+        "DELETE FROM citation_entries WHERE event_key IN (SELECT key FROM citation_events WHERE thread_id=?)",
+        (t.thread_id,),
+    )
+    return env.conn.execute("DELETE FROM citation_events WHERE thread_id=?", (t.thread_id,)).rowcount
+
+
+def _forget_search(env: Env, t: Target) -> int:
+    conn = env.conn
+    n = conn.execute("DELETE FROM search_docs WHERE source=? AND kind='message'", (t.thread_id,)).rowcount
+    n += conn.execute(
+        "DELETE FROM search_docs WHERE source=? AND kind IN ('summary', 'raw_memory')", (t.thread_id,)
+    ).rowcount
+    n += conn.execute("DELETE FROM search_sources WHERE key=?", (f"thread:{t.thread_id}",)).rowcount
+    from memtui import forget
+
+    # memory-file chunks that hold its lines: dropped, and their file re-indexed by the next refresh (the live
+    # memory files keep those lines until the removing run is approved; a set-aside database has no next refresh)
+    memory = [] if t.expiring else conn.execute("SELECT id, source, text FROM search_docs WHERE kind='memory'")
+    for doc_id, source, text in list(memory):
+        if forget.holds(text, t):
+            conn.execute("DELETE FROM search_docs WHERE id=?", (doc_id,))
+            conn.execute("DELETE FROM search_sources WHERE key=?", (f"file:{source}",))
+            n += 1
+    conn.execute("DELETE FROM meta WHERE key='search.purge'")
+    conn.execute("INSERT INTO meta (key, value) VALUES ('search.purge', '1')")
+    return n
+
+
+def _forget_runs(env: Env, t: Target) -> int:
+    from memtui import forget
+
+    conn = env.conn
+    n = 0
+    for run_id, *texts in conn.execute(
+        "SELECT id, diff, input_diff, pre_snapshot FROM phase2_runs WHERE status != 'awaiting_review'"
+        " AND (diff IS NOT NULL OR input_diff IS NOT NULL OR pre_snapshot IS NOT NULL)"
+    ).fetchall():
+        if any(x and forget.holds(x, t, diff=True) for x in texts):
+            conn.execute("UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL WHERE id=?", (run_id,))
+            n += 1
+    return n + _rename_columns(
+        conn,
+        "phase2_runs",
+        "id",
+        ("stat", "reviewed_files", "included_changes", "written_files", "reason", "diff", "input_diff"),
+        t,
+    )
+
+
+def _forget_journals(env: Env, t: Target) -> int:
+    return _rename_columns(env.conn, "meta", "key", ("value",), t)
+
+
+def _forget_decisions(env: Env, t: Target) -> int:
+    return _rename_columns(env.conn, "decisions", "id", ("files_in", "files_out", "hunks_in", "hunks_out", "reason"), t)
+
+
+def _forget_snapshots(env: Env, t: Target) -> int:
+    from memtui import forget, history
+
+    conn = env.conn
+    n = 0
+    for decision_id, files in list(history.snapshots(conn)):
+        new = {rel: forget.scrub_text(rel, text, t) for rel, text in files.items()}
+        if new == files:
+            continue
+        if any(forget.holds(text, t) for text in new.values()):
+            history.drop_snapshots(conn, [decision_id])
+        else:
+            data, raw = history._pack(new)
+            conn.execute(
+                "UPDATE history_snapshots SET data=?, raw_bytes=? WHERE decision_id=?", (data, raw, decision_id)
+            )
+        n += 1
+    return n
+
+
+def _forget_rejected_hunks(env: Env, t: Target) -> int:
+    """A left-out hunk loses only the forgotten rollout's lines; the rest of the person's decision stands."""
+    from memtui import forget
+
+    conn = env.conn
+    n = 0
+    for hid, file, text, added, threads in conn.execute(
+        "SELECT id, file, text, added, thread_ids FROM rejected_hunks"
+    ).fetchall():
+        lines = json.loads(added or "[]")
+        ids = json.loads(threads or "[]")
+        if _names_in(file, t):
+            conn.execute("DELETE FROM rejected_hunks WHERE id=?", (hid,))
+            n += 1
+            continue
+        kept_text = [x for x in text.split("\n") if not forget.line_is_derived(x[1:] if x[:1] in "+- " else x, t)]
+        kept_added = [x for x in lines if not forget.line_is_derived(x, t)]
+        kept_ids = [i for i in ids if i != t.thread_id]
+        if (kept_text, kept_added, kept_ids) == (text.split("\n"), lines, ids):
+            continue
+        n += 1
+        if not kept_added:
+            conn.execute("DELETE FROM rejected_hunks WHERE id=?", (hid,))  # nothing of the person's ban is left
+        else:
+            conn.execute(
+                "UPDATE rejected_hunks SET text=?, added=?, thread_ids=? WHERE id=?",
+                ("\n".join(kept_text), json.dumps(kept_added), json.dumps(kept_ids), hid),
+            )
+    return n
+
+
+def _forget_tombstones(env: Env, t: Target) -> int:
+    from memtui.state import tombstones
+
+    return tombstones.forget_thread(env.conn, t.thread_id)
+
+
+def batch_files(env: Env) -> list[Path]:
+    if env.home is None:
+        return []
+    found = {Path(p) for (p,) in env.conn.execute("SELECT input_path FROM batch_submissions WHERE kind='openai'") if p}
+    folder = env.home / "batches"
+    if folder.is_dir():
+        found |= set(folder.glob("*.jsonl"))
+    return sorted(p for p in found if p.is_file())
+
+
+def _forget_batches(env: Env, t: Target) -> int:
+    """The request lines of the thread leave every batch file memtui wrote; its request rows keep ids only."""
+    from memtui.phase2.workspace import write_if_changed
+
+    n = env.conn.execute(
+        "UPDATE batch_requests SET error=NULL WHERE thread_id=? AND error IS NOT NULL", (t.thread_id,)
+    ).rowcount
+    prefix = f'"custom_id": "{t.thread_id}:'
+    compact = f'"custom_id":"{t.thread_id}:'
+    for path in batch_files(env):
+        data = path.read_bytes().decode("utf-8", "replace")
+        if t.thread_id not in data:
+            continue
+        kept = [x for x in data.splitlines(keepends=True) if prefix not in x and compact not in x]
+        write_if_changed(path, "".join(kept))
+        n += 1
+    return n
+
+
+def drop_finished_batch_files(conn: sqlite3.Connection) -> int:
+    """Input files of finished submissions are not needed again (the remote has its copy): delete them."""
+    n = 0
+    for (path,) in conn.execute(
+        "SELECT input_path FROM batch_submissions WHERE kind='openai' AND input_path IS NOT NULL"
+        " AND status IN ('collected', 'cancelled', 'abandoned')"
+    ).fetchall():
+        p = Path(path)
+        if p.is_file():
+            p.unlink()
+            n += 1
+    return n
+
+
+def _forget_summary_files(env: Env, t: Target) -> int:
+    root = env.memory_root
+    if root is None:
+        return 0
+    n = 0
+    for stem in t.stems:
+        path = root / "rollout_summaries" / f"{stem}.md"
+        if path.is_file():
+            path.unlink()
+            n += 1
+    return n
+
+
+def sweep_work(env: Env, _t: Target | None = None) -> int:
+    """Scratch folders of Phase 2 runs (a copy of ``.git`` for a CLI agent's run, the agent's last message) that a
+    killed process left. Only under the memory-root lock, when no Phase 2 runs."""
+    if env.home is None:
+        return 0
+    work = env.home / "work"
+    n = sweep_stale_scratch(env.home)
+    if work.is_dir():
+        for entry in work.iterdir():
+            if entry.is_dir() and entry.name.startswith(("phase2-", "codex-agent-")):
+                shutil.rmtree(entry, ignore_errors=True)
+                n += 1
+    return n
+
+
+STALE_SCRATCH_SECONDS = 3600  # a Phase 1 CLI call's folder this old belongs to no live call (cli_timeout_seconds)
+
+
+def sweep_stale_scratch(home: Path) -> int:
+    """Folders of Phase 1 CLI calls (``work/codex-*``: the schema and the model's reply, a rollout's raw memory)
+    that a killed process left; any process may run this, a live call's folder is younger."""
+    from memtui import clock
+
+    work = home / "work"
+    n = 0
+    if work.is_dir():
+        for entry in work.iterdir():
+            if not (entry.is_dir() and entry.name.startswith("codex-") and not entry.name.startswith("codex-agent-")):
+                continue
+            with contextlib.suppress(OSError):
+                if clock.file_time() - entry.stat().st_mtime > STALE_SCRATCH_SECONDS:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    n += 1
+    return n
+
+
+def _sweep_views(env: Env, _t: Target) -> int:
+    from memtui.memroot.view import remove_leftover_views
+
+    root = env.memory_root  # a reader's view in use is younger than the leftover age, and goes when it is done
+    return 0 if root is None else remove_leftover_views(root)
+
+
+def _forget_logs(env: Env, t: Target) -> int:
+    from memtui.phase2.workspace import write_if_changed
+
+    if env.home is None or not (env.home / "logs").is_dir():
+        return 0
+    n = 0
+    for path in sorted((env.home / "logs").rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes().decode("utf-8", "replace")
+        if not t.mentioned_in(data):
+            continue
+        write_if_changed(path, "".join(x for x in data.splitlines(keepends=True) if not t.mentioned_in(x)))
+        n += 1
+    return n
+
+
+def _forget_aside_databases(env: Env, t: Target) -> int:
+    """``doctor --reset-state`` keeps the old database beside the new one: forget there too, or delete it when it
+    cannot be opened (its forget marks were carried over when it was set aside)."""
+    if env.home is None:
+        return 0
+    n = 0
+    for path in sorted(env.home.glob("state.sqlite.broken-*")):
+        if path.name.endswith(("-wal", "-shm")):
+            continue
+        try:
+            conn = sqlite3.connect(path, isolation_level=None)
+            try:
+                conn.execute("PRAGMA secure_delete = ON")
+                aside = Env(conn, None)
+                for store in STORES:
+                    if store.forget is None or not store.columns or store.name in _FILE_ONLY:
+                        continue
+                    if all(_has_table(conn, table) for table in store.columns):
+                        store.forget(aside, t)
+                if _has_table(conn, "meta"):
+                    from memtui.search import purge_deleted
+
+                    purge_deleted(conn, force=True)  # the deleted documents' terms leave the FTS5 segments
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError:
+            for side in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+                side.unlink(missing_ok=True)
+        n += 1
+    return n
+
+
+def _has_table(conn: sqlite3.Connection, table: str) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE name=?", (table,)).fetchone() is not None
+
+
+_FILE_ONLY = frozenset({"set-aside databases"})
+
+_I, _T, _N, _P = Holds.IDS, Holds.TEXT, Holds.NAMES, Holds.PERSON
+
+
+def _cols(names: str, holds: Holds) -> dict[str, Holds]:
+    return {n: holds for n in names.split()}
+
+
+STORES: tuple[Store, ...] = (
+    Store(
+        "rollout index",
+        {
+            "threads": {
+                **_cols(
+                    "id source_kind path cwd originator cli_version session_source source_detail parent_thread_id"
+                    " memory_mode history_mode git_branch git_commit git_url model created_at updated_at items bytes"
+                    " archived skipped_lines ingest_status ingest_reason ingested_at",
+                    _I,
+                ),
+                **_cols("preview title", _T),
+            },
+            "ingest_files": _cols(
+                "path source_kind size mtime_ns thread_id status reason lines skipped_lines ingested_at", _I
+            ),
+        },
+        forget=_forget_thread_words,
+    ),
+    Store(
+        "stage-1 outputs",
+        {
+            "stage1_outputs": {
+                **_cols(
+                    "thread_id source_updated_at generated_at usage_count last_usage selected_for_phase2"
+                    " selected_for_phase2_source_updated_at offline",
+                    _I,
+                ),
+                **_cols("raw_memory rollout_summary rollout_slug", _T),
+            }
+        },
+        forget=_forget_output,
+        expire=True,
+    ),
+    Store(
+        "stage-1 jobs",
+        {
+            "jobs": {
+                **_cols(
+                    "kind job_key status worker_id ownership_token started_at finished_at lease_until retry_at"
+                    " retry_remaining input_watermark last_success_watermark",
+                    _I,
+                ),
+                "last_error": _T,
+            },
+            "job_runs": {
+                **_cols(
+                    "id kind job_key ownership_token worker_id started_at finished_at outcome noop offline model"
+                    " input_bytes sent_bytes truncated_tokens estimated_tokens prompt_tokens completion_tokens"
+                    " latency_ms redactions",
+                    _I,
+                ),
+                "error": _T,
+            },
+        },
+        forget=_forget_jobs,
+    ),
+    Store(
+        "citations",
+        {
+            "citation_events": {**_cols("key origin thread_id rollout_ids recorded_at", _I), "body": _T},
+            "citation_entries": {**_cols("id event_key path line_start line_end text_hash", _I), "note": _T},
+        },
+        forget=_forget_citations,
+    ),
+    Store(
+        "search index (documents, FTS5 segments, and the WAL once purged)",
+        {
+            "search_docs": {**_cols("id kind source loc role project", _I), "text": _T},
+            "search_sources": _cols("key stamp", _I),
+            "search_docs_fts": _cols("text scope", _T),
+            "search_docs_fts_data": {"id": _I, "block": _T},
+            "search_docs_fts_idx": {"segid": _I, "term": _T, "pgno": _I},
+            "search_docs_fts_docsize": _cols("id sz", _I),
+            "search_docs_fts_config": _cols("k v", _I),
+        },
+        forget=_forget_search,
+        expire=True,
+    ),
+    Store(
+        "forget marks",
+        {"forgotten_threads": {**_cols("thread_id forgotten_at run_id done_at", _I), "reason": _P, "contributed": _T}},
+        when="its lineage (contributed) is dropped when the removing run is approved; the mark stays",
+        carry_over=True,
+    ),
+    Store(
+        "Phase 2 runs",
+        {
+            "phase2_runs": {
+                **_cols(
+                    "id status started_at finished_at decided_at offline model baseline_commit new_commit"
+                    " claimed_watermark new_watermark selected turns prompt_tokens completion_tokens reviewed_tree"
+                    " lines_added lines_removed kind restore_of",
+                    _I,
+                ),
+                **_cols("input_diff diff pre_snapshot", _T),
+                **_cols("stat reviewed_files included_changes written_files reason", _N),
+            }
+        },
+        forget=_forget_runs,
+    ),
+    Store("run journals and flags", {"meta": {"key": _I, "value": _N}}, forget=_forget_journals),
+    Store(
+        "decisions (audit records)",
+        {
+            "decisions": {
+                **_cols("id at kind run_id thread_id tree commit_id", _I),
+                **_cols("files_in files_out hunks_in hunks_out", _N),
+                "reason": _P,
+            }
+        },
+        forget=_forget_decisions,
+    ),
+    Store(
+        "history snapshots",
+        {"history_snapshots": {**_cols("decision_id tree created_at files raw_bytes", _I), "data": _T}},
+        forget=_forget_snapshots,
+    ),
+    Store(
+        "left-out hunks",
+        {
+            "rejected_hunks": {
+                **_cols("id run_id hunk_id content_hash thread_ids decided_at", _I),
+                **_cols("text added", _T),
+                "file": _N,
+                "reason": _P,
+            }
+        },
+        forget=_forget_rejected_hunks,
+    ),
+    Store(
+        "tombstones (hashes of lines a person deleted)",
+        {"tombstones": _cols("hash file thread_ids created_at", _I)},
+        forget=_forget_tombstones,
+        carry_over=True,
+    ),
+    Store("a person's lines (hashes)", {"person_lines": _cols("hash file created_at", _I)}, carry_over=True),
+    Store(
+        "Phase 1 batches (request files and records)",
+        {
+            "batch_submissions": {
+                **_cols(
+                    "id kind status remote_status model worker_id input_file_id batch_id output_file_id error_file_id"
+                    " requests bytes created_at updated_at finished_at detail",
+                    _I,
+                ),
+                "input_path": _N,
+            },
+            "batch_requests": {
+                **_cols(
+                    "submission_id custom_id thread_id input_hash ownership_token source_updated_at run_id status"
+                    " measurements",
+                    _I,
+                ),
+                "error": _T,
+            },
+        },
+        paths=("batches", "batches/*"),
+        forget=_forget_batches,
+    ),
+    Store(
+        "rollout summary files",
+        paths=("memories/rollout_summaries", "memories/rollout_summaries/*"),
+        forget=_forget_summary_files,
+    ),
+    Store(
+        "memory files and their git history",
+        paths=(
+            "memories",
+            "memories/MEMORY.md",
+            "memories/memory_summary.md",
+            "memories/raw_memories.md",
+            "memories/skills",
+            "memories/skills/*",
+            "memories/extensions",
+            "memories/extensions/*",
+            "memories/phase2_workspace_diff.md",
+            "memories/tombstones.md",
+            "memories/.git",
+            "memories/.git/*",
+            "memories/.*.tmp-*",
+        ),
+        when="with the next approved Phase 2 run (lineage scrub, one-commit baseline, git prune)",
+    ),
+    Store("work folders", paths=("work", "work/*"), forget=sweep_work),
+    Store("read-only diff views", paths=(".memories-views", ".memories-views/*"), forget=_sweep_views),
+    Store("logs", paths=("logs", "logs/*"), forget=_forget_logs),
+    Store("the state database", paths=("state.sqlite", "state.sqlite-wal", "state.sqlite-shm")),
+    Store("set-aside databases", paths=("state.sqlite.broken-*",), forget=_forget_aside_databases),
+    Store("hooks' saved settings, the lock, config", paths=("hooks", "hooks/*", ".memories.lock", "config.toml")),
+)
+
+
+def drop_run_content(conn: sqlite3.Connection, run_id: int) -> None:
+    """A decided run (approved, rejected, failed) keeps file lists and counts: its diffs, pre-run snapshot and
+    journal (the stores that hold a run's text) are dropped."""
+    row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
+    written = sorted(json.loads(row[0])) if row and row[0] and row[0] != "null" else []
+    conn.execute(
+        "UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL, reviewed_files=NULL,"
+        " written_files=? WHERE id=?",
+        (json.dumps(written), run_id),
+    )
+    from memtui.phase2.review import drop_journal
+
+    drop_journal(conn, run_id)
+
+
+# ---- running the registry ---------------------------------------------------------------------------------------
+
+
+def forget_everywhere(env: Env, target: Target) -> dict[str, int]:
+    """Every store forgets ``target`` now (the caller holds the memory-root lock); returns what changed per store."""
+    return {s.name: s.forget(env, target) for s in STORES if s.forget is not None}
+
+
+def expire(env: Env, thread_id: str) -> int:
+    """Retention: an expired stage-1 output leaves the stores that hold it (not a forget: no mark is set)."""
+    t = Target(thread_id, expiring=True)
+    return sum(s.forget(env, t) for s in STORES if s.expire and s.forget is not None)
+
+
+def carried_tables() -> list[str]:
+    return [table for s in STORES if s.carry_over for table in s.columns]
+
+
+def declared_columns() -> dict[str, dict[str, Holds]]:
+    out: dict[str, dict[str, Holds]] = {}
+    for s in STORES:
+        for table, cols in s.columns.items():
+            out.setdefault(table, {}).update(cols)
+    return out
+
+
+def coverage_gaps(conn: sqlite3.Connection, home: Path | None = None) -> list[str]:
+    """``table.column`` of the live schema, and paths under ``home``, that no store declares."""
+    declared = declared_columns()
+    gaps: list[str] = []
+    for (table,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    ):
+        for col in (r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')):
+            if col not in declared.get(table, {}):
+                gaps.append(f"{table}.{col}")
+    if home is not None:
+        patterns = [p for s in STORES for p in s.paths]
+        for path in _entries(home):
+            rel = path.relative_to(home).as_posix()
+            if not any(fnmatch(rel, p) for p in patterns):
+                gaps.append(rel)
+    return gaps
+
+
+def _entries(home: Path) -> Iterable[Path]:
+    """Top-level entries, the memory root's entries, and one level inside each folder (not inside ``.git``)."""
+    if not home.is_dir():
+        return
+    for entry in sorted(home.iterdir()):
+        yield entry
+        if entry.is_dir() and not entry.is_symlink():
+            for child in sorted(entry.iterdir()):
+                if entry.name == "memories" and child.name == ".git":
+                    yield child
+                    continue
+                yield child
+                if entry.name == "memories" and child.is_dir() and not child.is_symlink():
+                    yield from sorted(child.iterdir())
+
+
+def holders(env: Env) -> dict[str, int]:
+    """Rows per declared table (what a reset would drop); tables missing from a broken database are skipped."""
+    out: dict[str, int] = {}
+    for table in declared_columns():
+        if table.startswith("search_docs_fts") or table == "meta":
+            continue
+        with contextlib.suppress(sqlite3.DatabaseError):
+            out[table] = int(env.conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+    return out
