@@ -422,3 +422,29 @@ def test_a_killed_phase1_cli_calls_scratch_folder_goes_at_the_next_run_a_live_on
     os.utime(stale, (old, old))
     assert cli(capsys, "--set", "provider=offline", "phase1")[0] == 0
     assert not stale.exists() and live.exists()
+
+
+def test_a_codex_opt_out_appended_after_extraction_forgets_the_rollout_end_to_end(pipeline, capsys):
+    """The whole path, as Codex writes it: the user turns memories off for a thread that was already extracted
+    and approved, so Codex appends a second ``session_meta`` with ``memory_mode: "disabled"`` (the last one wins).
+    The next ingest records it, the next Phase 2 forgets the rollout, and after approval its words are nowhere."""
+    home = pipeline["MEMTUI_HOME"]
+    assert cli(capsys, "review", "approve")[0] == 0
+    assert MARKER in (home / "memories" / MEMORY_MD).read_text()
+    [path] = [p for p in pipeline["CODEX_HOME"].rglob("*.jsonl") if T_GONE in p.name]
+    first = json.loads(path.read_text().splitlines()[0])
+    assert first["type"] == "session_meta"
+    first["payload"]["memory_mode"] = "disabled"
+    with path.open("a") as f:
+        f.write(json.dumps(first, separators=(",", ":")) + "\n")  # compact, as Codex (serde_json) writes it
+    assert cli(capsys, "--set", "provider=offline", "ingest")[0] == 0
+    code, out, err = cli(capsys, "--set", "provider=offline", "phase2", "--force")
+    assert code == 0, err
+    assert f"forgot 1 rollout(s) whose memory was turned off after extraction ({T_GONE})" in out
+    assert cli(capsys, "review", "approve")[0] == 0
+    assert MARKER not in (home / "memories" / MEMORY_MD).read_text()
+    conn = _db(home)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    assert scan_home(home, MARKER) == []
+    assert KEEP_WORDS in (home / "memories" / MEMORY_MD).read_text()
