@@ -6,8 +6,10 @@ configuration, and with ``GIT_DIR``/``GIT_WORK_TREE`` pinned so git never wander
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import git
@@ -200,6 +202,24 @@ def commit_keeping(root: Path, keep_paths: list[str], message: str) -> str:
     run_git(root, "read-tree", "HEAD")
     stage_all(root, keep=tuple(keep_paths))
     return _commit_index_as_only_commit(root, message)
+
+
+def tree_keeping(root: Path, tree: str, keep_paths: list[str]) -> str:
+    """``tree`` with ``keep_paths`` as the baseline has them: built from git objects alone (a temporary index), so
+    the result is exactly the tree a person checked, whatever the working tree holds by now. Under the lock."""
+    fd, index = tempfile.mkstemp(prefix="memtui-keep-index-", dir=root / ".git")
+    os.close(fd)
+    os.unlink(index)  # git creates it; an empty file is not a valid index
+    env = {"GIT_INDEX_FILE": index}
+    try:
+        run_git(root, "read-tree", tree, env=env)
+        if keep_paths:
+            run_git(root, "reset", "-q", "HEAD", "--", *keep_paths, env=env)
+        return run_git(root, "write-tree", env=env).strip()
+    finally:
+        for leftover in (index, index + ".lock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
 
 
 def write_worktree_tree(root: Path) -> str:

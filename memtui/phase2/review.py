@@ -282,7 +282,10 @@ def approve(
                 base = decide.apply_to_tree(root, str(base), p)
                 # the root first, then the commit: a kill in between leaves the run awaiting review with the root
                 # already showing the decided text, and approving with the same decisions again finishes it
-                decide.write_plan(root, p)
+                try:
+                    decide.write_plan(root, p, checked=baseline.tree_files(root, tree))
+                except decide.ChangedWhileApproving as exc:
+                    raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
             message = (
                 f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
                 if run.kind == "restore"
@@ -439,20 +442,20 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         baseline.ensure_baseline(root)
         remove_leftover_views(root)
         remove_diff_file(root)
-        if expected_tree is not None:
-            tree = baseline.write_worktree_tree(root)
-            if tree != expected_tree:
-                baseline.run_git(root, "read-tree", "HEAD")
-                raise ReviewError(
-                    "the memory root changed after you looked at it; nothing was committed. Look at the diff again "
-                    "(`memtui review show`) and commit what it shows."
-                )
+        # Stage once, check that tree, and commit exactly it: a write landing after the check is never committed
+        # (it stays an uncommitted edit, shown by the next `review show`).
+        tree = baseline.write_worktree_tree(root)
+        if expected_tree is not None and tree != expected_tree:
+            baseline.run_git(root, "read-tree", "HEAD")
+            raise ReviewError(
+                "the memory root changed after you looked at it; nothing was committed. Look at the diff again "
+                "(`memtui review show`) and commit what it shows."
+            )
+        checked = baseline.tree_keeping(root, tree, [RAW_MEMORIES, ROLLOUT_SUMMARIES])
         changed = [
-            path
-            for _, path in worktree_view(root, with_diff=False).stat
-            if path != RAW_MEMORIES and not path.startswith(ROLLOUT_SUMMARIES + "/")
+            p for _, p in baseline.compare_files(baseline.tree_files(root, "HEAD"), baseline.tree_files(root, checked))
         ]
-        commit = baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or MANUAL_MESSAGE)
+        commit = baseline.commit_tree(root, checked, message or MANUAL_MESSAGE)
         from memtui import history
 
         decision = history.record_decision(
