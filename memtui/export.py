@@ -149,9 +149,15 @@ def write_agents_md(path: Path, block: str | None, warn: Callable[[str], None] |
 def loader_warnings(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> list[str]:
     """What the agents' loaders will not see of the approved memory: Codex injects 2,500 tokens of
     memory_summary.md, Claude Code loads the first 200 lines / 25 KB of a MEMORY.md."""
-    out: list[str] = []
     memory = approved(memory_root)
-    summary = memory.read_bytes("memory_summary.md")
+    return size_warnings(memory.read_bytes("memory_summary.md"), memory.read_bytes("MEMORY.md"), bytes_per_token)
+
+
+def size_warnings(
+    summary: bytes | None, data: bytes | None, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN
+) -> list[str]:
+    """``loader_warnings`` for given bytes of memory_summary.md and MEMORY.md (the editor warns about its own)."""
+    out: list[str] = []
     if summary is not None:
         size = len(summary.strip())
         tokens = math.ceil(size / bytes_per_token)
@@ -160,7 +166,6 @@ def loader_warnings(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PE
                 f"memory_summary.md is about {tokens:,} tokens ({size:,} bytes); agents are given only "
                 f"{SUMMARY_TOKEN_LIMIT:,} tokens of it, the middle is cut"
             )
-    data = memory.read_bytes("MEMORY.md")
     if data is not None:
         lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         if lines > CLAUDE_MEMORY_MAX_LINES or len(data) > CLAUDE_MEMORY_MAX_BYTES:

@@ -25,7 +25,8 @@ from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_r
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
 from memtui.phase2.tools import restore
-from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file
+from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file, validate_artifact_texts
+from memtui.review.references import PlanCheck, check_plan
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal
 
@@ -56,6 +57,15 @@ class ChangedSinceRun(ReviewError):
                 "`memtui review approve --include-changes`, or undo those edits."
             )
         super().__init__(text)
+
+
+class DanglingReferences(ReviewError):
+    """Leaving these hunks out would commit references that point nowhere (or at the wrong task): nothing approved."""
+
+    def __init__(self, run_id: int, check: PlanCheck) -> None:
+        self.run_id = run_id
+        self.check = check
+        super().__init__(f"run #{run_id} was not approved: {check.describe()}")
 
 
 class Phase2Run(BaseModel):
@@ -249,6 +259,8 @@ def approve(
             p = decide.plan(root, run.diff, except_ids or [], amendments, reviewed_text=_reviewed_text(root, run))
         except ValueError as exc:
             raise ReviewError(str(exc)) from exc
+        if p.partial and not (check := _check_plan(root, run, p)).ok:
+            raise DanglingReferences(run.id, check)
         evidence_threads = _evidence_threads(ctx, run, p) if p.rejected else {}
         clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="approve")
         claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
@@ -331,6 +343,45 @@ def approve(
         hunks_in=len(p.hunk_refs(True)),
         hunks_out=len(p.rejected),
     )
+
+
+def _check_plan(root: Any, run: Phase2Run, p: Any) -> PlanCheck:
+    from memtui.review import decide
+
+    reviewed = _reviewed_text(root, run)
+    hunk_file = {h.id: h.file for h in p.hunks}
+
+    def plan_with(ids: set[str]) -> dict[str, str | None]:
+        amended = {k: v for k, v in p.amended.items() if k not in ids}
+        return decide.plan(root, run.diff, sorted(ids), amended, reviewed_text=reviewed).files
+
+    return check_plan(
+        plan_with,
+        lambda rel: reviewed(root, rel),
+        set(run.reviewed_files) if run.reviewed_files else set(baseline.tree_files(root, "HEAD")),
+        set(p.rejected),
+        [(h.id, hunk_file[h.id]) for h in p.hunks if h.id not in p.rejected],
+        validate_artifact_texts,
+    )
+
+
+def check_partial(
+    ctx: Context,
+    run_id: int | None = None,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+) -> PlanCheck:
+    """What approving with these hunk decisions would leave dangling, with fixes (the TUI's approve dialog asks
+    this first; ``approve`` refuses the same)."""
+    from memtui.review import decide
+
+    root = ctx.paths.memory_root
+    run = _awaiting(ctx.conn, run_id)
+    try:
+        p = decide.plan(root, run.diff, except_ids or [], amendments, reviewed_text=_reviewed_text(root, run))
+    except ValueError as exc:
+        raise ReviewError(str(exc)) from exc
+    return _check_plan(root, run, p) if p.partial else PlanCheck([], [], [])
 
 
 def _current_text(root: Any, rel: str) -> str | None:
