@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from memtui.memroot.approved import approved
+from memtui.memroot.approved import approved, published
 from memtui.private import write_private_bytes
 
 SUMMARY_TOKEN_LIMIT = 2_500  # Codex injects this much of memory_summary.md
@@ -74,7 +74,8 @@ def render_prompt(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_
     summary = summary_for_prompt(memory_root, bytes_per_token)
     if summary is None:
         return None
-    base = str(memory_root.expanduser().resolve())
+    link = published(memory_root.expanduser())  # agents open files here: the approved copy, never the working tree
+    base = str(link.parent.resolve() / link.name)
     # Substitute the summary last so text inside it is never taken for a placeholder.
     rendered = read_path_template().replace("{{ base_path }}", base)
     head, sep, tail = rendered.partition("{{ memory_summary }}")

@@ -17,7 +17,7 @@ import git
 from pydantic import BaseModel
 
 from memtui.export import DEFAULT_BYTES_PER_TOKEN, SUMMARY_TOKEN_LIMIT, render_prompt, truncate_middle
-from memtui.memroot.approved import approved
+from memtui.memroot.approved import approved, published
 from memtui.paths import Paths
 from memtui.scope import parse_memory, scoped_text, tilde
 
@@ -137,7 +137,8 @@ def render_project_prompt(
     if text is None:
         return None
     text = truncate_middle(text.strip(), SUMMARY_TOKEN_LIMIT, bytes_per_token)[0]
-    rendered = project_template().replace("{{ base_path }}", tilde(memory_root.expanduser().resolve()))
+    link = published(memory_root.expanduser())  # agents open files here: the approved copy
+    rendered = project_template().replace("{{ base_path }}", tilde(link.parent.resolve() / link.name))
     head, sep, tail = rendered.partition("{{ project_memory }}")
     return head + text + tail if sep else rendered + "\n" + text + "\n"
 

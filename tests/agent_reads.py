@@ -1,7 +1,8 @@
 """Every read path that hands memory to an agent, driven as agents drive it (no tests here).
 
 ``agent_reads`` returns what each path served, by name: the ``memtui export`` commands (prompt, per project,
-AGENTS.md / CLAUDE.md in both scopes), ``memtui search``, and every tool and resource the MCP server lists. A tool or
+AGENTS.md / CLAUDE.md in both scopes), every file in the folder their prompt tells the agent to search, ``memtui
+search``, and every tool and resource the MCP server lists. A tool or
 resource this module does not know how to call fails loudly, so a new agent-facing path cannot join the server
 without being checked against the approved baseline.
 """
@@ -12,6 +13,7 @@ import asyncio
 import contextlib
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,16 @@ def _text(result: Any) -> str:
     return str(result)
 
 
+def _files_under(prompt: str) -> str:
+    """Every file in the folder the read-path prompt tells the agent to search (``rg`` reads what is there)."""
+    found = re.search(r"They live in `([^`]+)`", prompt)
+    if found is None:
+        return ""
+    base = Path(found.group(1)).expanduser()
+    assert base.is_dir(), f"the read path names {base}, which is not a folder"
+    return "".join(p.read_text(errors="replace") for p in sorted(base.rglob("*")) if p.is_file())
+
+
 def agent_reads(ctx: Context, out_dir: Path, marker: str, files: list[str]) -> dict[str, str]:
     """{read path: what it served}. ``marker`` is the word searched for; ``files`` the memory files to open."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -65,6 +77,8 @@ def agent_reads(ctx: Context, out_dir: Path, marker: str, files: list[str]) -> d
         _cli(["export", "agents-md", "--scope", scope, *extra, str(target)])
         served[f"export agents-md --scope {scope}"] = target.read_text() if target.exists() else ""
     served["search"] = _cli(["search", marker, "--json"])
+    for name in ("export prompt", "export prompt --project"):
+        served[f"files under the base path of {name}"] = _files_under(served[name])
 
     async def mcp() -> None:
         server = build_server(ctx)

@@ -76,6 +76,10 @@ def test_1_a_pending_run_reaches_no_agent_and_a_rejected_one_leaves_nothing(agen
     assert "v1" in pending["export prompt"] and "v1" in pending["mcp resource memtui://memory_summary.md"]
     assert "Task Group" in pending['mcp tool memory_read {"path": "MEMORY.md"}']  # approved text is still served
 
+    assert "Task Group" in pending["files under the base path of export prompt"]
+    root = ctx.paths.memory_root
+    assert len(list(root.parent.glob(f".{root.name}-approved-*"))) == 1  # one copy: older ones are gone
+
     review.reject(ctx, "not this")
     after = agent_reads(ctx, tmp_path / "rejected", MARK, FILES)
     assert _leaks(after) == []
@@ -90,7 +94,9 @@ def test_1_an_approved_run_reaches_every_read_path(agent_ctx, model_env, tmp_pat
     _agent_adds_the_marker(ctx, model_env)
     review.approve(ctx)
     served = agent_reads(ctx, tmp_path / "approved", MARK, FILES)
-    for name in ("export prompt", "export agents-md --scope global", "search", "mcp resource memtui://read-path"):
+    names = ("export prompt", "export agents-md --scope global", "search", "mcp resource memtui://read-path",
+             "files under the base path of export prompt")  # fmt: skip
+    for name in names:
         assert MARK in served[name], name
     assert MARK in served['mcp tool memory_read {"path": "MEMORY.md"}']
 

@@ -77,3 +77,77 @@ def _regular_files(root: Path, commit: str) -> dict[str, str]:
         if sep and mode in ("100644", "100755"):
             files[path] = blob
     return files
+
+
+# --- the published copy: the folder agents are pointed at ---------------------------------------------------------
+
+PUBLISHED_PREFIX = "-approved"
+
+
+def published_dir(root: Path) -> Path:
+    """The folder the read-path prompt names (agents ``rg`` in it): a symlink, next to the root, to a copy of the
+    approved files. Never the root itself, whose working tree holds runs awaiting review and unsaved work."""
+    root = Path(root)
+    return root.with_name(f"{root.name}{PUBLISHED_PREFIX}")
+
+
+def _copies(root: Path) -> list[Path]:
+    return sorted(root.parent.glob(f".{root.name}{PUBLISHED_PREFIX}-*"))
+
+
+def publish(root: Path) -> Path:
+    """Make ``published_dir`` hold exactly the baseline commit's regular files; returns it.
+
+    Idempotent and safe without the memory-root lock: each copy is built in its own folder named by the commit and
+    swapped in by replacing the symlink (``os.replace``), so a reader sees the old copy or the new one, and copies of
+    older commits (which may hold deleted text) are removed."""
+    import io
+    import os
+    import shutil
+    import tarfile
+    import tempfile
+
+    from memtui.private import PRIVATE_DIR_MODE, write_private_bytes
+
+    root = Path(root)
+    link = published_dir(root)
+    snap = approved(root)
+    name = f".{root.name}{PUBLISHED_PREFIX}-{(snap.commit or 'empty')[:16]}"
+    target = root.parent / name
+    if not target.is_dir():
+        tmp = Path(tempfile.mkdtemp(prefix=f"{name}.tmp-", dir=root.parent))
+        if snap.commit is not None and snap.files:
+            data = baseline.run_git_bytes(root, "archive", "--format=tar", snap.commit)
+            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                for member in tar.getmembers():
+                    if member.isfile() and member.name in snap.files:
+                        out = tmp / member.name
+                        out.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+                        write_private_bytes(out, tar.extractfile(member).read())  # type: ignore[union-attr]
+        try:
+            tmp.rename(target)
+        except OSError:  # another process published the same commit meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not (link.is_symlink() and os.readlink(link) == name):
+        if link.exists() and not link.is_symlink():
+            shutil.rmtree(link) if link.is_dir() else link.unlink()
+        new = root.parent / f".{link.name}.{os.getpid()}.link"
+        new.unlink(missing_ok=True)
+        new.symlink_to(name)
+        os.replace(new, link)
+    for old in _copies(root):
+        if old.name != name and ".tmp-" not in old.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return link
+
+
+def published(root: Path) -> Path:
+    """``published_dir``, brought up to the baseline commit first when it lags (an older memtui, a moved HEAD)."""
+    import os
+
+    link = published_dir(root)
+    snap_commit = approved(root).commit
+    want = f".{Path(root).name}{PUBLISHED_PREFIX}-{(snap_commit or 'empty')[:16]}"
+    if link.is_symlink() and os.readlink(link) == want and (link.parent / want).is_dir():
+        return link
+    return publish(root)

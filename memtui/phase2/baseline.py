@@ -147,7 +147,21 @@ def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
     _write_exclude(root)
     stage_all(root)
     run_git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+    _publish(root)
     return head_commit(root)
+
+
+def _publish(root: Path) -> None:
+    """The baseline moved: agents' copy of the approved files follows now (so text deleted from the baseline leaves
+    it at once); if that fails, the next read path brings it up to date (``memtui.memroot.approved.published``)."""
+    import tarfile
+
+    from memtui.memroot.approved import publish
+
+    try:
+        publish(root)
+    except (OSError, BaselineError, tarfile.TarError):
+        pass
 
 
 def ensure_baseline(root: Path) -> str:
@@ -260,4 +274,5 @@ def _commit_index_as_only_commit(root: Path, message: str) -> str:
     run_git(root, "update-ref", "HEAD", commit)
     run_git(root, "reflog", "expire", "--expire=now", "--all")
     run_git(root, "prune", "--expire=now")
+    _publish(root)
     return commit
