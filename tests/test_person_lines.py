@@ -1,5 +1,6 @@
-"""A person's lines are theirs: lines written inside the offline merge's generated block (committed or not) are
-binding input; no offline run proposes removing them unless a forget request targets them."""
+"""A person's lines are theirs: lines written inside the offline merge's generated block of MEMORY.md (committed or
+not) are binding input; no offline run proposes removing them unless a forget request targets them. Lines of a
+stage-1 memory since deleted are not mistaken for a person's (tests/test_phase2_review.py checks they leave)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ A = "0194f5a6-89ab-7cde-8123-456789abcdef"
 B = "0194f5a6-89ab-7cde-8123-456789abcdf0"
 OWN = "- deploys go out on tuesdays only, never on fridays"
 GROUP_LINE = "- the person's note under the task group heading"
-SUMMARY_OWN = "- ask before touching the billing service"
 
 
 @pytest.fixture
@@ -34,11 +34,8 @@ def _write_own_lines(root) -> None:
     text = memory.read_text()
     assert BEGIN in text and "- alpha rule one [Task 1]" in text
     text = text.replace("- alpha rule one [Task 1]\n", f"- alpha rule one [Task 1]\n{OWN}\n")
-    text = text.replace("applies_to: cwd=/work/proj;", "applies_to: cwd=/work/proj;", 1)
     text = text.replace("scope: sessions run in /work/proj\n", f"scope: sessions run in /work/proj\n{GROUP_LINE}\n")
     memory.write_text(text)
-    summary = root / "memory_summary.md"
-    summary.write_text(summary.read_text().replace("## General Tips\n", f"## General Tips\n{SUMMARY_OWN}\n"))
 
 
 def _removed(diff: str) -> list[str]:
@@ -56,11 +53,11 @@ def test_8_the_next_offline_run_keeps_a_persons_lines(ctx, committed):
     assert result.outcome == "awaiting_review", result
     run = review.pending_run(ctx.conn)
     removed = _removed(run.diff)
-    for own in (OWN, GROUP_LINE, SUMMARY_OWN):
+    for own in (OWN, GROUP_LINE):
         assert own not in removed  # the old offline merge proposed removing each of them
     memory = (root / "MEMORY.md").read_text()
     assert f"- alpha rule one [Task 2]\n{OWN}\n" in memory  # back after the line it followed (renumbered)
-    assert GROUP_LINE in memory and SUMMARY_OWN in (root / "memory_summary.md").read_text()
+    assert GROUP_LINE in memory
     assert "- beta rule [Task 1]" in memory  # and the run still did its work
 
 

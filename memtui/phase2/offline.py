@@ -2,8 +2,8 @@
 
 MEMORY.md gets one ``# Task Group: <cwd>`` block per project with a ``## Task n`` per selected session, between two
 marker comments. Anything outside the markers (a person's own notes, or a whole hand-written file from before the
-first offline run) is kept as it is, and so is a line a person wrote inside them (``person_lines``).
-memory_summary.md works the same way below its ``v1`` line.
+first offline run) is kept as it is, and so is a line a person wrote inside MEMORY.md's block (``person_lines``).
+memory_summary.md works the same way below its ``v1`` line (its block, an index, is regenerated whole).
 
 The binding rules of the agent prompt hold here too: a ``forget:`` line deletes every generated bullet it targets
 that came from a memory no newer than the request; ``remember:`` lines become preferences verbatim; a line a person
@@ -343,24 +343,25 @@ def drop_rejected(text: str, rejected: set[str]) -> str:
     return "".join(out)
 
 
-_POINTER = re.compile(rf"^(- {ROLLOUT_SUMMARIES}/\S+\.md \(cwd=|  - desc: see {ROLLOUT_SUMMARIES}/\S+\.md$)")
+# The shapes of what the MEMORY.md generator writes, whatever memory it came from (one since deleted included).
+_GENERATED_SHAPES = re.compile(
+    r"(\[Task \d+\]\s*$|^## Task \d+:|^# Task Group: |^scope: sessions run in "
+    r"|^applies_to: cwd=.*; reuse_rule=apply when working in this project$"
+    rf"|^- {ROLLOUT_SUMMARIES}/\S+\.md \(cwd="
+    r"|^### (rollout_summary_files|keywords)$|^## (User preferences|Reusable knowledge|Failures and how to do differently)$)"
+)
 
 
 def machine_lines(known: list[Stage1Output]) -> Callable[[str], bool]:
-    """Whether the generator can have written a line, from any of ``known`` (every stage-1 memory in the database,
-    not only this run's selection): the rest inside the block is a person's."""
+    """Whether the generator wrote a MEMORY.md line: one of its shapes (a ``[Task n]`` bullet, a task heading, a
+    summary pointer...), or a line any of ``known`` (every stage-1 memory in the database) derives. The rest inside
+    the block is a person's."""
     keys = {
         line_key(line)
-        for text in (
-            render_memory_block(known, None, Forgetting([])),
-            render_memory_block([]),
-            render_summary(known, None, Forgetting([])),
-            render_summary([]),
-        )
+        for text in (render_memory_block(known, None, Forgetting([])), render_memory_block([]))
         for line in text.splitlines()
     }
-    keys |= {line_key(f"- {b}") for m in known for b in _sections(m.raw_memory)["preferences"]}  # beyond the cap
-    return lambda line: line_key(line) in keys or bool(_POINTER.match(line))
+    return lambda line: bool(_GENERATED_SHAPES.search(line)) or line_key(line) in keys
 
 
 def _with_person_lines(existing: str | None, block: str, machine: Callable[[str], bool], forgetting: Forgetting) -> str:
@@ -392,10 +393,7 @@ def consolidate_offline(
     memory_now, summary_now = _read(root / MEMORY_MD), _read(root / MEMORY_SUMMARY)
     block = drop_rejected(render_memory_block(memories, stems, forgetting), rejected)
     block = _with_person_lines(memory_now, block, machine, forgetting)
-    summary = drop_rejected(render_summary(memories, stems, forgetting), rejected)
-    body = summary.removeprefix("v1\n")
-    summary_block = _with_person_lines(summary_now, f"{BEGIN}\n{body}{END}\n", machine, forgetting)
-    summary = "v1\n" + summary_block.removeprefix(BEGIN + "\n").removesuffix(END + "\n")
+    summary = drop_rejected(render_summary(memories, stems, forgetting), rejected)  # an index: regenerated whole
     targets = {
         MEMORY_MD: merge_memory_md(memory_now, block),
         MEMORY_SUMMARY: merge_summary(summary_now, summary),

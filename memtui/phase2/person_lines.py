@@ -1,8 +1,9 @@
 """A person's lines inside the offline consolidator's generated block: binding input, never proposed for removal.
 
-The offline merge regenerates everything between its markers. A line there that the generator cannot have written
-(one no stage-1 memory in the database derives, and no fixed line of the format) was written or reworded by a person,
-committed or not; like the agent, which is told to keep a person's edits, the offline merge keeps it. Each such line
+The offline merge regenerates everything between its markers. A line there that has none of the generator's shapes
+(a ``[Task n]`` bullet, a task heading, a summary pointer...) and that no stage-1 memory in the database derives was
+written by a person, committed or not; like the agent, which is told to keep a person's edits, the offline merge
+keeps it. (A generated bullet a person reworded keeps its ``[Task n]`` shape and is regenerated.) Each such line
 goes back after the line it followed (matched by text, then by content without task numbers), else at the end of its
 task group, else at the end of the block. Only a forget request (``Forgetting``) or the person (deleting it) removes
 it.
@@ -44,7 +45,7 @@ def person_lines(block: str, machine: Callable[[str], bool], begin: str, end: st
             continue
         if text.startswith(GROUP_PREFIX):
             group = text
-        if not machine(text):
+        if not machine(text) and after != "### keywords":  # the keywords line has no shape of its own
             out.append(PersonLine(text, after, group))
         after = text
     return out
