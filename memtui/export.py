@@ -1,7 +1,7 @@
 """The read path: hand the memory to agents (reference §11).
 
-``render_prompt`` builds the block an agent needs (instructions from ``prompts/read_path.md`` plus
-``memory_summary.md`` cut to 2,500 tokens); ``write_agents_md`` keeps that block current inside an AGENTS.md or
+``render_prompt`` builds the block an agent needs (instructions from ``prompts/read_path.md`` plus the approved
+``memory_summary.md`` cut to 2,500 tokens; see ``memtui.memroot.approved``); ``write_agents_md`` keeps that block current inside an AGENTS.md or
 CLAUDE.md between memtui markers without touching a byte outside them; ``loader_warnings`` says when the
 files are larger than what the agents' loaders read.
 """
@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+from memtui.memroot.approved import approved, published
 from memtui.private import write_private_bytes
 
 SUMMARY_TOKEN_LIMIT = 2_500  # Codex injects this much of memory_summary.md
@@ -61,12 +62,8 @@ def read_path_template() -> str:
 def summary_for_prompt(
     memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN, max_tokens: int = SUMMARY_TOKEN_LIMIT
 ) -> str | None:
-    """memory_summary.md trimmed and middle-truncated; None when it is missing or blank."""
-    path = memory_root / "memory_summary.md"
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+    """The approved memory_summary.md trimmed and middle-truncated; None when it is missing or blank."""
+    text = (approved(memory_root).read_text("memory_summary.md") or "").strip()
     if not text:
         return None
     return truncate_middle(text, max_tokens, bytes_per_token)[0]
@@ -77,7 +74,8 @@ def render_prompt(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_
     summary = summary_for_prompt(memory_root, bytes_per_token)
     if summary is None:
         return None
-    base = str(memory_root.expanduser().resolve())
+    link = published(memory_root.expanduser())  # agents open files here: the approved copy, never the working tree
+    base = str(link.parent.resolve() / link.name)
     # Substitute the summary last so text inside it is never taken for a placeholder.
     rendered = read_path_template().replace("{{ base_path }}", base)
     head, sep, tail = rendered.partition("{{ memory_summary }}")
@@ -150,21 +148,26 @@ def write_agents_md(path: Path, block: str | None, warn: Callable[[str], None] |
 
 
 def loader_warnings(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> list[str]:
-    """What the agents' loaders will not see: Codex injects 2,500 tokens of memory_summary.md, Claude Code loads
-    the first 200 lines / 25 KB of a MEMORY.md."""
+    """What the agents' loaders will not see of the approved memory: Codex injects 2,500 tokens of
+    memory_summary.md, Claude Code loads the first 200 lines / 25 KB of a MEMORY.md."""
+    memory = approved(memory_root)
+    return size_warnings(memory.read_bytes("memory_summary.md"), memory.read_bytes("MEMORY.md"), bytes_per_token)
+
+
+def size_warnings(
+    summary: bytes | None, data: bytes | None, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN
+) -> list[str]:
+    """``loader_warnings`` for given bytes of memory_summary.md and MEMORY.md (the editor warns about its own)."""
     out: list[str] = []
-    summary = memory_root / "memory_summary.md"
-    if summary.is_file():
-        size = len(summary.read_bytes().strip())
+    if summary is not None:
+        size = len(summary.strip())
         tokens = math.ceil(size / bytes_per_token)
         if tokens > SUMMARY_TOKEN_LIMIT:
             out.append(
                 f"memory_summary.md is about {tokens:,} tokens ({size:,} bytes); agents are given only "
                 f"{SUMMARY_TOKEN_LIMIT:,} tokens of it, the middle is cut"
             )
-    memory = memory_root / "MEMORY.md"
-    if memory.is_file():
-        data = memory.read_bytes()
+    if data is not None:
         lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
         if lines > CLAUDE_MEMORY_MAX_LINES or len(data) > CLAUDE_MEMORY_MAX_BYTES:
             out.append(

@@ -17,8 +17,9 @@ import git
 from pydantic import BaseModel
 
 from memtui.export import DEFAULT_BYTES_PER_TOKEN, SUMMARY_TOKEN_LIMIT, render_prompt, truncate_middle
+from memtui.memroot.approved import approved, published
 from memtui.paths import Paths
-from memtui.scope import read_groups, scoped_text, tilde
+from memtui.scope import parse_memory, scoped_text, tilde
 
 Scope = Literal["project", "global"]
 LOCAL_ALTERNATIVE = "CLAUDE.local.md"
@@ -132,11 +133,12 @@ def render_project_prompt(
 ) -> str | None:
     """The read-path block for one project: its task groups and the user-level preferences, the memory root as
     ``~/...``; None when the memory holds nothing for this project."""
-    text = scoped_text(read_groups(memory_root), project)
+    text = scoped_text(parse_memory(approved(memory_root).read_text("MEMORY.md") or ""), project)
     if text is None:
         return None
     text = truncate_middle(text.strip(), SUMMARY_TOKEN_LIMIT, bytes_per_token)[0]
-    rendered = project_template().replace("{{ base_path }}", tilde(memory_root.expanduser().resolve()))
+    link = published(memory_root.expanduser())  # agents open files here: the approved copy
+    rendered = project_template().replace("{{ base_path }}", tilde(link.parent.resolve() / link.name))
     head, sep, tail = rendered.partition("{{ project_memory }}")
     return head + text + tail if sep else rendered + "\n" + text + "\n"
 

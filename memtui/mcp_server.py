@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from memtui.context import Context
 from memtui.export import render_prompt
+from memtui.memroot.approved import approved
 
 SERVER_NAME = "memtui"
 READ_PATH_URI = "memtui://read-path"
@@ -67,11 +68,11 @@ def confine(memory_root: Path, raw: str) -> tuple[str, Path]:
 
 
 def read_range(memory_root: Path, path: str, start_line: int | None = None, end_line: int | None = None) -> ReadResult:
-    rel, target = confine(memory_root, path)
-    if not target.is_file():
-        raise FileNotFoundError(f"{path!r} is not a file of the memory root")
-    with target.open("rb") as fh:
-        data = fh.read(MAX_READ_BYTES * 64)
+    rel, _ = confine(memory_root, path)
+    data = approved(memory_root).read_bytes(rel)  # what a person approved, never a run awaiting review
+    if data is None:
+        raise FileNotFoundError(f"{path!r} is not a file of the approved memory")
+    data = data[: MAX_READ_BYTES * 64]
     lines = data.decode("utf-8", errors="replace").splitlines()
     total = len(lines)
     start = max(1, start_line or 1)
@@ -150,8 +151,7 @@ def build_server(ctx: Context) -> MCPServer:
         description="The overview of everything in memory",
     )
     def memory_summary() -> str:
-        path = root / "memory_summary.md"
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        return approved(root).read_text("memory_summary.md") or ""
 
     return server
 

@@ -14,7 +14,6 @@ gone for good runs ``optimize`` (a full merge) and truncates the WAL: deleted me
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -25,6 +24,7 @@ import orjson
 import sqlite_utils
 from pydantic import BaseModel
 
+from memtui.memroot.approved import approved
 from memtui.phase2.workspace import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.redact import redact_text
 from memtui.scope import parse_memory
@@ -171,22 +171,13 @@ def _replace_docs(
 # --- memory files ------------------------------------------------------------------------------------------------
 
 
-def memory_files(root: Path) -> Iterable[Path]:
+def indexed_memory_file(rel: str) -> bool:
     """The memory root's Markdown files a person or agent reads: MEMORY.md, memory_summary.md, skills/... The
     synced inputs (rollout_summaries/, raw_memories.md) are indexed from the database, the diff file not at all."""
-    if not root.is_dir():
-        return
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = Path(dirpath).relative_to(root)
-        dirnames[:] = [
-            d for d in dirnames if not d.startswith(".") and not (rel_dir == Path() and d == ROLLOUT_SUMMARIES)
-        ]
-        for name in filenames:
-            if not name.endswith(".md") or name.startswith("."):
-                continue
-            if rel_dir == Path() and name in (DIFF_FILENAME, RAW_MEMORIES):
-                continue
-            yield Path(dirpath) / name
+    parts = rel.split("/")
+    if not rel.endswith(".md") or any(p.startswith(".") for p in parts):
+        return False
+    return not (parts[0] == ROLLOUT_SUMMARIES or (len(parts) == 1 and rel in (DIFF_FILENAME, RAW_MEMORIES)))
 
 
 def chunk_lines(text: str) -> list[tuple[int, str]]:
@@ -222,21 +213,17 @@ def refresh_memory_files(conn: sqlite3.Connection, root: Path, stats: RefreshSta
     known = {r[0][5:]: r[1] for r in conn.execute("SELECT key, stamp FROM search_sources WHERE key LIKE 'file:%'")}
     seen: set[str] = set()
     changed: list[tuple[str, str, str]] = []
-    for path in memory_files(root):
-        rel = path.relative_to(root).as_posix()
-        try:
-            st = path.stat()
-        except OSError:
+    memory = approved(root)  # agents search what a person approved, never a run awaiting review
+    for rel, blob in sorted(memory.files.items()):
+        if not indexed_memory_file(rel):
             continue
         seen.add(rel)
-        stamp = f"{st.st_size}:{st.st_mtime_ns}"
-        if known.get(rel) == stamp:
+        if known.get(rel) == blob:
             continue
-        try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
-        except OSError:
+        data = memory.read_bytes(rel)
+        if data is None:
             continue
-        changed.append((rel, stamp, redact_text(text)))
+        changed.append((rel, blob, redact_text(data.decode("utf-8", errors="replace"))))
     gone = [rel for rel in known if rel not in seen]
     if not changed and not gone:
         return stats

@@ -73,3 +73,13 @@ def model_env(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> ChatS
 
 # The reliability suite's one-line-per-area figures (this conftest is the one an xdist controller loads).
 from tests.reliability.figures import pytest_terminal_summary  # noqa: E402, F401
+
+
+def approve_root(root: Path) -> str:
+    """Commit the memory root's working tree as the approved baseline, as a person's own commit would: agents read
+    only the baseline (``memtui.memroot.approved``), so a test that writes memory files by hand approves them."""
+    from memtui.memroot.lock import memory_root_lock
+    from memtui.phase2 import baseline
+
+    with memory_root_lock(root, "test: approve the files written by hand"):
+        return baseline.reset_baseline(root, "test: approved by hand")

@@ -13,12 +13,15 @@ import zstandard
 
 from memtui.cli import main
 from memtui.context import open_context
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY
+from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES
 from tests.fixtures.rollouts import write_codex_rollout
 
 MARKER = "ZEBRAQUARTZ4471"
 T_KEEP = "019a0000-0000-7000-8000-00000000aaaa"
 T_GONE = "019a0000-0000-7000-8000-00000000bbbb"
+# The file a partial approve of the first run leaves out: without MEMORY.md or memory_summary.md the committed tree
+# would fail the artifact validation of a full run, which a partial approve refuses.
+LEFT_OUT = RAW_MEMORIES
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -36,8 +39,11 @@ def pipeline(isolated_env, capsys, frozen_clock):
     return build_pipeline(isolated_env, capsys)
 
 
-def build_pipeline(isolated_env, capsys):
-    """Two rollouts with durable user statements, extracted and consolidated offline, awaiting review."""
+def build_pipeline(isolated_env, capsys, *, seed: dict[str, str] | None = None):
+    """Two rollouts with durable user statements, extracted and consolidated offline, awaiting review.
+
+    ``seed``: memory files a person wrote and committed before the first run, so the run's hunks change files that
+    exist (a partial approval may then leave out a whole MEMORY.md hunk and still pass the artifact check)."""
     codex = isolated_env["CODEX_HOME"]
     write_codex_rollout(
         codex,
@@ -54,6 +60,13 @@ def build_pipeline(isolated_env, capsys):
     assert cli(capsys, "--set", "provider=offline", "ingest")[0] == 0
     code, out, err = cli(capsys, "--set", "provider=offline", "phase1", "--all")
     assert code == 0, err
+    if seed:
+        root = isolated_env["MEMTUI_HOME"] / "memories"
+        root.mkdir(parents=True, exist_ok=True)
+        for rel, text in seed.items():
+            (root / rel).write_text(text)
+        code, out, err = cli(capsys, "review", "commit", "--message", "my own notes")
+        assert code == 0, out + err
     code, out, err = cli(capsys, "--set", "provider=offline", "phase2", "--force")
     assert code == 0 and "awaiting review" in out, out + err
     return isolated_env
@@ -88,21 +101,21 @@ def test_approve_except_leaves_a_hunk_out_records_it_and_the_next_offline_run_do
     root = home / "memories"
     data = show_json(capsys)
     memory_hunks = [h for h in data["hunks"] if h["file"] == MEMORY_MD]
-    summary_hunks = [h for h in data["hunks"] if h["file"] == MEMORY_SUMMARY]
+    summary_hunks = [h for h in data["hunks"] if h["file"] == LEFT_OUT]
     assert len(memory_hunks) == 1  # a new file is one hunk
-    # Approve everything except memory_summary.md's hunk: the file stays as in the baseline (absent).
+    # Approve everything except raw_memories.md's hunk: the file stays as in the baseline (absent).
     leave = summary_hunks[0]["id"]
     code, out, err = cli(capsys, "review", "approve", "--except", leave[:7], "--reason", "summary is too vague")
     assert code == 0, err
     assert "left out" in out
-    assert (root / MEMORY_MD).is_file() and not (root / MEMORY_SUMMARY).exists()
+    assert (root / MEMORY_MD).is_file() and not (root / LEFT_OUT).exists()
     committed = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
-    assert MEMORY_MD in committed and MEMORY_SUMMARY not in committed
+    assert MEMORY_MD in committed and LEFT_OUT not in committed
     conn = sqlite3.connect(home / "state.sqlite")
     row = conn.execute("SELECT hunk_id, file, reason, added FROM rejected_hunks").fetchone()
-    assert row[:3] == (leave, MEMORY_SUMMARY, "summary is too vague") and json.loads(row[3])
+    assert row[:3] == (leave, LEFT_OUT, "summary is too vague") and json.loads(row[3])
     decision = conn.execute("SELECT kind, hunks_in, hunks_out, reason, tree FROM decisions").fetchone()
     assert decision[0] == "partial_approve" and decision[3] == "summary is too vague" and len(decision[4]) == 40
     assert [h["id"] for h in json.loads(decision[2])] == [leave]
@@ -294,15 +307,15 @@ def test_forget_refuses_unknown_threads_and_a_pending_review(pipeline, capsys):
 def test_partial_approve_is_pinned_to_the_reviewed_tree(pipeline, capsys):
     root = _home(pipeline) / "memories"
     data = show_json(capsys)
-    summary = next(h for h in data["hunks"] if h["file"] == MEMORY_SUMMARY)["id"]
-    reviewed_memory, reviewed_summary = (root / MEMORY_MD).read_text(), (root / MEMORY_SUMMARY).read_text()
+    summary = next(h for h in data["hunks"] if h["file"] == LEFT_OUT)["id"]
+    reviewed_memory, reviewed_summary = (root / MEMORY_MD).read_text(), (root / LEFT_OUT).read_text()
     (root / MEMORY_MD).write_text(reviewed_memory + "- sneaked in after the review\n")
     code, _, err = cli(capsys, "review", "approve", "--except", summary)
     assert code == 1 and "changed since run" in err  # issue 10's gate holds for a partial approve too
-    (root / MEMORY_SUMMARY).write_text("v1\n- a person's summary\n")
+    (root / LEFT_OUT).write_text("v1\n- a person's summary\n")
     code, _, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
     assert code == 1 and "cannot be applied" in err  # a decided file changed: its hunks are not what was seen
-    (root / MEMORY_SUMMARY).write_text(reviewed_summary)  # undo that edit; the MEMORY.md one is approved knowingly
+    (root / LEFT_OUT).write_text(reviewed_summary)  # undo that edit; the MEMORY.md one is approved knowingly
     code, _out, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
     assert code == 0, err
     head = subprocess.run(["git", "show", "HEAD:MEMORY.md"], cwd=root, capture_output=True, text=True).stdout
@@ -310,7 +323,7 @@ def test_partial_approve_is_pinned_to_the_reviewed_tree(pipeline, capsys):
     listing = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root, capture_output=True, text=True
     ).stdout
-    assert MEMORY_SUMMARY not in listing and not (root / MEMORY_SUMMARY).exists()
+    assert LEFT_OUT not in listing and not (root / LEFT_OUT).exists()
     status = subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True).stdout
     assert status == ""  # the root is exactly the committed tree
 
@@ -319,7 +332,7 @@ def test_a_partial_approve_cut_short_before_its_commit_finishes_when_run_again(p
     from memtui.phase2 import baseline
 
     root = _home(pipeline) / "memories"
-    summary = next(h for h in show_json(capsys)["hunks"] if h["file"] == MEMORY_SUMMARY)["id"]
+    summary = next(h for h in show_json(capsys)["hunks"] if h["file"] == LEFT_OUT)["id"]
     real = baseline.commit_tree
 
     def killed(*args, **kwargs):
@@ -334,11 +347,11 @@ def test_a_partial_approve_cut_short_before_its_commit_finishes_when_run_again(p
             review.approve(ctx, except_ids=[summary], reason="vague")
         finally:
             ctx.close()
-    assert not (root / MEMORY_SUMMARY).exists()  # the root already shows the decision
+    assert not (root / LEFT_OUT).exists()  # the root already shows the decision
     monkeypatch.setattr(baseline, "commit_tree", real)
     code, _out, err = cli(capsys, "review", "approve", "--except", summary, "--reason", "vague")
     assert code == 0, err
     listing = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root, capture_output=True, text=True
     ).stdout
-    assert MEMORY_MD in listing and MEMORY_SUMMARY not in listing
+    assert MEMORY_MD in listing and LEFT_OUT not in listing

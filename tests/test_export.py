@@ -18,6 +18,7 @@ from memtui.export import (
     write_agents_md,
 )
 from memtui.paths import resolve_paths
+from tests.conftest import approve_root
 
 BEGINS = "========= MEMORY_SUMMARY BEGINS ========="
 ENDS = "========= MEMORY_SUMMARY ENDS ========="
@@ -56,8 +57,10 @@ def test_template_is_package_data_with_both_placeholders():
 def test_render_prompt(root):
     assert render_prompt(root) is None  # no summary: agents get nothing
     (root / "memory_summary.md").write_text("\n\n   \n")
+    approve_root(root)
     assert render_prompt(root) is None  # blank counts as none
     (root / "memory_summary.md").write_text("\nv1\n## shop-api: {{ base_path }} stays literal\n\n")
+    approve_root(root)
     out = render_prompt(root)
     assert str(root.resolve()) in out and "{{" not in out.replace("{{ base_path }} stays", "")
     assert out.count(BEGINS) == 1 and out.count(ENDS) == 1
@@ -66,6 +69,7 @@ def test_render_prompt(root):
 
 def test_render_prompt_truncates_summary_to_budget(root):
     (root / "memory_summary.md").write_text("v1\n" + "x" * 20_000 + "\nTAIL")
+    approve_root(root)
     out = render_prompt(root, bytes_per_token=3.0)
     summary = out.split(BEGINS + "\n", 1)[1].split("\n" + ENDS, 1)[0]
     assert summary.startswith("v1\n") and summary.endswith("TAIL") and "tokens truncated…" in summary
@@ -78,6 +82,7 @@ def test_cli_export_prompt(root, capsys):
     assert captured.out == "" and "no memory summary" in captured.err
     (root / "memory_summary.md").write_text("v1\nhello\n")
     (root / "MEMORY.md").write_text("line\n" * 201)
+    approve_root(root)
     assert main(["export", "prompt"]) == 0
     captured = capsys.readouterr()
     assert BEGINS in captured.out and "hello" in captured.out
@@ -86,6 +91,7 @@ def test_cli_export_prompt(root, capsys):
 
 def test_agents_md_created_then_unchanged_then_updated(root, tmp_path, capsys):
     (root / "memory_summary.md").write_text("v1\nalpha-summary\n")
+    approve_root(root)
     target = tmp_path / "proj" / "AGENTS.md"
     assert main(["export", "agents-md", "--scope", "global", str(target)]) == 0
     text = target.read_text()
@@ -95,6 +101,7 @@ def test_agents_md_created_then_unchanged_then_updated(root, tmp_path, capsys):
     assert main(["export", "agents-md", "--scope", "global", str(target)]) == 0
     assert capsys.readouterr().out.splitlines() == [f"created {target}", f"unchanged {target}"]
     (root / "memory_summary.md").write_text("v1\nbeta-summary\n")
+    approve_root(root)
     assert write_agents_md(target, render_prompt(root)) == "updated"
     assert "beta-summary" in target.read_text() and "alpha-summary" not in target.read_text()
 
@@ -128,9 +135,11 @@ def test_loader_warnings(root):
     assert loader_warnings(root) == []
     (root / "memory_summary.md").write_text("x" * 7_500)  # 2,500 tokens at 3 B/token: at the limit
     (root / "MEMORY.md").write_text("line\n" * 200)
+    approve_root(root)
     assert loader_warnings(root) == []
     (root / "memory_summary.md").write_text("x" * 7_503)
     (root / "MEMORY.md").write_text("y" * 26_000)
+    approve_root(root)
     warnings = loader_warnings(root)
     assert len(warnings) == 2
     assert "memory_summary.md is about 2,501 tokens" in warnings[0] and "25 KB" in warnings[1]

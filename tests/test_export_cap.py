@@ -10,6 +10,7 @@ from memtui.cli import main
 from memtui.export import BEGIN_MARKER, END_MARKER, render_prompt, summary_budget_bytes, write_agents_md
 from memtui.export_cap import PROJECT_DOC_MAX_BYTES, fit_agents_md
 from memtui.paths import resolve_paths
+from tests.conftest import approve_root
 
 CAP = PROJECT_DOC_MAX_BYTES
 
@@ -24,6 +25,7 @@ def root() -> Path:
 def _summary(root: Path, size: int) -> None:
     body = "".join(f"- topic {i}: keyword{i}, another{i}\n" for i in range(size // 30))
     (root / "memory_summary.md").write_text("v1\n## User Profile\n- dev\n" + body[:size])
+    approve_root(root)
 
 
 def _block_end(text: str) -> int:

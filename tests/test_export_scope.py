@@ -13,6 +13,7 @@ from memtui.export_scope import resolve_target
 from memtui.lint import lint_memory
 from memtui.paths import resolve_paths
 from memtui.scope import parse_memory, scoped_text
+from tests.conftest import approve_root
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -76,6 +77,7 @@ scope: misc
 - NOAPPLIESMARKER something
 """
     )
+    approve_root(root)
     return {"home": home, "shop": shop, "blog": blog, "root": root}
 
 
@@ -160,6 +162,7 @@ def test_lint_clean_memory_exits_zero(capsys):
     root = resolve_paths().memory_root
     root.mkdir(parents=True, exist_ok=True)
     (root / "MEMORY.md").write_text("# Task Group: x\napplies_to: cwd=/work/x; reuse_rule=always\n")
+    approve_root(root)
     assert main(["lint"]) == 0
     assert "no findings" in capsys.readouterr().out
 
@@ -181,6 +184,7 @@ def test_a_memory_root_under_the_home_is_exported_as_a_tilde_path(projects, monk
     root = home_memtui / "memories"
     root.mkdir(parents=True)
     (root / "MEMORY.md").write_text((projects["root"] / "MEMORY.md").read_text())
+    approve_root(root)
     from memtui.export_scope import render_project_prompt
 
     text = render_project_prompt(root, projects["shop"])

@@ -182,8 +182,9 @@ def test_a_forgotten_rollouts_summary_name_leaves_run_records_decisions_and_hist
 # ---- 4 and 7. left-out hunks ------------------------------------------------------------------------------------
 
 
-def test_a_left_out_hunk_loses_only_the_forgotten_rollouts_lines(pipeline, capsys):
-    home = pipeline["MEMTUI_HOME"]
+def test_a_left_out_hunk_loses_only_the_forgotten_rollouts_lines(isolated_env, capsys, frozen_clock):
+    seed = {MEMORY_MD: "# Memory\n\nNotes I keep by hand.\n", "memory_summary.md": "v1\nMy summary.\n"}
+    home = build_pipeline(isolated_env, capsys, seed=seed)["MEMTUI_HOME"]
     hunk = next(h for h in show_json(capsys)["hunks"] if h["file"] == MEMORY_MD)
     assert MARKER in hunk["text"] and KEEP_WORDS in hunk["text"]  # one hunk with both rollouts' lines
     assert cli(capsys, "review", "approve", "--except", hunk["id"], "--reason", "not yet")[0] == 0
@@ -314,8 +315,8 @@ def test_reject_commit_and_restore_refresh_the_search_index_without_a_search(pip
     root = home / "memories"
     ctx = open_context()
     try:
-        search.refresh_memory_index(ctx.conn, root)  # the pending run's text is indexed (as a search would)
-        assert _memory_docs(ctx.conn, MARKER) > 0
+        search.refresh_memory_index(ctx.conn, root)  # the index holds approved files only: a pending run is not in it
+        assert _memory_docs(ctx.conn, MARKER) == 0
         review.reject(ctx, "no")
         assert _memory_docs(ctx.conn, MARKER) == 0
         assert MARKER.encode() not in b"".join(
@@ -328,7 +329,9 @@ def test_reject_commit_and_restore_refresh_the_search_index_without_a_search(pip
         (root / MEMORY_MD).write_text("# Notes\n- PLUMCREST9 is the staging host\n")
         review.commit_manual_edit(ctx, "mine again")
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 0
-        history.restore_version(ctx, first)
+        history.restore_version(ctx, first)  # a restore is a run awaiting review: agents do not search it yet
+        assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 0
+        review.approve(ctx)
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 1
     finally:
         ctx.close()

@@ -14,6 +14,7 @@ from mcp.client.stdio import stdio_client
 from memtui.context import open_context
 from memtui.mcp_server import PathRefused, confine
 from memtui.state.db import immediate
+from tests.conftest import approve_root
 from tests.test_phase2_support import add_output
 
 THREAD = "019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b"
@@ -32,6 +33,7 @@ def memory_home() -> Path:
     with immediate(ctx.conn):
         add_output(ctx.conn, THREAD, 100, cwd="/work/shop")
     ctx.close()
+    approve_root(root)
     (root.parent / "secret.txt").write_text("outside the memory root")
     (root / "escape").symlink_to(root.parent / "secret.txt")
     return root

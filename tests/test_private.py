@@ -13,6 +13,7 @@ from memtui.paths import resolve_paths
 from memtui.phase2.workspace import write_if_changed
 from memtui.private import tighten_home
 from memtui.state.db import connect
+from tests.conftest import approve_root
 from tests.fixtures.rollouts import write_codex_rollout
 
 
@@ -107,6 +108,7 @@ def test_export_creates_private_files_and_keeps_the_mode_of_existing_ones(isolat
     root = resolve_paths().memory_root
     root.mkdir(parents=True, exist_ok=True)
     (root / "memory_summary.md").write_text("v1\nsummary\n")
+    approve_root(root)
     os.umask(0o022)
     created = tmp_path / "notes" / "CLAUDE.md"
     assert main(["export", "agents-md", "--scope", "global", str(created)]) == 0

@@ -19,6 +19,7 @@ from memtui.phase2.prompt import PromptInputs, render_consolidation_prompt
 from memtui.phase2.prompt_inputs import Rejection, Rename
 from memtui.settings import Settings
 from memtui.state.selection import Stage1Output
+from tests.conftest import approve_root
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPTS = ("stage_one_system.md", "stage_one_input.md", "consolidation.md", "read_path.md")
@@ -211,6 +212,8 @@ def test_the_stated_summary_budget_is_exactly_what_export_keeps(tmp_path):
     budget = summary_budget_bytes(Settings().bytes_per_token)
     assert f"under {budget:,}" in " ".join(_consolidation(tmp_path).split())
     (root / "memory_summary.md").write_text("v1\n" + "a" * (budget - 3))
+    approve_root(root)
     assert summary_for_prompt(root) == "v1\n" + "a" * (budget - 3)  # at the stated size: given whole
     (root / "memory_summary.md").write_text("v1\n" + "a" * (budget + 97))
+    approve_root(root)
     assert "tokens truncated" in summary_for_prompt(root)  # over it: the middle is cut

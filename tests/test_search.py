@@ -13,6 +13,7 @@ from memtui.rollouts.filter import memory_items
 from memtui.search import chunk_lines, ensure_index, fts_query, purge_deleted, refresh, search, search_memory
 from memtui.state.db import immediate
 from memtui.state.outputs import delete_stage1_output, upsert_stage1_output
+from tests.conftest import approve_root
 from tests.fixtures.rollouts import write_codex_rollout
 from tests.test_phase2_support import add_output
 
@@ -69,6 +70,7 @@ def test_memory_files_hit_with_file_and_line_and_summaries_follow_stage1(ctx):
         "- the flamingo cache must be warmed before tests\n"
     )
     (root / "memory_summary.md").write_text("v1\n## General Tips\n- nothing about birds\n")
+    approve_root(root)
     with immediate(ctx.conn):
         add_output(ctx.conn, "t-1", 100, summary="# Session\nfirst line\nthe pelican build broke on arm64\n")
     hits = search_memory(ctx.conn, root, "flamingo cache")
@@ -94,6 +96,7 @@ def test_project_filter_keeps_the_project_and_unscoped_text(ctx):
         add_output(ctx.conn, "e", 1, summary="okapi in shop-api", cwd="/work/shop-api")  # same tokens as shop/api
         add_output(ctx.conn, "f", 1, summary="okapi elsewhere", cwd="/x/work/shop")
     (ctx.paths.memory_root / "memory_summary.md").write_text("v1\n- okapi everywhere\n")
+    approve_root(ctx.paths.memory_root)
     hits = search_memory(ctx.conn, ctx.paths.memory_root, "okapi", project=Path("/work/shop"), kinds=None)
     assert sorted(h.source for h in hits if h.kind == "summary") == ["a", "b"]
     assert any(h.kind == "memory" and h.source == "memory_summary.md" for h in hits)
@@ -117,6 +120,7 @@ def test_refresh_is_incremental(ctx, isolated_env):
     assert main(["ingest"]) == 0
     assert len([h for h in search(ctx.conn, "narwhal") if h.role == "user"]) == 2
     (ctx.paths.memory_root / "MEMORY.md").write_text("- narwhal notes\n")
+    approve_root(ctx.paths.memory_root)
     assert refresh(ctx.conn, ctx.paths.memory_root).files_indexed == 1
     assert refresh(ctx.conn, ctx.paths.memory_root).files_indexed == 0
 
@@ -128,6 +132,7 @@ def test_deleted_text_leaves_the_index(ctx):
     with immediate(ctx.conn):
         add_output(ctx.conn, "gone", 1, summary="the qqxylophonezz incident", raw="- qqmarimbazz detail")
     (root / "MEMORY.md").write_text("- keep this\n- the qqkazoozz line\n")
+    approve_root(root)
     refresh(ctx.conn, root)
     for word in ("qqxylophonezz", "qqmarimbazz", "qqkazoozz"):
         assert search(ctx.conn, word), word
@@ -135,6 +140,7 @@ def test_deleted_text_leaves_the_index(ctx):
         delete_stage1_output(ctx.conn, "gone")
         ctx.conn.execute("DELETE FROM threads WHERE id='gone'")
     (root / "MEMORY.md").write_text("- keep this\n")
+    approve_root(root)
     stats = refresh(ctx.conn, root)
     assert stats.purged
     for word in ("qqxylophonezz", "qqmarimbazz", "qqkazoozz"):
@@ -146,6 +152,7 @@ def test_deleted_text_leaves_the_index(ctx):
 
 def test_cli_search_json_and_exit_codes(ctx, capsys):
     (ctx.paths.memory_root / "MEMORY.md").write_text("- the capybara deploy runs on fridays\n")
+    approve_root(ctx.paths.memory_root)
     assert main(["search", "capybara", "deploy", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert hits[0]["location"] == "MEMORY.md:1" and hits[0]["kind"] == "memory"

@@ -49,7 +49,9 @@ def run_prompt(args: argparse.Namespace) -> int:
         block = render_prompt(root, bpt)
         if block is None:
             print(
-                f"memtui export: no memory summary at {root / 'memory_summary.md'}; nothing to export", file=sys.stderr
+                f"memtui export: no memory summary approved yet at {root / 'memory_summary.md'} (agents get the "
+                "baseline commit only: approve the run awaiting review, or commit your edit); nothing to export",
+                file=sys.stderr,
             )
             return 0
         _warn(root, bpt)

@@ -95,7 +95,7 @@ def worktree_view(
     if not baseline.is_usable(root):
         raise baseline.BaselineError("the memory root has no baseline yet (run Phase 2 or commit first)")
     with temporary_git_env(root) as env:
-        baseline.run_git(root, "add", "-A", env=env)
+        baseline.stage_all(root, env=env)
         tree = baseline.run_git(root, "write-tree", env=env).strip()
         files = baseline.tree_files(root, tree, env=env)
         if against_files is not None:

@@ -6,8 +6,10 @@ configuration, and with ``GIT_DIR``/``GIT_WORK_TREE`` pinned so git never wander
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import git
@@ -59,6 +61,12 @@ def run_git(root: Path, *args: str, check: bool = True, env: dict[str, str] | No
 
     ``env`` adds variables, e.g. a temporary ``GIT_INDEX_FILE`` for a read-only view.
     """
+    out = run_git_bytes(root, *args, check=check, env=env)
+    return out.decode("utf-8", "replace")
+
+
+def run_git_bytes(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> bytes:
+    """``run_git`` with stdout as the exact bytes git wrote (a blob read back byte for byte)."""
     cmd = git.Git(str(root))
     status, out, err = cmd.execute(
         ["git", *_CONFIG, *args],
@@ -71,7 +79,12 @@ def run_git(root: Path, *args: str, check: bool = True, env: dict[str, str] | No
     if check and status != 0:
         message = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)
         raise BaselineError(f"git {' '.join(args[:2])} failed ({status}): {message.strip()}")
-    return (out or b"").decode("utf-8", "replace") if isinstance(out, bytes) else str(out or "")
+    return out if isinstance(out, bytes) else str(out or "").encode()
+
+
+def read_blob(root: Path, blob: str) -> bytes:
+    """The bytes of one blob of the memory root's object store (read-only; BaselineError when it is gone)."""
+    return run_git_bytes(root, "cat-file", "blob", blob)
 
 
 def _write_exclude(root: Path) -> None:
@@ -81,6 +94,19 @@ def _write_exclude(root: Path) -> None:
     exclude = info / "exclude"
     if not exclude.is_file() or exclude.read_text(errors="replace") != want:
         write_private_bytes(exclude, want.encode())
+
+
+# What staging leaves out, by pathspec rather than by ignore rules: memtui's own diff file and the temp file of an
+# atomic write cut short by a kill. Nothing else: ``--force`` makes git ignore every ``.gitignore``, ``info/exclude``
+# and ``core.excludesFile``, so no file in the memory root can hide from a review, a commit or an approve.
+STAGE_EXCLUDES = (f":(exclude,top){DIFF_FILENAME}", ":(exclude,glob,top)**/.*.tmp-*")
+
+
+def stage_all(root: Path, *, env: dict[str, str] | None = None, keep: tuple[str, ...] = ()) -> None:
+    """``git add -A`` of every file of the working tree, ignored and hidden ones included (``keep``: paths left as
+    the index has them)."""
+    excludes = [f":(exclude,top){p}" for p in keep]
+    run_git(root, "add", "-A", "--force", "--", ":/", *STAGE_EXCLUDES, *excludes, env=env)
 
 
 def head_commit(root: Path) -> str:
@@ -109,7 +135,7 @@ def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
     root.mkdir(parents=True, exist_ok=True)
     if is_usable(root):
         _write_exclude(root)
-        run_git(root, "add", "-A")
+        stage_all(root)
         return _commit_index_as_only_commit(root, message)
     dot_git = root / ".git"
     if dot_git.is_dir() and not dot_git.is_symlink():
@@ -119,9 +145,23 @@ def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
     run_git(root, "init", "-q", "--initial-branch=baseline", "--shared=0600")
     os.chmod(dot_git, PRIVATE_DIR_MODE)
     _write_exclude(root)
-    run_git(root, "add", "-A")
+    stage_all(root)
     run_git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", message)
+    _publish(root)
     return head_commit(root)
+
+
+def _publish(root: Path) -> None:
+    """The baseline moved: agents' copy of the approved files follows now (so text deleted from the baseline leaves
+    it at once); if that fails, the next read path brings it up to date (``memtui.memroot.approved.published``)."""
+    import tarfile
+
+    from memtui.memroot.approved import publish
+
+    try:
+        publish(root)
+    except (OSError, BaselineError, tarfile.TarError):
+        pass
 
 
 def ensure_baseline(root: Path) -> str:
@@ -142,7 +182,7 @@ _STATUS = {"A": "A", "M": "M", "D": "D", "T": "M"}
 
 def changes(root: Path) -> list[tuple[str, str]]:
     """(A|M|D, path) of the working tree against the baseline commit, deletions included, sorted by path."""
-    run_git(root, "add", "-A")
+    stage_all(root)
     out = run_git(root, "diff", "--cached", "--name-status", "--no-renames", "-z", "HEAD")
     parts = out.split("\0")
     result = [(_STATUS.get(parts[i][:1], "M"), parts[i + 1]) for i in range(0, len(parts) - 1, 2) if parts[i]]
@@ -174,15 +214,32 @@ def commit_keeping(root: Path, keep_paths: list[str], message: str) -> str:
     next Phase 2. The old commit and any object only it referenced are pruned.
     """
     run_git(root, "read-tree", "HEAD")
-    excludes = [f":(exclude){p}" for p in keep_paths]
-    run_git(root, "add", "-A", "--", ".", *excludes)
+    stage_all(root, keep=tuple(keep_paths))
     return _commit_index_as_only_commit(root, message)
+
+
+def tree_keeping(root: Path, tree: str, keep_paths: list[str]) -> str:
+    """``tree`` with ``keep_paths`` as the baseline has them: built from git objects alone (a temporary index), so
+    the result is exactly the tree a person checked, whatever the working tree holds by now. Under the lock."""
+    fd, index = tempfile.mkstemp(prefix="memtui-keep-index-", dir=root / ".git")
+    os.close(fd)
+    os.unlink(index)  # git creates it; an empty file is not a valid index
+    env = {"GIT_INDEX_FILE": index}
+    try:
+        run_git(root, "read-tree", tree, env=env)
+        if keep_paths:
+            run_git(root, "reset", "-q", "HEAD", "--", *keep_paths, env=env)
+        return run_git(root, "write-tree", env=env).strip()
+    finally:
+        for leftover in (index, index + ".lock"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
 
 
 def write_worktree_tree(root: Path) -> str:
     """Stage the whole working tree into the real index and return its tree id (a writer: under the lock)."""
     _write_exclude(root)
-    run_git(root, "add", "-A")
+    stage_all(root)
     return run_git(root, "write-tree").strip()
 
 
@@ -217,4 +274,5 @@ def _commit_index_as_only_commit(root: Path, message: str) -> str:
     run_git(root, "update-ref", "HEAD", commit)
     run_git(root, "reflog", "expire", "--expire=now", "--all")
     run_git(root, "prune", "--expire=now")
+    _publish(root)
     return commit

@@ -21,13 +21,13 @@ from importlib import resources
 from pathlib import Path
 
 from memtui.context import Context
+from memtui.phase2 import agent_rules
 from memtui.phase2.tools import Journal, encode_content
-from memtui.phase2.workspace import DIFF_FILENAME, MEMORY_MD, MEMORY_SUMMARY, write_if_changed
+from memtui.phase2.workspace import DIFF_FILENAME, write_if_changed
 from memtui.redact import redact
 from memtui.selfcalls import work_dir
 
-ALLOWED_FILES = frozenset({MEMORY_MD, MEMORY_SUMMARY})
-ALLOWED_PREFIX = "skills/"
+ALLOWED_FILES = agent_rules.WRITABLE_FILES
 
 
 class AgentRefused(RuntimeError):
@@ -35,7 +35,8 @@ class AgentRefused(RuntimeError):
 
 
 def allowed(rel: str) -> bool:
-    return rel != DIFF_FILENAME and (rel in ALLOWED_FILES or rel.startswith(ALLOWED_PREFIX))
+    """The HTTP agent's tools ask the same rule before each write (``agent_rules``)."""
+    return agent_rules.write_refusal(rel) is None
 
 
 @dataclass
@@ -166,8 +167,9 @@ def run_cli_agent(
         written = sum(len(after.files.get(r, b"")) for r in changed)
         if refused or written > s.agent_max_write_bytes:
             restore_tree(root, before, git_backup if git_backup.exists() else None)
+            named = [f"{r} ({agent_rules.write_refusal(r) or 'a symlink'})" for r in refused[:8]]
             why = (
-                f"changed what it may not touch: {', '.join(refused[:8])}{' …' if len(refused) > 8 else ''}"
+                f"changed what it may not touch: {', '.join(named)}{' …' if len(refused) > 8 else ''}"
                 if refused
                 else f"wrote {written} bytes, more than agent_max_write_bytes ({s.agent_max_write_bytes})"
             )

@@ -41,7 +41,7 @@ from memtui.phase2.workspace import (
 )
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job, person_lines, stores, tombstones
-from memtui.state.selection import Stage1Output, get_phase2_input_selection
+from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
 
 Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped", "busy"]
 Cancel = threading.Event | Callable[[], bool] | None
@@ -315,7 +315,12 @@ def _run_locked(
         ptok = ctok = 0
         if offline:
             written = consolidate_offline(
-                root, selected, journal, rejected=rejected_lines(conn), tombstones=tombstones.hashes(conn)
+                root,
+                selected,
+                journal,
+                rejected=rejected_lines(conn),
+                tombstones=tombstones.hashes(conn),
+                known=all_stage1_outputs(conn),
             )
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
         else:

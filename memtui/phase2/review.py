@@ -25,7 +25,8 @@ from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_r
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
 from memtui.phase2.tools import restore
-from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file
+from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file, validate_artifact_texts
+from memtui.review.references import PlanCheck, check_plan
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal
 
@@ -56,6 +57,15 @@ class ChangedSinceRun(ReviewError):
                 "`memtui review approve --include-changes`, or undo those edits."
             )
         super().__init__(text)
+
+
+class DanglingReferences(ReviewError):
+    """Leaving these hunks out would commit references that point nowhere (or at the wrong task): nothing approved."""
+
+    def __init__(self, run_id: int, check: PlanCheck) -> None:
+        self.run_id = run_id
+        self.check = check
+        super().__init__(f"run #{run_id} was not approved: {check.describe()}")
 
 
 class Phase2Run(BaseModel):
@@ -244,6 +254,8 @@ def approve(
             p = decide.plan(root, run.diff, except_ids or [], amendments, reviewed_text=_reviewed_text(root, run))
         except ValueError as exc:
             raise ReviewError(str(exc)) from exc
+        if p.partial and not (check := _check_plan(root, run, p)).ok:
+            raise DanglingReferences(run.id, check)
         evidence_threads = _evidence_threads(ctx, run, p) if p.rejected else {}
         clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="approve")
         claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
@@ -277,7 +289,10 @@ def approve(
                 base = decide.apply_to_tree(root, str(base), p)
                 # the root first, then the commit: a kill in between leaves the run awaiting review with the root
                 # already showing the decided text, and approving with the same decisions again finishes it
-                decide.write_plan(root, p)
+                try:
+                    decide.write_plan(root, p, checked=baseline.tree_files(root, tree))
+                except decide.ChangedWhileApproving as exc:
+                    raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
             message = (
                 f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
                 if run.kind == "restore"
@@ -330,6 +345,45 @@ def approve(
         hunks_in=len(p.hunk_refs(True)),
         hunks_out=len(p.rejected),
     )
+
+
+def _check_plan(root: Any, run: Phase2Run, p: Any) -> PlanCheck:
+    from memtui.review import decide
+
+    reviewed = _reviewed_text(root, run)
+    hunk_file = {h.id: h.file for h in p.hunks}
+
+    def plan_with(ids: set[str]) -> dict[str, str | None]:
+        amended = {k: v for k, v in p.amended.items() if k not in ids}
+        return decide.plan(root, run.diff, sorted(ids), amended, reviewed_text=reviewed).files
+
+    return check_plan(
+        plan_with,
+        lambda rel: reviewed(root, rel),
+        set(run.reviewed_files) if run.reviewed_files else set(baseline.tree_files(root, "HEAD")),
+        set(p.rejected),
+        [(h.id, hunk_file[h.id]) for h in p.hunks if h.id not in p.rejected],
+        validate_artifact_texts,
+    )
+
+
+def check_partial(
+    ctx: Context,
+    run_id: int | None = None,
+    except_ids: list[str] | None = None,
+    amendments: dict[str, str] | None = None,
+) -> PlanCheck:
+    """What approving with these hunk decisions would leave dangling, with fixes (the TUI's approve dialog asks
+    this first; ``approve`` refuses the same)."""
+    from memtui.review import decide
+
+    root = ctx.paths.memory_root
+    run = _awaiting(ctx.conn, run_id)
+    try:
+        p = decide.plan(root, run.diff, except_ids or [], amendments, reviewed_text=_reviewed_text(root, run))
+    except ValueError as exc:
+        raise ReviewError(str(exc)) from exc
+    return _check_plan(root, run, p) if p.partial else PlanCheck([], [], [])
 
 
 def _current_text(root: Any, rel: str) -> str | None:
@@ -442,22 +496,24 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         baseline.ensure_baseline(root)
         remove_leftover_views(root)
         remove_diff_file(root)
-        if expected_tree is not None:
-            tree = baseline.write_worktree_tree(root)
-            if tree != expected_tree:
-                baseline.run_git(root, "read-tree", "HEAD")
-                raise ReviewError(
-                    "the memory root changed after you looked at it; nothing was committed. Look at the diff again "
-                    "(`memtui review show`) and commit what it shows."
-                )
-        view = worktree_view(root)
+        # Stage once, check that tree, and commit exactly it: a write landing after the check is never committed
+        # (it stays an uncommitted edit, shown by the next `review show`).
+        tree = baseline.write_worktree_tree(root)
+        if expected_tree is not None and tree != expected_tree:
+            baseline.run_git(root, "read-tree", "HEAD")
+            raise ReviewError(
+                "the memory root changed after you looked at it; nothing was committed. Look at the diff again "
+                "(`memtui review show`) and commit what it shows."
+            )
+        checked = baseline.tree_keeping(root, tree, [RAW_MEMORIES, ROLLOUT_SUMMARIES])
         changed = [
-            path for _, path in view.stat if path != RAW_MEMORIES and not path.startswith(ROLLOUT_SUMMARIES + "/")
+            p for _, p in baseline.compare_files(baseline.tree_files(root, "HEAD"), baseline.tree_files(root, checked))
         ]
         from memtui.state import person_lines
 
-        person_lines.record_added(conn, view.diff, changed)  # a person's own lines: forget never removes them
-        commit = baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or MANUAL_MESSAGE)
+        # a person's own lines: forget never removes them
+        person_lines.record_added(conn, baseline.run_git(root, "diff", "--no-ext-diff", "HEAD", checked), changed)
+        commit = baseline.commit_tree(root, checked, message or MANUAL_MESSAGE)
         from memtui import history
 
         decision = history.record_decision(

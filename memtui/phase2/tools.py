@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memtui.phase2.workspace import DIFF_FILENAME, write_if_changed
+from memtui.phase2 import agent_rules
+from memtui.phase2.workspace import write_if_changed
 from memtui.redact import redact
 
 MAX_LIST_ENTRIES = 2000
@@ -187,20 +188,19 @@ class MemoryTools:
         parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
         if any(p == ".." for p in parts):
             raise PathRefused(f"{raw!r}: '..' is not allowed; stay inside the memory root")
-        if parts and parts[0].lower() == ".git":
-            raise PathRefused(f"{raw!r}: the .git folder is private to memtui")
         rel = "/".join(parts) or "."
+        if why := agent_rules.read_refusal(rel):
+            raise PathRefused(f"{raw!r}: {why}")
         real = Path(os.path.realpath(self.root / rel))
         if not self.contains(real):
             raise PathRefused(f"{raw!r}: resolves outside the memory root (symlink)")
-        inner = real.relative_to(self.real_root).parts
-        if inner and inner[0].lower() == ".git":
-            raise PathRefused(f"{raw!r}: the .git folder is private to memtui")
+        inner = "/".join(real.relative_to(self.real_root).parts)
+        if why := agent_rules.read_refusal(inner):
+            raise PathRefused(f"{raw!r}: {why}")
         if write:
-            if rel == "." or not inner:
-                raise PathRefused("cannot write the memory root itself")
-            if "/".join(inner) == DIFF_FILENAME:
-                raise PathRefused(f"{DIFF_FILENAME} is read-only: it is memtui's record of what changed")
+            # the rules hold for the path as written and for where it leads (the CLI agents' check is the same)
+            if why := agent_rules.write_refusal(rel) or agent_rules.write_refusal(inner):
+                raise PathRefused(f"{raw!r}: {why}")
             if (self.root / rel).is_symlink():
                 raise PathRefused(f"{raw!r}: is a symlink; write the file it points to instead")
         return rel, self.root / rel
@@ -283,7 +283,10 @@ class MemoryTools:
         needle = query.lower()
         hits: list[str] = []
         for f in files:
-            if not self.contains(f) or f.stat().st_size > MAX_SEARCH_FILE_BYTES:
+            real = Path(os.path.realpath(f))
+            if not self.contains(real) or agent_rules.read_refusal(real.relative_to(self.real_root).as_posix()):
+                continue  # a symlink out of the root, or into .git: refused as read_file refuses it
+            if f.stat().st_size > MAX_SEARCH_FILE_BYTES:
                 continue
             rel = f.relative_to(self.root).as_posix()
             for n, line in enumerate(f.read_text(encoding="utf-8", errors="replace").splitlines(), 1):

@@ -222,7 +222,16 @@ def validate_artifacts(root: Path) -> str | None:
             first = fh.readline()
     except OSError as exc:
         return f"memory_summary.md cannot be read: {exc}"
-    if first.rstrip(b"\r\n") != b"v1":
+    return validate_artifact_texts("", first.decode("utf-8", "replace"))
+
+
+def validate_artifact_texts(memory: str | None, summary: str | None) -> str | None:
+    """``validate_artifacts`` for a tree not on disk (a partial approve's planned tree): None when valid."""
+    if memory is None:
+        return "MEMORY.md is missing or not a file"
+    if summary is None:
+        return "memory_summary.md is missing or not a file"
+    if summary.split("\n", 1)[0].rstrip("\r") != "v1":
         return "memory_summary.md does not start with the line `v1`"
     return None
 

@@ -7,6 +7,7 @@ that teach the next run ("do not re-learn"), and the snapshot of the new approve
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -110,8 +111,44 @@ def plan(
     return result
 
 
-def write_plan(root: Path, p: Plan) -> None:
-    """Put the decided files into the workspace (the caller holds the memory-root lock)."""
+class ChangedWhileApproving(RuntimeError):
+    """A decided file changed on disk after approve checked it: nothing was written or committed."""
+
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+        super().__init__(
+            f"{', '.join(files)} changed while approving (after the check); nothing was written or approved. "
+            "Look at `memtui review show` again and approve what it shows."
+        )
+
+
+def blob_id(data: bytes | None) -> str | None:
+    """git's id of a blob with these bytes (None: no file): compares a file on disk with a checked tree's entry."""
+    return None if data is None else hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _disk(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def write_plan(root: Path, p: Plan, checked: dict[str, str] | None = None) -> None:
+    """Put the decided files into the workspace (the caller holds the memory-root lock).
+
+    With ``checked`` (the {path: blob id} approve verified), a file whose bytes differ from what was checked, or that
+    already holds the decided text, is compared first: an outside write landing between the check and this write is
+    refused (``ChangedWhileApproving``), never overwritten."""
+    if checked is not None:
+        moved = [
+            rel
+            for rel, text in sorted(p.files.items())
+            if blob_id(disk := _disk(root / rel)) != checked.get(rel)
+            and disk != (None if text is None else text.encode("utf-8"))
+        ]
+        if moved:
+            raise ChangedWhileApproving(moved)
     for rel, text in p.files.items():
         path = root / rel
         if text is None:

@@ -65,6 +65,16 @@ def get_phase2_input_selection(conn: sqlite3.Connection, n: int, max_unused_days
     return [Stage1Output(*r) for r in rows]
 
 
+def all_stage1_outputs(conn: sqlite3.Connection) -> list[Stage1Output]:
+    """Every stage-1 memory, selected or not: what the offline merge may have written lines from."""
+    rows = conn.execute(
+        "SELECT o.thread_id, o.source_updated_at, o.raw_memory, o.rollout_summary, o.rollout_slug, o.generated_at,"
+        " o.usage_count, o.last_usage, COALESCE(t.cwd, '') AS cwd, COALESCE(t.path, '') AS rollout_path, t.git_branch"
+        " FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id ORDER BY o.thread_id"
+    ).fetchall()
+    return [Stage1Output(*r) for r in rows]
+
+
 def expired_stage1_outputs(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> list[str]:
     """Up to ``limit`` threads whose output is unselected and unused for ``max_unused_days``, stalest first."""
     cutoff = clock.now_s() - int(max_unused_days) * DAY

@@ -335,6 +335,17 @@ def _forget_summary_files(env: Env, t: Target) -> int:
     return n
 
 
+def _republish_approved(env: Env, _t: Target | None = None) -> int:
+    """The copy of the approved files agents ``rg`` in follows the baseline; copies of older baselines (which may
+    hold a forgotten rollout's lines) go whenever it is republished."""
+    if env.home is None or not (env.home / "memories" / ".git").exists():
+        return 0
+    from memtui.memroot.approved import publish
+
+    publish(env.home / "memories")
+    return 0
+
+
 def sweep_work(env: Env, _t: Target | None = None) -> int:
     """Scratch folders of Phase 2 runs (a copy of ``.git`` for a CLI agent's run, the agent's last message) that a
     killed process left. Only under the memory-root lock, when no Phase 2 runs."""
@@ -625,6 +636,12 @@ STORES: tuple[Store, ...] = (
             "memories/.*.tmp-*",
         ),
         when="with the next approved Phase 2 run (lineage scrub, one-commit baseline, git prune)",
+    ),
+    Store(
+        "the approved copy agents search (memories-approved)",
+        paths=("memories-approved", ".memories-approved-*", ".memories-approved-*/*", ".memories-approved.*.link"),
+        forget=_republish_approved,
+        when="rebuilt from each approved baseline (the next approved Phase 2 run); older copies are removed",
     ),
     Store("work folders", paths=("work", "work/*"), forget=sweep_work),
     Store("read-only diff views", paths=(".memories-views", ".memories-views/*"), forget=_sweep_views),

@@ -25,6 +25,7 @@ AREAS = (
     "UI diff vs phase 2",
     "save during a run",
     "deleted content",
+    "unapproved reads",
 )
 
 
@@ -97,6 +98,11 @@ def lines(totals: dict[str, dict[str, float]]) -> list[str]:
             parts.append(f"escape attempts {int(t['escapes'])}, refused {int(t.get('refused', 0))}")
         if "deleted" in t:
             parts.append(f"deleted texts planted {int(t['deleted'])}, found afterwards {int(t.get('found', 0))}")
+        if "reads" in t:
+            parts.append(
+                f"agent reads {int(t['reads'])}, unapproved bytes planted {int(t.get('unapproved_bytes', 0))}, "
+                f"served {int(t.get('served_bytes', 0))}"
+            )
         if "planted" in t:
             parts.append(f"secrets planted {int(t['planted'])}, leaked {int(t.get('leaked', 0))}")
         if "negatives" in t:

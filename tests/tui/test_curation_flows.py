@@ -54,10 +54,11 @@ async def test_mark_amend_and_approve_in_part_commits_exactly_what_the_screen_sh
         await pilot.pause()
         assert first.has_class("-amended") and "curated by Ana" in str(first.render())
         assert "amended" in str(first.border_subtitle)
-        # leave memory_summary.md's hunk out; space again takes it back, a third time leaves it out
-        await pilot.press("right_square_bracket")
+        # leave raw_memories.md's hunk out (memory_summary.md is needed: a tree without it fails validation);
+        # space again takes it back, a third time leaves it out
+        await pilot.press("right_square_bracket", "right_square_bracket")
         second = diff.current_hunk
-        assert second is not None and second.hunk.file == "memory_summary.md"
+        assert second is not None and second.hunk.file == "raw_memories.md"
         await pilot.press("space")
         assert second.has_class("-rejected") and "left out" in str(second.border_subtitle)
         await pilot.press("space")
@@ -65,7 +66,7 @@ async def test_mark_amend_and_approve_in_part_commits_exactly_what_the_screen_sh
         await pilot.press("space")
         assert screen.decision_counts() == (len(diff.hunks) - 1, 1, 1)
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)  # the dialog comes after the reference check
         assert isinstance(app.screen, TextPromptModal)
         assert f"{len(diff.hunks) - 1} hunk(s) go in (1 amended), 1 left out" in app.screen.body
         await pilot.press(*"too generic", "enter")
@@ -75,10 +76,11 @@ async def test_mark_amend_and_approve_in_part_commits_exactly_what_the_screen_sh
     committed = head_file(root, "MEMORY.md")
     assert committed is not None and committed.startswith("# Memory (curated by Ana)")
     assert (root / "MEMORY.md").read_text() == committed
-    assert head_file(root, "memory_summary.md") is None and not (root / "memory_summary.md").exists()
+    assert head_file(root, "raw_memories.md") is None and not (root / "raw_memories.md").exists()
+    assert head_file(root, "memory_summary.md").startswith("v1")
     conn = open_context(home=ui_home).conn
     assert tuple(conn.execute("SELECT kind, reason FROM decisions").fetchone()) == ("partial_approve", "too generic")
-    assert [tuple(r) for r in conn.execute("SELECT file FROM rejected_hunks")] == [("memory_summary.md",)]
+    assert [tuple(r) for r in conn.execute("SELECT file FROM rejected_hunks")] == [("raw_memories.md",)]
 
 
 async def test_plain_approve_dialog_counts_hunks(ui_home: Path) -> None:

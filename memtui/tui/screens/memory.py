@@ -165,19 +165,22 @@ class MemoryScreen(MemtuiScreen):
     @work(thread=True, exclusive=True, group="memory-checks", exit_on_error=False)
     def _compute_checks(self) -> None:
         """Loader limits, files changed on disk since loaded, and the read-only diff against the baseline."""
-        from memtui.export import loader_warnings
+        from memtui.export import size_warnings
         from memtui.memroot.edit import digest
         from memtui.memroot.view import worktree_view
         from memtui.phase2.baseline import BaselineError, is_usable
 
         worker = get_current_worker()
-        warnings = list(loader_warnings(self.root))
+        data: dict[str, bytes | None] = {}
         on_disk: dict[str, str | None] = {}
         for pane_id, name in FILES.items():
             try:
-                on_disk[pane_id] = digest((self.root / name).read_bytes())
+                data[name] = (self.root / name).read_bytes()
             except OSError:
-                on_disk[pane_id] = None
+                data[name] = None
+            on_disk[pane_id] = digest(data[name])
+        # the files as the person edits them (agents are warned about the approved ones at export)
+        warnings = size_warnings(data.get("memory_summary.md"), data.get("MEMORY.md"))
         try:
             if not is_usable(self.root):
                 diff, empty = "", "No baseline yet: the first Phase 2 run or commit creates it."

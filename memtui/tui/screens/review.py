@@ -445,6 +445,48 @@ class ReviewScreen(MemtuiScreen):
 
             self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
             return
+        self._check_partial(run_id, decisions, counts, taken, left)
+
+    @work(thread=True, exclusive=True, group="review-check", exit_on_error=False)
+    def _check_partial(self, run_id: int, decisions: dict[str, Any], counts: str, taken: int, left: int) -> None:
+        """Ask the domain which references the planned tree would leave dangling, before the approve dialog."""
+        from memtui.phase2.review import ReviewError, check_partial
+
+        ctx = self.app.task_context()
+        try:
+            check = check_partial(ctx, run_id, decisions["except_ids"], decisions["amendments"])
+        except ReviewError as exc:
+            self.app.call_from_thread(self.notify_literal, str(exc), severity="error")
+            return
+        finally:
+            ctx.close()
+        if check.ok:
+            self.app.call_from_thread(self._ask_partial, run_id, decisions, counts, taken, left)
+        else:
+            self.app.call_from_thread(self._show_dangling, check)
+
+    def _show_dangling(self, check: Any) -> None:
+        def chose(choice: str | None) -> None:
+            if choice != "fix":
+                return
+            for hid in check.take_back:
+                self.rejected.discard(hid)
+            for view in self.query(HunkView):
+                view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
+            self.action_approve()
+
+        choices = [Choice(f"Take back {plural(len(check.take_back), 'hunk')}", "fix")] if check.take_back else []
+        self.app.push_screen(
+            ChoiceModal(
+                "References would dangle",
+                check.describe(),
+                [*choices, Choice("Back to the review", "cancel")],
+                focus="fix" if choices else "cancel",
+            ),
+            chose,
+        )
+
+    def _ask_partial(self, run_id: int, decisions: dict[str, Any], counts: str, taken: int, left: int) -> None:
         body = (
             f"Approve run #{run_id} in part? {counts} The hunks left out keep the baseline's lines and are "
             "remembered as rejected, so later runs do not learn them again. Why leave them out?"
