@@ -39,6 +39,7 @@ COMMANDS = [
     "hooks",  # issue 14
     "history",  # issue 11
     "forget",  # issue 11
+    "health",  # memory health
 ]
 
 

@@ -59,7 +59,9 @@ _NEGATOR = re.compile(
     r"|not|no|stop|without|instead\s+of|rather\s+than|over)\b",
     re.I,
 )
-_CLAUSE_SPLIT = re.compile(r"\s*(?:;|,?\s+and\s+(?=(?:never|always|don'?t|do\s+not|use|keep|avoid|run|prefer)\b)|\.\s)\s*", re.I)
+_CLAUSE_SPLIT = re.compile(
+    r"\s*(?:;|,?\s+and\s+(?=(?:never|always|don'?t|do\s+not|use|keep|avoid|run|prefer)\b)|\.\s)\s*", re.I
+)
 _PHRASE_SPLIT = re.compile(r",|\bbut\b|\bbecause\b|\bso\b", re.I)
 _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
@@ -279,7 +281,7 @@ def relate_clause(block: Clause, sentence: str) -> Relation | None:
     kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v]]
     if correction and not changed and (not substituted or kept_values):
         # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
-        if coverage >= 0.4 and len(shared) >= 2 or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
+        if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
             return Relation.CORRECTED
         return None
     if (durable or changed or correction) and (substituted or flips):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 
 from memtui import clock, forget
 from memtui.context import Context
+from memtui.health.consolidation import HealthInputs, binding_inputs
 from memtui.llm.backends.choose import CLI_PROVIDERS
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
@@ -183,6 +185,18 @@ def _run_agent(
     return asyncio.run(main())
 
 
+def _health_inputs(ctx: Context, say: Callable[[str], None]) -> HealthInputs:
+    """Memory health's binding inputs; a failure to compute them is said and leaves the run without them."""
+    try:
+        health = binding_inputs(ctx.conn, ctx.paths.memory_root, ctx.settings.max_unused_days)
+    except (sqlite3.Error, OSError, baseline.BaselineError) as exc:
+        say(f"memory health not computed ({exc}); the run goes on without its inputs")
+        return HealthInputs()
+    if health.lines:
+        say(f"memory health: {len(health.lines)} binding input(s), {len(health.drop)} line(s) to update or remove")
+    return health
+
+
 def run_phase2(
     ctx: Context,
     *,
@@ -295,9 +309,13 @@ def _run_locked(
 
         tag = "failed_agent"
         ptok = ctok = 0
+        health = _health_inputs(ctx, say)
         if offline:
-            written = consolidate_offline(root, selected, journal, rejected=rejected_lines(conn))
+            drops = {key: b.text for key, b in health.drop.items()}
+            written = consolidate_offline(root, selected, journal, rejected=rejected_lines(conn), health_drops=drops)
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
+            if health.update_needs_model:
+                say(f"memory health: {len(health.update_needs_model)} proposed update(s) wait for a model run")
         else:
             inputs = PromptInputs(
                 selected=selected,
@@ -307,6 +325,7 @@ def _run_locked(
                 rejections=rejections_since_last_approval(conn),
                 do_not_relearn=do_not_relearn_lines(conn),
                 forgotten=forget.prompt_lines(conn),
+                health=health.lines,
             )
             prompt = render_consolidation_prompt(root, s, inputs)
             if s.resolved_provider in CLI_PROVIDERS:  # issue 13: codex / claude edit with their own tools
