@@ -32,6 +32,11 @@ class HealthInputs:
     drop: dict[str, BlockHealth] = field(default_factory=dict)  # normalised line -> the block the offline run drops
     update_needs_model: list[BlockHealth] = field(default_factory=list)
 
+    def asks_for_change(self, offline: bool) -> bool:
+        """A contradiction or a person's proposal is work for a run even when no input changed (an update only
+        for a model: the offline consolidator cannot reword)."""
+        return bool(self.drop or (self.update_needs_model and not offline))
+
 
 def _cite(thread_id: str, item: int) -> str:
     return f"[thread {thread_id} item {item}]"

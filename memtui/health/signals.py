@@ -43,6 +43,8 @@ _INTERACTIVE = (
     "'cli'))".format(", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
 )
 _PATHLIKE = re.compile(r"`([^`\s]+)`")
+# a bare name with a file extension (CHANGELOG.md, src/app.ts) or a folder (vendor/, ./scripts)
+_BARE_PATH = re.compile(r"(?<![\w/.:@-])((?:\./)?[\w.-]+(?:/[\w.-]+)*(?:\.[A-Za-z]\w{1,7}|/))(?![\w/])")
 _FILE = re.compile(r"^(?:\./)?[\w.@-]+(?:/[\w.@-]+)*/?$")
 _SEVERITY = {"contradicted": 4, "corrected": 3, "restated": 2, "stale": 1}
 
@@ -252,11 +254,14 @@ def missing_paths(block: Block, project: Path | None) -> list[str]:
     if base is None or not base.is_dir():
         return []
     out = []
-    for token in _PATHLIKE.findall(block.text):
+    bare = _BARE_PATH.findall(_PATHLIKE.sub(" ", block.statement))
+    for token in dict.fromkeys([*_PATHLIKE.findall(block.text), *bare]):
         if "/" not in token and "." not in token.strip("."):
             continue
         if not _FILE.match(token) or token.startswith(("http", "127.", "localhost")) or "=" in token:
             continue
+        if token[0].isdigit() or token.rstrip(".").count(".") > 2:
+            continue  # a version or an address, not a path
         if not (base / token).exists():
             out.append(token)
     return out
@@ -331,6 +336,10 @@ def compute_health(
                 f.thread_id,
                 Evidence(thread_id=f.thread_id, item=f.item, at=f.at, relation=f.relation, text=said, project=cwd),
             )
+        # a person's confirmation settles the contradictions they had seen
+        settled = [t for t, e in per[Relation.CONTRADICTED].items() if row.verified_at and e.at <= row.verified_at]
+        for t in settled:
+            del per[Relation.CONTRADICTED][t]
         cited, last_cited = cites.get(b.id, (0, None))
         restated = list(per[Relation.RESTATED].values())
         active = max([row.since, row.verified_at or 0, last_cited or 0, *(e.at for e in restated)])

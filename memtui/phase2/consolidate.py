@@ -271,7 +271,8 @@ def _run_locked(
         if record_tombstones(root, changes, diff):  # a person's deletions outlive the diff that shows them
             changes, diff = baseline.stat_and_diff(root)
         invalid = validate_artifacts(root)
-        if not changes and invalid is None:
+        health = _health_inputs(ctx, say)
+        if not changes and invalid is None and not health.asks_for_change(offline):
             if not global_job.mark_global_phase2_job_succeeded(conn, token, new_watermark, pairs):
                 raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
             now = clock.now_s()
@@ -309,7 +310,6 @@ def _run_locked(
 
         tag = "failed_agent"
         ptok = ctok = 0
-        health = _health_inputs(ctx, say)
         if offline:
             drops = {key: b.text for key, b in health.drop.items()}
             written = consolidate_offline(root, selected, journal, rejected=rejected_lines(conn), health_drops=drops)
