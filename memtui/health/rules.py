@@ -277,7 +277,10 @@ def relate_clause(block: Clause, sentence: str) -> Relation | None:
     changed = _CHANGE.search(s) is not None
     flips = _flipped(block, said)
     substituted = _substituted(block, said)
-    on_topic = len(shared_topic) >= 2 or (len(shared_topic) >= 1 and coverage >= 0.5)
+    # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
+    # Thursdays" share a day's kind and a verb, not a topic
+    topic_coverage = len(shared_topic) / max(1, len(topic))
+    on_topic = len(shared_topic) >= 2 or (len(shared_topic) >= 1 and topic_coverage >= 0.5)
     kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v]]
     if correction and not changed and (not substituted or kept_values):
         # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
