@@ -30,7 +30,7 @@ from memtui import clock, history, search
 from memtui.citations.check import hash_lines
 from memtui.health import store
 from memtui.health.blocks import Block, parse_blocks
-from memtui.health.rules import Relation, candidate_terms, relate_message, terms
+from memtui.health.rules import Clause, Relation, candidate_terms, relate_message, terms
 from memtui.health.store import FindingRow, Proposal
 from memtui.phase1.eligibility import INTERACTIVE_CODEX_SOURCES
 from memtui.phase2.prompt_inputs import normalize_memory_line
@@ -270,18 +270,23 @@ def missing_paths(block: Block, project: Path | None) -> list[str]:
 # --- the report ----------------------------------------------------------------------------------------------------
 
 
-def _texts(conn: sqlite3.Connection, found: list[FindingRow]) -> dict[tuple[str, int], tuple[str, str | None]]:
-    keys = sorted({(f.thread_id, f.item) for f in found})
-    out: dict[tuple[str, int], tuple[str, str | None]] = {}
-    for thread_id, item in keys:
-        row = conn.execute(
-            "SELECT d.text, t.cwd FROM search_docs d LEFT JOIN threads t ON t.id = d.source"
-            " WHERE d.kind = 'message' AND d.source = ? AND d.loc = ? AND d.role = 'user'",
-            (thread_id, item),
-        ).fetchone()
-        if row is not None:
-            out[(thread_id, item)] = (user_words(row[0]), row[1])
-    return out
+def user_words_at(conn: sqlite3.Connection, thread_id: str, item: int) -> tuple[str, str | None]:
+    """(the user's words at that transcript item, the session's cwd), from the redacted search index."""
+    row = conn.execute(
+        "SELECT d.text, t.cwd FROM search_docs d LEFT JOIN threads t ON t.id = d.source"
+        " WHERE d.kind = 'message' AND d.role = 'user' AND d.source = ? AND d.loc = ?",
+        (thread_id, item),
+    ).fetchone()
+    return (user_words(row[0]), row[1]) if row else ("", None)
+
+
+def evidence_of(conn: sqlite3.Connection, finding: FindingRow, parts: list[Clause]) -> Evidence:
+    """A finding with the sentence that made it (the whole message when no single sentence does any more)."""
+    words, cwd = user_words_at(conn, finding.thread_id, finding.item)
+    said = next((s for r, s in relate_message(parts, words) if r == finding.relation), words)
+    return Evidence(
+        thread_id=finding.thread_id, item=finding.item, at=finding.at, relation=finding.relation, text=said, project=cwd
+    )
 
 
 def compute_health(
@@ -318,7 +323,6 @@ def compute_health(
     store.set_watermark(conn, int(top))
 
     all_found = [f for f in store.findings(conn) if f.block_id in since]
-    words = _texts(conn, all_found)
     cites = _citations(conn, blocks, text)
     now = clock.now_s()
     report = []
@@ -330,12 +334,8 @@ def compute_health(
         for f in all_found:
             if f.block_id != b.id:
                 continue
-            said, cwd = words.get((f.thread_id, f.item), ("", None))
-            said = next((s for r, s in relate_message(b.clauses, said) if r == f.relation), said)
-            per[f.relation].setdefault(
-                f.thread_id,
-                Evidence(thread_id=f.thread_id, item=f.item, at=f.at, relation=f.relation, text=said, project=cwd),
-            )
+            if f.thread_id not in per[f.relation]:
+                per[f.relation][f.thread_id] = evidence_of(conn, f, b.clauses)
         # a person's confirmation settles the contradictions they had seen
         settled = [t for t, e in per[Relation.CONTRADICTED].items() if row.verified_at and e.at <= row.verified_at]
         for t in settled:

@@ -49,14 +49,18 @@ def test_health_screen(size: str, health_home: Path, snap_compare: Any) -> None:
     assert snap_compare(app_for(health_home), terminal_size=SIZES[size], run_before=steps("7"))
 
 
+async def _to_health(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("7")
+    await settle(pilot)
+
+
 async def test_worst_first_and_enter_opens_the_evidence_at_its_item(health_home: Path) -> None:
     from memtui.tui.screens.detail import RolloutDetailScreen
 
     app = app_for(health_home)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("7")
-        await settle(pilot)
+        await _to_health(pilot)
         screen = app.screen
         first = screen.report.blocks[0]
         assert first.signals == ["contradicted"] and "Tuesdays" in first.text
@@ -72,9 +76,7 @@ async def test_worst_first_and_enter_opens_the_evidence_at_its_item(health_home:
 async def test_confirm_renews_last_verified(health_home: Path) -> None:
     app = app_for(health_home)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("7")
-        await settle(pilot)
+        await _to_health(pilot)
         target = app.screen.report.blocks[0]
         assert target.last_verified is None
         await pilot.press("c")
@@ -87,9 +89,7 @@ async def test_confirm_renews_last_verified(health_home: Path) -> None:
 async def test_propose_goes_to_the_next_phase2_run(health_home: Path, key: str, proposal: Proposal) -> None:
     app = app_for(health_home)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("7")
-        await settle(pilot)
+        await _to_health(pilot)
         await pilot.press("down", "down")  # the CHANGELOG line, corrected but not contradicted
         target = app.screen.report.blocks[2]
         await pilot.press(key)
@@ -106,9 +106,7 @@ async def test_remove_now_commits_a_persons_edit(health_home: Path) -> None:
     ctx.close()
     app = app_for(health_home)
     async with app.run_test(size=(120, 36)) as pilot:
-        await settle(pilot)
-        await pilot.press("7")
-        await settle(pilot)
+        await _to_health(pilot)
         target = app.screen.report.blocks[0]
         await pilot.press("D")
         await settle(pilot)
