@@ -299,10 +299,10 @@ def compute_health(
 ) -> HealthReport:
     """Bring the stored signals up to date and report every approved block, worst first. ``project`` keeps the
     blocks that apply there (its group, or user-level) and is the working tree checked for missing paths."""
-    if refresh:
-        search.refresh(conn, memory_root)
-    else:
-        search.ensure_index(conn)
+    search.ensure_index(conn)
+    if refresh:  # the rollouts' messages only: memory files are read from the baseline, never indexed from here
+        search.refresh_messages(conn)
+        search.purge_deleted(conn)
     text = history.baseline_files(memory_root).get(MEMORY_MD, "")
     blocks = parse_blocks(text)
     known = store.blocks(conn)
