@@ -56,12 +56,14 @@ _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
 
 _NEGATOR = re.compile(
     r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
-    r"|not|no|stop|without|instead\s+of|rather\s+than|over)\b",
+    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over)\b",
     re.I,
 )
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|,?\s+and\s+(?=(?:never|always|don'?t|do\s+not|use|keep|avoid|run|prefer)\b)|\.\s)\s*", re.I
 )
+# where a negated object ends and its context begins
+_SCOPE_END = re.compile(r"\s(?:in|for|when|while|during|within|inside|unless|if|except|across)\s", re.I)
 _PHRASE_SPLIT = re.compile(r",|\bbut\b|\bbecause\b|\bso\b", re.I)
 _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
@@ -203,6 +205,7 @@ def value_kind(term: str) -> str | None:
 class Clause:
     text: str
     polarity: dict[str, int]  # term -> +1 / -1
+    context: frozenset[str] = frozenset()  # terms of where or when it applies ("in the plugin API"), not of what
 
     @property
     def terms(self) -> frozenset[str]:
@@ -214,17 +217,23 @@ class Clause:
 
 
 def clause_of(text: str) -> Clause:
-    """Terms of ``text`` with their polarity: -1 for a term after a negator in its phrase."""
+    """Terms of ``text`` with their polarity: -1 for a term after a negator in its phrase, up to the context that
+    follows ("over inheritance | in the plugin API": the plugin API is where, not what is negated)."""
     polarity: dict[str, int] = {}
+    context: set[str] = set()
     for phrase in _PHRASE_SPLIT.split(text):
-        negated_from = None
+        negated = (0, 0)
         if m := _NEGATOR.search(phrase):
-            negated_from = m.end()
+            end = _SCOPE_END.search(phrase, m.end())
+            negated = (m.end(), end.start() if end else len(phrase))
+        where = _SCOPE_END.search(phrase)
         for m in re.finditer(r"\S+", phrase):
             for t in terms(m.group(0)):
-                sign = -1 if negated_from is not None and m.start() >= negated_from else 1
+                sign = -1 if negated[0] <= m.start() < negated[1] and negated[1] > negated[0] else 1
                 polarity.setdefault(t, sign)
-    return Clause(text, polarity)
+                if where is not None and m.start() >= where.end() and value_kind(t) is None:
+                    context.add(t)
+    return Clause(text, polarity, frozenset(context - {t for t in polarity if t not in context}))
 
 
 def statement_of(bullet: str) -> str:
@@ -291,12 +300,13 @@ def relate_clause(block: Clause, sentence: str) -> Relation | None:
         value_flip = any(value_kind(t) for t in flips)
         if substituted and (on_topic or (changed and shared_topic)):
             return Relation.CONTRADICTED
-        if flips and (value_flip or len(shared) >= 2) and on_topic:
+        if flips and (value_flip or len(shared - block.context) >= 2) and on_topic:
             return Relation.CONTRADICTED
         if value_flip and len(block.terms) <= 3:
             return Relation.CONTRADICTED
         return None
-    if durable and coverage >= 0.5 and len(shared) >= 2 and (kept_values or not block.values()):
+    what = shared - block.context  # a restatement says the what again, not only the where
+    if durable and coverage >= 0.5 and len(shared) >= 2 and what and (kept_values or not block.values()):
         return Relation.RESTATED  # a block that names values is restated only with one of them
     return None
 
