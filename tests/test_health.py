@@ -316,3 +316,22 @@ def test_remove_now_is_a_committed_person_edit_and_waits_for_a_pending_review(is
     tz = _by_statement(compute_health(ctx.conn, root), "TZ=UTC")
     assert main(["health", "--remove", tz.id]) == 1
     assert "awaits review" in capsys.readouterr().err
+
+
+def test_the_agent_is_given_the_contradiction_as_a_binding_input(isolated_env, model_env) -> None:
+    from memtui.testing.chat_server import reply_text, reply_tool_calls
+
+    ctx = _approved_home(isolated_env)
+    thread = _session(isolated_env, ctx, ["Deploys are on Thursdays now."])  # no new input for Phase 2 but this
+    memory = (ctx.paths.memory_root / "MEMORY.md").read_text()
+    fixed = "\n".join(line for line in memory.splitlines() if "Tuesdays" not in line) + "\n"
+    model_env.script(
+        reply_tool_calls(("write_file", {"path": "MEMORY.md", "content": fixed})), reply_text("Removed the old day.")
+    )
+    result = run_phase2(ctx, force=True)
+    assert result.outcome == "awaiting_review" and not result.offline, result.reason
+    prompt = model_env.requests[0]["messages"][-1]["content"]
+    assert "8. Memory health" in prompt
+    assert f"the user now says 'Deploys are on Thursdays now.' [thread {thread} item" in prompt
+    line = next(x for x in prompt.splitlines() if x.startswith("   - the user now says"))
+    assert "update or remove MEMORY.md line" in line and "Tuesdays" in line  # what to update or remove
