@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -43,12 +44,9 @@ class FindingRow:
     at: int
 
 
-def _tx(conn: sqlite3.Connection):  # type: ignore[no-untyped-def]
-    if conn.in_transaction:
-        from contextlib import nullcontext
-
-        return nullcontext()
-    return immediate(conn)
+def _tx(conn: sqlite3.Connection) -> AbstractContextManager[object]:
+    """``BEGIN IMMEDIATE`` on its own; inside a caller's transaction, part of it."""
+    return nullcontext() if conn.in_transaction else immediate(conn)
 
 
 def blocks(conn: sqlite3.Connection) -> dict[str, BlockRow]:
