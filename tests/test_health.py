@@ -335,3 +335,39 @@ def test_the_agent_is_given_the_contradiction_as_a_binding_input(isolated_env, m
     assert f"the user now says 'Deploys are on Thursdays now.' [thread {thread} item" in prompt
     line = next(x for x in prompt.splitlines() if x.startswith("   - the user now says"))
     assert "update or remove MEMORY.md line" in line and "Tuesdays" in line  # what to update or remove
+
+
+def test_refine_asks_the_model_once_per_finding_and_says_so(isolated_env, model_env, capsys) -> None:
+    from memtui.testing.chat_server import reply_text
+
+    ctx = _approved_home(isolated_env)
+    _session(
+        isolated_env,
+        ctx,
+        [
+            "From now on we deploy on Thursdays, not Tuesdays.",
+            "Always run the test suite with TZ=UTC before saying it passes.",
+        ],
+    )
+    before = compute_health(ctx.conn, ctx.paths.memory_root)
+    assert before.contradicted == 1 and _by_statement(before, "TZ=UTC").restated
+    verdicts = {"contradicted": "contradicted", "restated": "none"}  # the model disagrees with one of them
+
+    def answer(body: dict) -> dict:
+        rules_said = body["messages"][-1]["content"].split("\n", 1)[0].removeprefix("The rules said: ")
+        return reply_text(json.dumps({"relation": verdicts[rules_said], "reason": "checked"}))
+
+    model_env.handler = answer
+    assert main(["health", "--refine", "--json"]) == 1
+    err = capsys.readouterr()
+    assert "refined 2 finding(s)" in err.err and "1 changed" in err.err
+    report = json.loads(err.out)
+    assert report["method"] == f"offline rules, refined by {ctx.settings.extract_model}"
+    tz = next(b for b in report["blocks"] if "TZ=UTC" in b["text"])
+    assert tz["restated"] == [] and "restated" not in tz["signals"]
+    assert len(model_env.requests) == 2
+    body = model_env.requests[0]
+    assert body["response_format"]["json_schema"]["strict"] is True
+    assert body["messages"][0]["content"].startswith("memtui-internal-call")
+    main(["health", "--refine"])  # nothing new: no call
+    assert len(model_env.requests) == 2

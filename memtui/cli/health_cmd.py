@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("health", help="whether each memory helps: cited, restated, contradicted, corrected, stale")
     p.add_argument("--json", action="store_true", help="the blocks, signals and evidence as JSON")
     p.add_argument("--project", type=Path, help="only blocks that apply in DIR; paths are checked in its tree")
+    p.add_argument(
+        "--refine", action="store_true", help="ask the configured model (provider openai) about new findings first"
+    )
     act = p.add_mutually_exclusive_group()
     act.add_argument("--confirm", metavar="ID", help="a person confirms the block: renews its last verified time")
     act.add_argument("--propose-update", metavar="ID", help="ask the next Phase 2 run to update the block")
@@ -77,6 +80,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"memtui health: {args.project} is not a folder", file=sys.stderr)
         return 2
     report = compute_health(ctx.conn, ctx.paths.memory_root, unused_days=ctx.settings.max_unused_days, project=project)
+    if args.refine:
+        if ctx.settings.resolved_provider != "openai":
+            print("memtui health: --refine needs an OpenAI-compatible model (provider = openai)", file=sys.stderr)
+            return 2
+        from memtui import history
+        from memtui.health.refine import refine_findings
+
+        memory = history.baseline_files(ctx.paths.memory_root).get("MEMORY.md", "")
+        refined = refine_findings(ctx.conn, memory, ctx.settings)
+        print(
+            f"refined {refined.refined} finding(s) with {refined.model}, {refined.changed} changed"
+            + (f"; stopped: {refined.error}" if refined.error else ""),
+            file=sys.stderr,
+        )
+        report = compute_health(
+            ctx.conn, ctx.paths.memory_root, unused_days=ctx.settings.max_unused_days, project=project
+        )
     try:
         done = _act(args, report)
     except KeyError as exc:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable
+from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from memtui.phase2.prompt_inputs import normalize_memory_line
 from memtui.phase2.workspace import MEMORY_MD
 from memtui.rollouts.user_words import user_words
 
-METHOD = "offline rules"  # no model refines the signals yet
+METHOD = "offline rules"  # plus ", refined by MODEL" once a model looked at the findings (health/refine.py)
 _INTERACTIVE = (
     "((t.source_kind = 'codex' AND t.session_source IN ({})) OR (t.source_kind = 'claude' AND t.session_source = "
     "'cli'))".format(", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
@@ -332,8 +333,10 @@ def compute_health(
         row = rows[b.id]
         per: dict[Relation, dict[str, Evidence]] = {r: {} for r in Relation}
         for f in all_found:
-            if f.block_id != b.id:
-                continue
+            if f.block_id != b.id or f.refined == "none":
+                continue  # a model that refined the finding found no relation
+            if f.refined is not None and f.refined != f.relation.value:
+                f = replace(f, relation=Relation(f.refined))
             if f.thread_id not in per[f.relation]:
                 per[f.relation][f.thread_id] = evidence_of(conn, f, b.clauses)
         # a person's confirmation settles the contradictions they had seen
@@ -370,7 +373,11 @@ def compute_health(
             )
         )
     report.sort(key=BlockHealth.sort_key)
-    return HealthReport(computed_at=now, blocks=report, scanned_blocks=len(unscanned), scanned_messages=read)
+    models = sorted({f.refined_by for f in all_found if f.refined_by})
+    method = f"{METHOD}, refined by {', '.join(models)}" if models else METHOD
+    return HealthReport(
+        method=method, computed_at=now, blocks=report, scanned_blocks=len(unscanned), scanned_messages=read
+    )
 
 
 def block_by_id(report: HealthReport, prefix: str) -> BlockHealth:

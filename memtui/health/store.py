@@ -42,6 +42,8 @@ class FindingRow:
     item: int
     relation: Relation
     at: int
+    refined: str | None = None  # a model's verdict (a relation, or "none")
+    refined_by: str | None = None
 
 
 def _tx(conn: sqlite3.Connection) -> AbstractContextManager[object]:
@@ -82,11 +84,25 @@ def add_findings(conn: sqlite3.Connection, found: Iterable[FindingRow]) -> int:
 
 def findings(conn: sqlite3.Connection) -> list[FindingRow]:
     rows = conn.execute(
-        "SELECT block_id, thread_id, item, relation, at FROM health_findings f"
+        "SELECT block_id, thread_id, item, relation, at, refined, refined_by FROM health_findings f"
         " WHERE NOT EXISTS (SELECT 1 FROM forgotten_threads g WHERE g.thread_id = f.thread_id)"
         " ORDER BY at, thread_id, item"
     )
-    return [FindingRow(r[0], r[1], int(r[2]), Relation(r[3]), int(r[4])) for r in rows]
+    return [FindingRow(r[0], r[1], int(r[2]), Relation(r[3]), int(r[4]), r[5], r[6]) for r in rows]
+
+
+def unrefined(conn: sqlite3.Connection, limit: int) -> list[FindingRow]:
+    return [f for f in findings(conn) if f.refined is None][:limit]
+
+
+def set_refined(conn: sqlite3.Connection, verdicts: Iterable[tuple[FindingRow, str, str]]) -> None:
+    """(finding, verdict, model) for each finding a model looked at."""
+    with _tx(conn):
+        conn.executemany(
+            "UPDATE health_findings SET refined = ?, refined_by = ? WHERE block_id = ? AND thread_id = ? AND item = ?"
+            " AND relation = ?",
+            [(v, m, f.block_id, f.thread_id, f.item, f.relation.value) for f, v, m in verdicts],
+        )
 
 
 def watermark(conn: sqlite3.Connection) -> int:

@@ -342,6 +342,8 @@ MIGRATIONS: list[str] = [
         item INTEGER NOT NULL,                -- item N of memory_items (1-based)
         relation TEXT NOT NULL,               -- restated | contradicted | corrected
         at INTEGER NOT NULL,                  -- when the session started
+        refined TEXT,                         -- a model's verdict when one refined it: the relation, or 'none'
+        refined_by TEXT,                      -- that model
         PRIMARY KEY (block_id, thread_id, item, relation)
     );
     CREATE INDEX IF NOT EXISTS idx_health_findings_thread ON health_findings(thread_id);
