@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 _now: Callable[[], float] = time.time
@@ -39,6 +40,18 @@ def file_time() -> float:
 def freeze(ts: float) -> None:
     global _now
     _now = lambda: ts  # noqa: E731
+
+
+@contextmanager
+def frozen(ts: float) -> Iterator[None]:
+    """The clock stopped at ``ts`` for the block, then back to what it was (frozen or not)."""
+    global _now
+    before = _now
+    freeze(ts)
+    try:
+        yield
+    finally:
+        _now = before
 
 
 def reset() -> None:

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 from memtui import clock  # noqa: E402
 from tests.tui.conftest import SIZE, app_for  # noqa: E402
 from tests.tui.homes import FROZEN_NOW, build_snapshot_home, pin_git_dates  # noqa: E402
-from tests.tui.test_snapshots import CASES  # noqa: E402
+from tests.tui.test_snapshots import CASES, steps  # noqa: E402
 
 TITLES = {
     "rollouts": "memtui: rollouts",
@@ -37,13 +37,16 @@ TITLES = {
     "citation_jump": "memtui: a citation jump to the cited lines",
     "help": "memtui: help",
     "task_log": "memtui: the task log",
+    "health": "memtui: memory health, worst first, with what the user said since",
 }
+# Screens shot on the demo home rather than the fixture home (they need an approved memory and later sessions).
+DEMO_CASES = {"health": steps("7")}
 
 
 async def shoot(name: str, home: Path, out: Path) -> Path:
     app = app_for(home)
     async with app.run_test(size=SIZE) as pilot:
-        await CASES[name](pilot)
+        await {**CASES, **DEMO_CASES}[name](pilot)
         await pilot.pause()
         path = out / f"{name}.svg"
         path.write_text(app.export_screenshot(title=TITLES.get(name, "memtui")), encoding="utf-8")
@@ -64,6 +67,13 @@ def main() -> int:
             home = Path(tmp) / name / ".memtui"
             os.environ["MEMTUI_HOME"] = str(home)
             build_snapshot_home(home).close()
+            print(asyncio.run(shoot(name, home, args.out)).relative_to(ROOT) if args.out.is_relative_to(ROOT) else name)
+        from memtui.demo.build import build_demo_home
+
+        for name in DEMO_CASES:
+            os.environ["HOME"] = str(Path(tmp) / name)
+            home = build_demo_home(Path(tmp) / name / "demo").home
+            os.environ["MEMTUI_HOME"] = str(home)
             print(asyncio.run(shoot(name, home, args.out)).relative_to(ROOT) if args.out.is_relative_to(ROOT) else name)
     return 0
 

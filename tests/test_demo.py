@@ -18,10 +18,10 @@ PLANTED = [
 def test_demo_home_reaches_awaiting_review_offline(tmp_path):
     demo = build_demo_home(tmp_path / "demo")
     assert demo.status["skipped_files_by_reason"] == {"corrupt zstd stream": 1}
-    assert demo.status["threads"] == 8 and demo.status["citations"] == 1
-    assert (demo.phase1.succeeded, demo.phase1.noop, demo.phase1.failed) == (3, 1, 1)
+    assert demo.status["threads"] == 10 and demo.status["citations"] == 1
+    assert (demo.phase1.succeeded, demo.phase1.noop, demo.phase1.failed) == (5, 1, 1)
     assert demo.phase1.offline and sum(demo.phase1.redactions.values()) >= 3
-    assert demo.phase2.outcome == "awaiting_review"
+    assert demo.approved.status == "approved" and demo.phase2.outcome == "awaiting_review"
     memory = (demo.home / "memories" / "MEMORY.md").read_text()
     assert "# Task Group: /home/ana/src/shop-api" in memory and "TZ=UTC" in memory
     assert (demo.home / "memories" / "memory_summary.md").read_text().startswith("v1\n")
@@ -56,10 +56,10 @@ def test_no_planted_secret_anywhere_in_the_demo_home(tmp_path):
 def test_demo_command_without_tui_prints_a_summary(tmp_path, capsys):
     assert main(["demo", "--dir", str(tmp_path / "d"), "--no-tui"]) == 0
     out = capsys.readouterr().out
-    assert "awaiting review" in out and "3 memories, 1 no-op, 1 failed" in out
+    assert "awaiting review" in out and "5 memories, 1 no-op, 1 failed" in out
     assert main(["--home", str(tmp_path / "d" / "home"), "status", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)
-    assert status["phase2"]["awaiting_review"] is True and status["outputs"] == 3
+    assert status["phase2"]["awaiting_review"] is True and status["outputs"] == 5
 
 
 def test_a_demo_built_months_after_its_samples_still_consolidates_every_memory(tmp_path):
@@ -76,7 +76,7 @@ def test_a_demo_built_months_after_its_samples_still_consolidates_every_memory(t
         conn = sqlite3.connect(demo.home / "state.sqlite")
         newest = conn.execute("SELECT MAX(updated_at) FROM threads").fetchone()[0]
         assert 0 < clock.now_s() - newest <= 2 * 86_400
-        assert conn.execute("SELECT COUNT(*) FROM stage1_outputs").fetchone()[0] == 3  # none pruned
+        assert conn.execute("SELECT COUNT(*) FROM stage1_outputs").fetchone()[0] == 5  # none pruned
     finally:
         clock.reset()
     memory = (demo.home / "memories" / "MEMORY.md").read_text()

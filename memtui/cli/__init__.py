@@ -40,6 +40,7 @@ COMMANDS = [
     "history",  # issue 11
     "forget",  # issue 11
     "retention",
+    "health",  # memory health
 ]
 
 

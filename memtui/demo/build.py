@@ -5,7 +5,10 @@ pitfalls, a Claude Code session (with a slash command, an interrupt, a compactio
 another session, none of which is taken for the user's words), a trivial rollout the no-op gate drops, an exec session and a
 sub-agent that are never eligible, an archived session, planted fake secrets, a citation, a corrupt
 ``.jsonl.zst`` that ingest skips with a reason, and a rollout whose file disappears before Phase 1
-so its job fails and backs off. Everything runs offline through the same code as real use.
+so its job fails and backs off. The first consolidation is approved; two sessions arrive after it: one cites
+the memory, the other restates one preference, corrects the agent on another and contradicts a third (memory
+health shows each), and the second consolidation, which applies the contradiction, awaits review. Everything runs
+offline through the same code as real use.
 """
 
 from __future__ import annotations
@@ -25,8 +28,11 @@ from memtui.state.status import collect_status
 
 # The sample that is deleted after ingest, so its Phase 1 job fails ("rollout file missing").
 VANISHING = "rollout-2026-07-02T07-00-00-019e4b77-4f50-7162-9d74-8e9fa0b1c2d3.jsonl"
-# The newest session, which cites the memory extracted from an earlier one: it arrives after that extraction.
+# The session that cites the memory extracted from an earlier one: it arrives after that extraction.
 LATER = "rollout-2026-07-03T14-00-02-019e1c22-7a10-7b3e-9c41-5d6e7f809a1b.jsonl"
+# The newest session, after the first approval: it restates, corrects and contradicts approved preferences.
+AFTER_APPROVAL = "rollout-2026-07-08T09-00-00-019e6e20-2b3c-7d4e-9f50-6b7c8d9e0f1a.jsonl"
+APPROVED_BEFORE_SECONDS = 3600  # the first consolidation is approved an hour before that session starts
 
 
 @dataclass
@@ -35,6 +41,7 @@ class DemoHome:
     status: dict[str, Any]
     phase1: Any
     phase2: Any
+    approved: Any = None  # the first consolidation's approval
 
 
 _TIMESTAMP = re.compile(rb'"timestamp":"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z"')
@@ -88,6 +95,7 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
     from memtui.ingest import run_ingest
     from memtui.phase1.run import run_phase1
     from memtui.phase2.consolidate import run_phase2
+    from memtui.phase2.review import approve
 
     folder = (target or Path(tempfile.mkdtemp(prefix="memtui-demo-"))).resolve()
     home, sources = folder / "home", folder / "rollouts"
@@ -100,15 +108,20 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
         f'claude_dir = "{sources / "claude"}"\n',
         encoding="utf-8",
     )
-    later = next(p for p in files if p.name == LATER)
-    held_back = later.with_name(later.name + ".later")
-    later.rename(held_back)
+    held = [next(p for p in files if p.name == name) for name in (LATER, AFTER_APPROVAL)]
+    for path in held:
+        path.rename(path.with_name(path.name + ".later"))
     ctx: Context = open_context(home=home)
     try:
         run_ingest(ctx)
         next(p for p in files if p.name == VANISHING).unlink()
         first = run_phase1(ctx, offline=True, all_threads=True)
-        held_back.rename(later)  # a new session, citing what the first pass remembered
+        consolidated = run_phase2(ctx, offline=True)
+        # approved as a person would, before the later sessions started (their transcripts date them)
+        with clock.frozen(_first_timestamp(held[1].with_name(held[1].name + ".later")) - APPROVED_BEFORE_SECONDS):
+            approved = approve(ctx, consolidated.run_id)
+        for path in held:  # new sessions: one cites what the first pass remembered, one talks back to it
+            path.with_name(path.name + ".later").rename(path)
         run_ingest(ctx)
         phase1 = run_phase1(ctx, offline=True, all_threads=True)
         phase1 = phase1.model_copy(
@@ -120,8 +133,14 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
                 "skipped": first.skipped,
             }
         )
-        phase2 = run_phase2(ctx, offline=True)
+        phase2 = run_phase2(ctx, offline=True, force=True)
         status = collect_status(ctx.conn)
     finally:
         ctx.close()
-    return DemoHome(home=home, status=status, phase1=phase1, phase2=phase2)
+    return DemoHome(home=home, status=status, phase1=phase1, phase2=phase2, approved=approved)
+
+
+def _first_timestamp(path: Path) -> int:
+    m = _TIMESTAMP.search(path.read_bytes())
+    assert m is not None, path
+    return int(datetime.fromisoformat(m.group(1).decode()).replace(tzinfo=UTC).timestamp())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 
 from memtui import clock, forget
 from memtui.context import Context
+from memtui.health.consolidation import HealthInputs, binding_inputs, record_drops
 from memtui.llm.backends.choose import CLI_PROVIDERS
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
@@ -188,6 +190,18 @@ def _run_agent(
     return asyncio.run(main())
 
 
+def _health_inputs(ctx: Context, say: Callable[[str], None]) -> HealthInputs:
+    """Memory health's binding inputs; a failure to compute them is said and leaves the run without them."""
+    try:
+        health = binding_inputs(ctx.conn, ctx.paths.memory_root, ctx.settings.max_unused_days)
+    except (sqlite3.Error, OSError, baseline.BaselineError) as exc:
+        say(f"memory health not computed ({exc}); the run goes on without its inputs")
+        return HealthInputs()
+    if health.lines:
+        say(f"memory health: {len(health.lines)} binding input(s), {len(health.drop)} line(s) to update or remove")
+    return health
+
+
 def run_phase2(
     ctx: Context,
     *,
@@ -275,7 +289,8 @@ def _run_locked(
         person_lines.record_added(conn, diff, edited)  # a person's lines: forget never removes them
         record_tombstones(conn, root, changes, diff)  # a person's deletions outlive the diff that shows them
         invalid = validate_artifacts(root)
-        if not changes and invalid is None:
+        health = _health_inputs(ctx, say)
+        if not changes and invalid is None and not health.asks_for_change(offline):
             if not global_job.mark_global_phase2_job_succeeded(conn, token, new_watermark, pairs):
                 raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
             now = clock.now_s()
@@ -309,11 +324,13 @@ def _run_locked(
         )
         run_id = int(cur.lastrowid or 0)
         forget.claim_for_run(conn, run_id)
+        record_drops(conn, run_id, health.drop)  # approving their removal bans them (ban_approved_removals)
         journal = Journal(root, on_change=_persist_journal(conn, run_id))
 
         tag = "failed_agent"
         ptok = ctok = 0
         if offline:
+            drops = {key: b.text for key, b in health.drop.items()}
             written = consolidate_offline(
                 root,
                 selected,
@@ -321,8 +338,11 @@ def _run_locked(
                 rejected=rejected_lines(conn),
                 tombstones=tombstones.hashes(conn),
                 known=all_stage1_outputs(conn),
+                health_drops=drops,
             )
             say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
+            if health.update_needs_model:
+                say(f"memory health: {len(health.update_needs_model)} proposed update(s) wait for a model run")
         else:
             inputs = PromptInputs(
                 selected=selected,
@@ -332,6 +352,7 @@ def _run_locked(
                 rejections=rejections_since_last_approval(conn),
                 do_not_relearn=do_not_relearn_lines(conn),
                 forgotten=forget.prompt_lines(conn),
+                health=health.lines,
             )
             prompt = render_consolidation_prompt(root, s, inputs)
             if s.resolved_provider in CLI_PROVIDERS:  # issue 13: codex / claude edit with their own tools

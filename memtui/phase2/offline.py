@@ -23,7 +23,13 @@ from memtui import clock
 from memtui.phase2.person_lines import keep_person_lines, line_key, person_lines
 from memtui.phase2.prompt_inputs import forget_lines
 from memtui.phase2.tools import Journal
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES, resolve_stems, summary_stem
+from memtui.phase2.workspace import (
+    MEMORY_MD,
+    MEMORY_SUMMARY,
+    ROLLOUT_SUMMARIES,
+    resolve_stems,
+    summary_stem,
+)
 from memtui.state.selection import Stage1Output
 from memtui.state.tombstones import line_hash, normalize_memory_line
 
@@ -374,6 +380,13 @@ def _with_person_lines(existing: str | None, block: str, machine: Callable[[str]
     return keep_person_lines(block, kept, END, lambda line: forgetting.drops(line, 0)) if kept else block
 
 
+def _superseded(memories: list[Stage1Output]) -> set[str]:
+    """Preferences a newer memory of the same project contradicts (memory health's rules decide)."""
+    from memtui.health.consolidation import superseded
+
+    return superseded([(m.cwd, m.source_updated_at, _sections(m.raw_memory)["preferences"]) for m in memories])
+
+
 def consolidate_offline(
     root: Path,
     memories: list[Stage1Output],
@@ -382,14 +395,19 @@ def consolidate_offline(
     rejected: set[str] | None = None,
     tombstones: set[str] | None = None,
     known: list[Stage1Output] | None = None,
+    health_drops: dict[str, str] | None = None,
 ) -> list[str]:
     """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written.
 
     ``rejected`` (issue 11): normalised lines a person left out of an earlier run; the generated parts never hold
     them again. ``known``: every stage-1 memory (default: ``memories``); a line inside the generated block that none
-    of them derives is a person's and is kept (``person_lines``)."""
+    of them derives is a person's and is kept (``person_lines``). ``health_drops`` (normalised key -> line): approved
+    lines that memory health found contradicted or a person proposed to remove; they are left out, and once the run
+    is approved with that removal they are banned like a person's deletion (``tombstones``, recorded at approve).
+    A preference that a newer selected memory of its project contradicts is left out too."""
     stems = resolve_stems(root, memories)  # the names the sync just gave the summary files
     forgetting = Forgetting(memories, tombstones)
+    forgetting.tombstones |= {line_hash(key) for key in _superseded(memories) | set(health_drops or {})}
     rejected = rejected or set()
     machine = machine_lines(known if known is not None else memories)
     memory_now, summary_now = _read(root / MEMORY_MD), _read(root / MEMORY_SUMMARY)
@@ -400,6 +418,10 @@ def consolidate_offline(
         MEMORY_MD: merge_memory_md(memory_now, block),
         MEMORY_SUMMARY: merge_summary(summary_now, summary),
     }
+    if health_drops:
+        # a line outside the generated block (a person's own) is taken out too: the drop is what was asked
+        kept = [x for x in targets[MEMORY_MD].splitlines(keepends=True) if normalize_memory_line(x) not in health_drops]
+        targets[MEMORY_MD] = "".join(kept)
     written = []
     for rel, text in targets.items():
         path = root / rel

@@ -44,6 +44,7 @@ class PromptInputs:
     rejections: list[Rejection] = field(default_factory=list)
     do_not_relearn: list[str] = field(default_factory=list)  # issue 11: hunks a person left out, with reasons
     forgotten: list[str] = field(default_factory=list)  # issue 11: forgotten rollouts and the lines they gave
+    health: list[str] = field(default_factory=list)  # memory health: restated, contradicted, a person's proposals
 
 
 def load_template() -> str:
@@ -108,4 +109,5 @@ def render_consolidation_prompt(root: Path, settings: Settings, inputs: PromptIn
         rejections=_bullets(rejections, "none"),
         do_not_relearn=_bullets(inputs.do_not_relearn, "none"),
         forgotten=_bullets(inputs.forgotten, "none"),
+        health=_bullets(inputs.health, "none"),
     )

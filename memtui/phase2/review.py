@@ -21,11 +21,18 @@ from pydantic import BaseModel
 from memtui import clock
 from memtui.context import Context
 from memtui.history import is_snapshot_path
+from memtui.memroot.approved import approved
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
 from memtui.phase2.tools import restore
-from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file, validate_artifact_texts
+from memtui.phase2.workspace import (
+    MEMORY_MD,
+    RAW_MEMORIES,
+    ROLLOUT_SUMMARIES,
+    remove_diff_file,
+    validate_artifact_texts,
+)
 from memtui.review.references import PlanCheck, check_plan
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal
@@ -264,6 +271,7 @@ def approve(
         try:
             remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
             baseline.ensure_baseline(root)
+            memory_before = approved(root).read_text(MEMORY_MD)
             tree = baseline.write_worktree_tree(root)
             if run.reviewed_tree is None and not include_changes:
                 raise ReviewError(
@@ -331,6 +339,9 @@ def approve(
             person_lines.record(
                 conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
             )
+        from memtui.health.consolidation import ban_approved_removals
+
+        ban_approved_removals(conn, run.id, memory_before, approved(root).read_text(MEMORY_MD))
         forget_run_content(conn, run.id)
         forget.finish_after_approval(ctx, run.id)
     refresh_index(ctx)

@@ -90,7 +90,7 @@ class Evidence(BaseModel):
     rollout_summary_file: str | None = None
     score: float = 0.0  # -bm25 of the best matching raw-memory line (higher is better); 0 when nothing matched
     excerpt: str = ""
-    via: Literal["task", "raw_memory"] = "raw_memory"
+    via: Literal["task", "raw_memory", "health"] = "raw_memory"  # health: what the user said after approval
     items: list[int] = []  # transcript items cited ([item N]) by the excerpt or the closest summary line
     project: str | None = None
     date: int | None = None
@@ -273,7 +273,7 @@ def evidence_for_hunks(ctx: Context, hunks: list[Hunk], run: Any = None) -> dict
             refs |= {r for line in h.text.split("\n") for r in _SUMMARY_REF.findall(line)}
             refs |= {f"thread:{t}" for line in changed for t in _THREAD_REF.findall(line)}
             ranked = index.best(changed)
-            found: list[Evidence] = []
+            found: list[Evidence] = _health_evidence(ctx, h.removed)
             listed: set[str] = set()
             for ref in sorted(refs):
                 out = by_id.get(ref[7:]) if ref.startswith("thread:") else by_stem.get(ref)
@@ -282,7 +282,7 @@ def evidence_for_hunks(ctx: Context, hunks: list[Hunk], run: Any = None) -> dict
                 listed.add(out.thread_id)
                 score, line = ranked.get(out.thread_id, (0.0, ""))
                 found.append(_make(out, score, line or _first_line(out.rollout_summary), "task", changed))
-            found.sort(key=lambda e: -e.score)
+            found.sort(key=lambda e: (e.via != "health", -e.score))  # the user's later words first
             for thread_id, (score, line) in sorted(ranked.items(), key=lambda kv: -kv[1][0]):
                 if len(found) >= MAX_EVIDENCE:
                     break
@@ -294,6 +294,25 @@ def evidence_for_hunks(ctx: Context, hunks: list[Hunk], run: Any = None) -> dict
     finally:
         index.close()
     return result
+
+
+def _health_evidence(ctx: Context, removed: list[str]) -> list[Evidence]:
+    """For a hunk that removes approved lines: the user's later words memory health found against them (a
+    contradiction, or the finding behind a person's proposal), first."""
+    from memtui.health.evidence import evidence_for_lines
+
+    return [
+        Evidence(
+            thread_id=e.thread_id,
+            excerpt=e.text,
+            via="health",
+            items=[e.item],
+            project=e.project,
+            date=e.at,
+            title=f"the user {e.relation}",
+        )
+        for e in evidence_for_lines(ctx.conn, removed)
+    ]
 
 
 def _first_line(text: str) -> str:

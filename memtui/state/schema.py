@@ -389,6 +389,35 @@ MIGRATIONS: list[str] = [
         created_at INTEGER NOT NULL
     );
     """,
+    # memory health (memtui/health/store.py owns these): per approved memory block, when it entered the memory,
+    # a person's confirmation and proposal; per block and later session, what the user's words did to it. Only ids
+    # and item numbers: the words themselves are read from the search index when shown.
+    """
+    CREATE TABLE IF NOT EXISTS health_blocks (
+        block_id TEXT PRIMARY KEY,            -- sha256 prefix of the normalised memory line
+        since INTEGER NOT NULL,               -- when it entered the approved memory
+        verified_at INTEGER,                  -- a person's explicit confirmation (never a read or a citation)
+        proposal TEXT,                        -- update | remove: a person's request to the next Phase 2 run
+        proposed_at INTEGER,
+        scanned INTEGER NOT NULL DEFAULT 0    -- 1 once every earlier session was checked against it
+    );
+    CREATE TABLE IF NOT EXISTS health_findings (
+        block_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        item INTEGER NOT NULL,                -- item N of memory_items (1-based)
+        relation TEXT NOT NULL,               -- restated | contradicted | corrected
+        at INTEGER NOT NULL,                  -- when the session started
+        refined TEXT,                         -- a model's verdict when one refined it: the relation, or 'none'
+        refined_by TEXT,                      -- that model
+        PRIMARY KEY (block_id, thread_id, item, relation)
+    );
+    CREATE INDEX IF NOT EXISTS idx_health_findings_thread ON health_findings(thread_id);
+    """,
+    # The lines a run removed because memory health asked (a contradiction, a person's proposed removal), as hashes
+    # of the normalised lines: approving that removal bans them like a person's deletion; rejecting it bans nothing.
+    """
+    ALTER TABLE phase2_runs ADD COLUMN health_drops TEXT;  -- JSON [sha256 of a normalised line]
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -214,6 +214,12 @@ def _forget_runs(env: Env, t: Target) -> int:
     )
 
 
+def _forget_health(env: Env, t: Target) -> int:
+    from memtui.health.store import forget_thread
+
+    return forget_thread(env.conn, t.thread_id)
+
+
 def _forget_journals(env: Env, t: Target) -> int:
     return _rename_columns(env.conn, "meta", "key", ("value",), t)
 
@@ -545,7 +551,7 @@ STORES: tuple[Store, ...] = (
                 **_cols(
                     "id status started_at finished_at decided_at offline model baseline_commit new_commit"
                     " claimed_watermark new_watermark selected turns prompt_tokens completion_tokens reviewed_tree"
-                    " lines_added lines_removed kind restore_of",
+                    " lines_added lines_removed kind restore_of health_drops",
                     _I,
                 ),
                 **_cols("input_diff diff pre_snapshot", _T),
@@ -553,6 +559,14 @@ STORES: tuple[Store, ...] = (
             }
         },
         forget=_forget_runs,
+    ),
+    Store(
+        "memory health",
+        {
+            "health_blocks": _cols("block_id since verified_at proposal proposed_at scanned", _I),
+            "health_findings": _cols("block_id thread_id item relation at refined refined_by", _I),
+        },
+        forget=_forget_health,
     ),
     Store("run journals and flags", {"meta": {"key": _I, "value": _N}}, forget=_forget_journals),
     Store(

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
-"""MemtuiApp: six screens (modes) over the domain, long work in thread workers, signals for shared state.
+"""MemtuiApp: seven screens (modes) over the domain, long work in thread workers, signals for shared state.
 
 Workers never touch widgets: they post messages or use ``call_from_thread``. Each worker opens its own
 Context (and so its own sqlite connection: sqlite objects are thread-bound). Screens are imported when first
@@ -97,6 +97,7 @@ class MemtuiApp(App[int]):
         "memory": _mode("memory", "MemoryScreen"),
         "citations": _mode("citations", "CitationsScreen"),
         "history": _mode("history", "HistoryScreen"),
+        "health": _mode("health", "HealthScreen"),
     }
     DEFAULT_MODE = "rollouts"
     SCREEN_LABELS = {
@@ -106,6 +107,7 @@ class MemtuiApp(App[int]):
         "memory": "Memory",
         "citations": "Citations",
         "history": "History",
+        "health": "Health",
     }
     # Screens get a class per width: -narrow (80 columns), -medium, -wide (200 columns).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (160, "-wide")]
@@ -116,6 +118,7 @@ class MemtuiApp(App[int]):
         Binding("4", "switch_mode('memory')", "Memory", show=False, id="memtui.memory"),
         Binding("5", "switch_mode('citations')", "Cite", show=False, id="memtui.citations"),
         Binding("6", "switch_mode('history')", "History", show=False, id="memtui.history"),
+        Binding("7", "switch_mode('health')", "Health", show=False, id="memtui.health"),
         Binding("f1,question_mark", "help", "Help", id="memtui.help"),
         Binding("ctrl+n", "task_log", "Task log", show=False, id="memtui.log"),
         Binding("f5", "ingest", "Ingest", show=False, id="memtui.ingest"),

@@ -26,6 +26,8 @@ INTRO = """memtui curates the long-term memory of your coding agents.
 4 Memory: edit MEMORY.md and memory_summary.md; commit your edit as a manual change.
 5 Citations: paste an agent answer; enter jumps to the cited lines or opens a cited rollout.
 6 History: every decision and each kept version's diff; r restores a version through review.
+7 Health: each approved memory line, worst first: cited, restated, contradicted, corrected, stale; enter shows
+  what the user said (enter again opens it); c confirms, u / d propose an update / removal, D removes it now.
 Everywhere: ctrl+p command palette · ctrl+n task log · j/k g/G move · / search or filter · esc or q back.
 Click a tab at the top to switch screens."""
 

@@ -49,7 +49,7 @@ class EvidencePane(OptionList):
             )
             return
         for i, e in enumerate(self.evidence):
-            via = "task" if e.via == "task" else f"match {e.score:.2f}"
+            via = {"task": "task", "health": "said later"}.get(e.via, f"match {e.score:.2f}")
             items = f"  ↵ item {e.items[0]}" if e.items else ""
             head = Content.assemble(
                 (e.project or "(unknown project)", "bold"),

@@ -21,6 +21,7 @@ SCREENS = [
     ("memory", "4", "Memory"),
     ("citations", "5", "Citations"),
     ("history", "6", "History"),
+    ("health", "7", "Health"),
 ]
 SEP = " · "  # visible separators: words never run together, whatever renders the line
 
