@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import get_args
+
+import pytest
 
 from memtui.context import open_context
+from memtui.phase2 import review
 from memtui.phase2.baseline import head_commit
+from memtui.phase2.consolidate import run_phase2
+from memtui.phase2.tools import sha256
+from memtui.settings import ResolvedProvider
+from memtui.state.db import connect
+from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.test_backends import calls, fake_clis  # noqa: F401  (fixture)
+from tests.test_phase2_agent import MEMORY, SUMMARY
 from tests.test_phase2_support import add_output
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"
@@ -41,3 +55,147 @@ def test_a_relative_memtui_home_keeps_the_baseline_and_phase2_works(tmp_path, fr
     assert (root / ".git").is_dir() and head_commit(root) == base
     shown = cli("review", "show", "--stat", cwd=tmp_path / "rel", MEMTUI_HOME="home")
     assert shown.returncode == 0 and "MEMORY.md" in shown.stdout, shown.stdout + shown.stderr
+
+
+# --- one journal for every agent ----------------------------------------------------------------------------------
+
+
+def _changed_by_run(ctx) -> list[str]:
+    """Files of the memory root that differ from the baseline, except the inputs Phase 2 syncs before the agent."""
+    from memtui.phase2 import review
+
+    stat, _ = review.workspace_diff(ctx)
+    return sorted(p for _, p in stat if p != "raw_memories.md" and not p.startswith("rollout_summaries/"))
+
+
+@pytest.mark.parametrize("provider", list(get_args(ResolvedProvider)))
+def test_every_agent_kind_writes_only_through_the_journal(provider, frozen_clock, fake_clis, chat_server, monkeypatch):  # noqa: F811
+    """Structural: each agent kind memtui can run is covered (a new one fails here until it is), and every file it
+    changed holds exactly what the run's journal says it wrote, so reject and recovery can tell it from a person's."""
+    setups = {
+        "openai": lambda: chat_server.script(
+            reply_tool_calls(
+                ("write_file", {"path": "MEMORY.md", "content": MEMORY}),
+                ("write_file", {"path": "memory_summary.md", "content": SUMMARY}),
+            ),
+            reply_text("done"),
+        ),
+        "codex": lambda: monkeypatch.setenv(
+            "FAKE_AGENT_EDITS", json.dumps({"MEMORY.md": MEMORY, "memory_summary.md": SUMMARY})
+        ),
+        "claude": lambda: monkeypatch.setenv(
+            "FAKE_AGENT_EDITS", json.dumps({"MEMORY.md": MEMORY, "memory_summary.md": SUMMARY})
+        ),
+        "offline": lambda: None,
+    }
+    assert set(setups) == set(get_args(ResolvedProvider))
+    monkeypatch.setenv("MEMTUI_PROVIDER", provider)
+    if provider == "openai":
+        monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback-000000000000")
+    setups[provider]()
+    ctx = open_context()
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    result = run_phase2(ctx)
+    assert result.outcome == "awaiting_review", result.reason
+    written = _changed_by_run(ctx)
+    assert "MEMORY.md" in written
+    _, post = review.load_journal(ctx.conn, result.run_id)
+    root = ctx.paths.memory_root
+    assert {rel: post.get(rel) for rel in written} == {rel: sha256((root / rel).read_bytes()) for rel in written}
+    ctx.close()
+
+
+def test_an_agent_writing_around_the_journal_fails_the_run_and_is_named(frozen_clock, monkeypatch):
+    from memtui.phase2 import consolidate
+
+    real = consolidate.consolidate_offline
+
+    def sneaky(root, *args, **kwargs):
+        out = real(root, *args, **kwargs)
+        (root / "memory_summary.md").write_text("v1\n## written around the journal\n")
+        return out
+
+    monkeypatch.setattr(consolidate, "consolidate_offline", sneaky)
+    ctx = open_context()
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    result = run_phase2(ctx, offline=True)
+    assert result.outcome == "failed" and "memory_summary.md changed during the run but not through" in result.reason
+    assert "around the journal" in (ctx.paths.memory_root / "memory_summary.md").read_text()  # named, not clobbered
+    ctx.close()
+
+
+@pytest.mark.parametrize("provider", ["codex", "claude"])
+def test_rejecting_a_cli_run_keeps_a_persons_later_edits(provider, frozen_clock, fake_clis, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("MEMTUI_PROVIDER", provider)
+    ctx = open_context()
+    root = ctx.paths.memory_root
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    assert run_phase2(ctx, offline=True, auto_approve=True).outcome == "approved"
+    add_output(ctx.conn, B, FROZEN_NOW - 60)
+    monkeypatch.setenv("FAKE_AGENT_EDITS", json.dumps({"MEMORY.md": MEMORY}))
+    assert run_phase2(ctx, force=True).outcome == "awaiting_review"
+    summary = root / "memory_summary.md"
+    summary.write_text(summary.read_text() + "- my own line, typed after the run\n")  # a file the agent never touched
+    (root / "MEMORY.md").write_text(MEMORY + "- my addition to the agent's text\n")
+    out = review.reject(ctx, reason="no")
+    assert "- my own line, typed after the run" in summary.read_text()
+    assert "- my addition to the agent's text" in (root / "MEMORY.md").read_text()
+    assert out.kept == ["MEMORY.md"]
+    ctx.close()
+
+
+@pytest.mark.parametrize("provider", ["codex", "claude"])
+def test_a_killed_cli_run_leaves_a_persons_committed_edit_and_no_tombstone(provider, frozen_clock, fake_clis):  # noqa: F811
+    ctx = open_context()
+    root = ctx.paths.memory_root
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    assert run_phase2(ctx, offline=True, auto_approve=True).outcome == "approved"
+    add_output(ctx.conn, B, FROZEN_NOW - 60)
+    ctx.close()
+    env = {"MEMTUI_PROVIDER": provider, "FAKE_AGENT_MODE": "hang", "FAKE_AGENT_EDITS": json.dumps({"MEMORY.md": "x"})}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memtui", "phase2", "--force"],
+        env={**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW), **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(lambda: _run_status(root.parent) == "running" and _agent_started(fake_clis))
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    ctx = open_context()
+    memory = root / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- a line I wrote after the kill\n")
+    review.commit_manual_edit(ctx, "mine")  # the dead run's lease does not hold this up
+    (root / "memory_summary.md").write_text((root / "memory_summary.md").read_text() + "- saved, not committed\n")
+    result = run_phase2(ctx, offline=True, force=True)
+    assert result.outcome in ("awaiting_review", "no_changes"), result.reason
+    assert "- a line I wrote after the kill" in memory.read_text()
+    assert "- saved, not committed" in (root / "memory_summary.md").read_text()
+    tomb = root / "tombstones.md"
+    assert not tomb.exists() or "a line I wrote after the kill" not in tomb.read_text()
+    runs = dict(ctx.conn.execute("SELECT id, status FROM phase2_runs").fetchall())
+    assert "running" not in runs.values() and list(runs.values()).count("failed") == 1
+    ctx.close()
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def _run_status(home: Path) -> str | None:
+    conn = connect(home / "state.sqlite")
+    try:
+        row = conn.execute("SELECT status FROM phase2_runs ORDER BY id DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+    finally:
+        conn.close()
+
+
+def _agent_started(log: Path) -> bool:
+    return any("memtui-internal-call" in c.get("stdin", "") for c in calls(log))
