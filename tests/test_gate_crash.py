@@ -199,3 +199,80 @@ def _run_status(home: Path) -> str | None:
 
 def _agent_started(log: Path) -> bool:
     return any("memtui-internal-call" in c.get("stdin", "") for c in calls(log))
+
+
+# --- crash-safe decisions -----------------------------------------------------------------------------------------
+
+KILL_AFTER_COMMIT = """
+import os, signal, sys
+from memtui.phase2 import review
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+review._job_after_approval = die
+from memtui.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _awaiting_run(ctx):
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    assert run_phase2(ctx, offline=True, auto_approve=True).outcome == "approved"
+    add_output(ctx.conn, B, FROZEN_NOW - 60, raw=f"- learned something in {B}\n- deploys need --dry-run first")
+    result = run_phase2(ctx, offline=True, force=True)
+    assert result.outcome == "awaiting_review", result.reason
+    return review.get_run(ctx.conn, result.run_id)
+
+
+def test_a_dead_holders_lease_is_taken_over_at_once_a_live_or_remote_one_is_not(frozen_clock):
+    from memtui.state import global_job
+
+    ctx = open_context()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host = review.worker_id().rsplit(":", 1)[0]
+    for holder, taken in (
+        (f"{host}:{dead.pid}", True),
+        (f"{host}:{os.getpid()}", False),
+        (f"elsewhere:{dead.pid}", False),
+    ):
+        ctx.conn.execute("DELETE FROM jobs")
+        claim = global_job.try_claim_global_phase2_job(ctx.conn, holder, 3600, 0)
+        assert claim.claimed
+        again = global_job.try_claim_global_phase2_job(ctx.conn, review.worker_id(), 3600, 0)
+        assert again.claimed is taken, holder
+    ctx.close()
+
+
+@pytest.mark.parametrize("partial", [False, True])
+def test_an_approve_killed_after_its_commit_is_finished_on_the_next_start(partial, frozen_clock):
+    from memtui.review import decide
+
+    ctx = open_context()
+    root = ctx.paths.memory_root
+    run = _awaiting_run(ctx)
+    args = ["review", "approve"]
+    if partial:
+        p = decide.plan(root, run.diff, [], None, reviewed_text=review._reviewed_text(root, run))
+        hunk = next(h for h in p.hunks if h.file == "MEMORY.md" and "dry-run" in "".join(p.new_lines(h)))
+        args += ["--except", hunk.id, "--reason", "not this one"]
+    ctx.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_COMMIT, *args],
+        env={**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    ctx = open_context()
+    assert review.pending_run(ctx.conn) is not None  # what the kill left: the commit made, the run not decided
+    assert review.review_state(ctx).run is None  # the next start finishes it before showing anything
+    done = review.get_run(ctx.conn, run.id)
+    assert done.status == "approved" and done.new_commit == head_commit(root)
+    job = ctx.conn.execute("SELECT status FROM jobs WHERE kind='memory_consolidate_global'").fetchone()
+    assert job["status"] == "done"
+    with pytest.raises(review.ReviewError, match="no Phase 2 run is awaiting review"):
+        review.reject(ctx, reason="too late")
+    kinds = [r[0] for r in ctx.conn.execute("SELECT kind FROM decisions WHERE run_id=?", (run.id,))]
+    assert kinds == ["partial_approve" if partial else "approve"]  # recorded once, with the person's decisions
+    assert any("dry-run" in line for line in decide.rejected_lines(ctx.conn)) is partial
+    ctx.close()

@@ -373,7 +373,6 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
     run awaits review on a baseline that already holds it and a reject can never keep its text committed. An
     approve killed before its commit left the baseline as it was: the run awaits review again. Needs the lock.
     Returns the run finished, if any."""
-    from memtui.review import decide
 
     conn, root = ctx.conn, ctx.paths.memory_root
     run = pending_run(conn)
@@ -386,9 +385,7 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
             conn.execute("DELETE FROM meta WHERE key=?", (INTENT_KEY.format(run.id),))
         return None
     intent = json.loads(row[0]) if row else {}
-    p = decide.plan(
-        root, run.diff, intent.get("except_ids", []), intent.get("amendments"), reviewed_text=_reviewed_text(root, run)
-    )
+    p = _plan_after_commit(root, run, intent.get("except_ids", []), intent.get("amendments") or {})
     claim = global_job.try_claim_global_phase2_job(
         conn, worker_id(), ctx.settings.job_lease_seconds, 0, skip_backoff=True
     )
@@ -403,6 +400,24 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
     changed = [tuple(c) for c in intent.get("changed", [])]
     _record_approved(ctx, run, p, commit, changed, intent.get("evidence_threads", {}), intent.get("reason"))  # type: ignore[arg-type]
     return run.id
+
+
+def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendments: dict[str, str]) -> Any:
+    """The decisions of an approve whose commit is already made, for its record: the hunks in and out. The files
+    are committed already (and the run's own blobs pruned), so they are not computed again; a left-out hunk's new
+    lines are judged against the baseline it left, which holds its old lines and not its new ones."""
+    from memtui.review import decide
+    from memtui.review.hunks import parse_diff, resolve_ids
+
+    files = parse_diff(run.diff)
+    hunks = [h for f in files for h in f.hunks]
+    p = decide.Plan(hunks=hunks, rejected=resolve_ids(hunks, except_ids))
+    p.amended = {resolve_ids(hunks, [key])[0]: text for key, text in amendments.items()}
+    for f in files:
+        if any(h.id in p.rejected for h in f.hunks):
+            text = baseline.run_git(root, "cat-file", "blob", f"HEAD:{f.path}", check=False)
+            p.baseline_keys[f.path] = {decide.normalize_line(line) for line in text.split("\n")}
+    return p
 
 
 def _current_text(root: Any, rel: str) -> str | None:
