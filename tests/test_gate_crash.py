@@ -205,10 +205,10 @@ def _agent_started(log: Path) -> bool:
 
 KILL_AFTER_COMMIT = """
 import os, signal, sys
-from memtui.phase2 import review
-def die(*args, **kwargs):
+from memtui.state import global_job
+def die(*args, **kwargs):  # the first step after approve's commit
     os.kill(os.getpid(), signal.SIGKILL)
-review._job_after_approval = die
+global_job.mark_global_phase2_job_succeeded = die
 from memtui.cli import main
 sys.exit(main(sys.argv[1:]))
 """
