@@ -276,3 +276,30 @@ def test_an_approve_killed_after_its_commit_is_finished_on_the_next_start(partia
     assert kinds == ["partial_approve" if partial else "approve"]  # recorded once, with the person's decisions
     assert any("dry-run" in line for line in decide.rejected_lines(ctx.conn)) is partial
     ctx.close()
+
+
+# --- busy is an answer --------------------------------------------------------------------------------------------
+
+
+def test_every_command_needing_the_memory_root_says_busy_with_exit_75(frozen_clock):
+    from memtui.memroot.lock import memory_root_lock
+
+    ctx = open_context()
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    assert run_phase2(ctx, offline=True, auto_approve=True).outcome == "approved"
+    root = ctx.paths.memory_root
+    commands = [
+        ["forget", A],
+        ["history", "restore", "1"],
+        ["review", "commit"],
+        ["review", "approve"],
+        ["review", "reject", "--reason", "no"],
+        ["phase2", "--offline", "--force"],
+    ]
+    answers = {}
+    with memory_root_lock(root, "a test holding the root"):
+        for args in commands:
+            done = cli(*args)
+            answers[" ".join(args[:2])] = (done.returncode, "busy:" in done.stderr, "Traceback" in done.stderr)
+    assert answers == {k: (75, True, False) for k in answers}, answers
+    ctx.close()
