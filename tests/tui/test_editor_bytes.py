@@ -7,7 +7,6 @@ from pathlib import Path
 
 from textual.widgets import TextArea
 
-from memtui.memroot.lines import rebuild, split_lines
 from memtui.tui.screens.choice import ChoiceModal
 from memtui.tui.screens.memory import MemoryScreen
 from tests.tui.conftest import SIZE, app_for, settle
@@ -66,6 +65,8 @@ async def test_separators_stay_byte_for_byte_and_save_rewrites_only_the_touched_
 
 
 def test_rebuild_keeps_every_untouched_ending() -> None:
+    from memtui.memroot.lines import rebuild, split_lines
+
     bodies, _ = split_lines(ODD)
     assert rebuild(ODD, bodies) == ODD
     inserted = [*bodies[:3], "- new", *bodies[3:]]
