@@ -178,6 +178,7 @@ def test_a_killed_cli_run_leaves_a_persons_committed_edit_and_no_tombstone(provi
     assert not tomb.exists() or "a line I wrote after the kill" not in tomb.read_text()
     runs = dict(ctx.conn.execute("SELECT id, status FROM phase2_runs").fetchall())
     assert "running" not in runs.values() and list(runs.values()).count("failed") == 1
+    assert not list((ctx.paths.home / "work").glob("phase2-*"))  # the killed agent's copy of the memory is gone
     ctx.close()
 
 

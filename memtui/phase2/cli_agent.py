@@ -33,6 +33,7 @@ from memtui.selfcalls import work_dir
 
 ALLOWED_FILES = frozenset({MEMORY_MD, MEMORY_SUMMARY})
 ALLOWED_PREFIX = "skills/"
+SCRATCH_PREFIX = "phase2-"  # the agent's copy of the memory root, in memtui's work folder
 
 
 class AgentRefused(RuntimeError):
@@ -129,7 +130,7 @@ def run_cli_agent(
     """
     s, root = ctx.settings, ctx.paths.memory_root
     agent = s.resolved_provider
-    scratch = work_dir(ctx.paths) / f"phase2-{uuid.uuid4().hex[:12]}"
+    scratch = work_dir(ctx.paths) / f"{SCRATCH_PREFIX}{uuid.uuid4().hex[:12]}"
     scratch.mkdir(parents=True)
     git_backup, folder = scratch / "git", scratch / "memories"
     try:

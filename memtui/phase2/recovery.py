@@ -1,17 +1,19 @@
 """What a killed memtui process left behind, put right by the next one that takes the memory-root lock.
 
-Three leftovers, each provable: a global Phase 2 job whose holder is dead (same host, pid gone), a Phase 2 run left
-``running`` (its writes undone from its journal, keeping any file a person changed since), and an approve killed
-after its commit (finished from the decisions it kept before committing). Every action that needs the memory root
+Four leftovers, each provable: a global Phase 2 job whose holder is dead (same host, pid gone), a Phase 2 run left
+``running`` (its writes undone from its journal, keeping any file a person changed since), an approve killed after
+its commit (finished from the decisions it kept before committing), and a CLI agent's copy of the memory root. Every action that needs the memory root
 runs ``recover_locked`` first, and ``settle`` lets readers (review show, the TUI, Phase 2's first check) do it too,
 so no run stays stuck for more than one restart.
 """
 
 from __future__ import annotations
 
+import shutil
+
 from memtui.context import Context
 from memtui.memroot.lock import MemoryRootBusy, held, memory_root_lock
-from memtui.phase2 import baseline, review
+from memtui.phase2 import baseline, cli_agent, review
 from memtui.state import global_job
 
 
@@ -29,6 +31,8 @@ def recover_locked(ctx: Context) -> list[str]:
         notes.append(f"undid interrupted run(s) {', '.join(f'#{i}' for i in ids)}")
     if (run_id := review.finish_interrupted_approve(ctx)) is not None:
         notes.append(f"finished the approve of run #{run_id}, stopped after its commit")
+    for leftover in sorted((ctx.paths.home / "work").glob(f"{cli_agent.SCRATCH_PREFIX}*")):
+        shutil.rmtree(leftover, ignore_errors=True)  # a killed CLI run's copy of the memory: no copy outlives it
     return notes
 
 
