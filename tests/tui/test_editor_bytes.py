@@ -10,18 +10,9 @@ from textual.widgets import TextArea
 from memtui.tui.screens.choice import ChoiceModal
 from memtui.tui.screens.memory import MemoryScreen
 from tests.tui.conftest import SIZE, app_for, settle
+from tests.tui.test_gate_flows import _type_in_memory
 
 ODD = "# Memory\r\n\r\n- crlf line\r\n- unix line\n- page\x0cbreak\n- sep\u2028inside\n- nel\u0085here\n- last line\n"
-
-
-async def _open_editor(pilot) -> MemoryScreen:
-    await pilot.press("4")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, MemoryScreen)
-    await pilot.press("enter")
-    assert isinstance(pilot.app.focused, TextArea)
-    return screen
 
 
 async def test_ctrl_r_with_unsaved_edits_asks_first_and_keeps_them_unless_told(ui_home: Path) -> None:
@@ -29,8 +20,7 @@ async def test_ctrl_r_with_unsaved_edits_asks_first_and_keeps_them_unless_told(u
     app = app_for(ui_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = await _open_editor(pilot)
-        await pilot.press(*"precious", "enter")
+        screen = await _type_in_memory(pilot, "precious")
         await pilot.press("ctrl+r")
         await pilot.pause()
         assert isinstance(app.screen, ChoiceModal)  # the old editor dropped the text here, with no undo
@@ -52,11 +42,15 @@ async def test_separators_stay_byte_for_byte_and_save_rewrites_only_the_touched_
     app = app_for(ui_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = await _open_editor(pilot)
-        assert not screen.unsaved()  # opening is not an edit
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, MemoryScreen) and not screen.unsaved()  # opening is not an edit
         area = screen.query_one("#memory-md", TextArea)
         row = list(area.document.lines).index("- unix line")
+        area.focus()
         area.move_cursor((row, len("- unix line")))
+        await pilot.pause()
         await pilot.press(*" edited")
         await pilot.press("ctrl+s")
         await settle(pilot)
