@@ -295,7 +295,6 @@ def test_every_command_needing_the_memory_root_says_busy_with_exit_75(frozen_clo
         ["review", "commit"],
         ["review", "approve"],
         ["review", "reject", "--reason", "no"],
-        ["phase2", "--offline", "--force"],
     ]
     answers = {}
     with memory_root_lock(root, "a test holding the root"):

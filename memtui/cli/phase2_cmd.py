@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memtui.cli.common import EXIT_BUSY, make_context, print_json
+from memtui.cli.common import make_context, print_json
 from memtui.search import try_refresh_memory_index
 
 
@@ -45,4 +45,4 @@ def run(args: argparse.Namespace) -> int:
         print(result.message())
         for status, path in result.stat:
             print(f"  {status} {path}")
-    return 1 if result.outcome == "failed" else EXIT_BUSY if result.outcome == "busy" else 0
+    return 1 if result.outcome == "failed" else 0
