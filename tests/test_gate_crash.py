@@ -303,3 +303,42 @@ def test_every_command_needing_the_memory_root_says_busy_with_exit_75(frozen_clo
             answers[" ".join(args[:2])] = (done.returncode, "busy:" in done.stderr, "Traceback" in done.stderr)
     assert answers == {k: (75, True, False) for k in answers}, answers
     ctx.close()
+
+
+KILL_BEFORE_COMMIT = """
+import os, signal, sys
+from memtui.phase2 import baseline
+def die(*args, **kwargs):  # the hunk decisions are written to the root, the commit not made
+    os.kill(os.getpid(), signal.SIGKILL)
+baseline.commit_tree = die
+from memtui.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_partial_approve_killed_before_its_commit_leaves_the_run_as_reviewed(frozen_clock):
+    from memtui.review import decide
+
+    ctx = open_context()
+    root = ctx.paths.memory_root
+    run = _awaiting_run(ctx)
+    reviewed = (root / "MEMORY.md").read_bytes()
+    base = head_commit(root)
+    p = decide.plan(root, run.diff, [], None, reviewed_text=review._reviewed_text(root, run))
+    hunk = next(h for h in p.hunks if h.file == "MEMORY.md" and "dry-run" in "".join(p.new_lines(h)))
+    ctx.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_BEFORE_COMMIT, "review", "approve", "--except", hunk.id],
+        env={**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    ctx = open_context()
+    assert (root / "MEMORY.md").read_bytes() != reviewed  # what the kill left: the decided text, uncommitted
+    state = review.review_state(ctx)
+    assert state.run is not None and state.run.id == run.id and state.since_run is None  # as it was reviewed
+    assert (root / "MEMORY.md").read_bytes() == reviewed and head_commit(root) == base
+    out = review.reject(ctx, reason="no")
+    assert not out.kept and not _changed_by_run(ctx)  # nothing of the run lingers as a person's edit
+    ctx.close()

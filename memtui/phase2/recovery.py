@@ -47,6 +47,8 @@ def needs_recovery(ctx: Context) -> bool:
     run = review.pending_run(conn)
     if run is None or not baseline.is_usable(ctx.paths.memory_root):
         return False
+    if conn.execute("SELECT 1 FROM meta WHERE key=?", (review.INTENT_KEY.format(run.id),)).fetchone():
+        return True  # an approve that did not finish, before or after its commit
     subject = baseline.run_git(ctx.paths.memory_root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
     return subject == review.approve_message(run)
 

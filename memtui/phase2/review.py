@@ -24,8 +24,8 @@ from memtui.history import is_snapshot_path
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
-from memtui.phase2.tools import restore
-from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file
+from memtui.phase2.tools import restore, sha256
+from memtui.phase2.workspace import RAW_MEMORIES, ROLLOUT_SUMMARIES, remove_diff_file, write_if_changed
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal
 
@@ -294,6 +294,7 @@ def approve(
             # what the rest of the decision needs, kept before the commit: a kill after it is finished from this
             intent = {"except_ids": except_ids or [], "amendments": amendments or {}, "reason": reason}
             intent |= {"changed": changed, "evidence_threads": evidence_threads}
+            intent["written"] = {rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()}
             conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                 (INTENT_KEY.format(run.id), json.dumps(intent)),
@@ -381,7 +382,8 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
     row = conn.execute("SELECT value FROM meta WHERE key=?", (INTENT_KEY.format(run.id),)).fetchone()
     subject = baseline.run_git(root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
     if subject != approve_message(run):
-        if row is not None:
+        if row is not None:  # killed before its commit: put back what it wrote, so the run is as it was reviewed
+            _roll_back_plan(root, run, json.loads(row[0]).get("written", {}))
             conn.execute("DELETE FROM meta WHERE key=?", (INTENT_KEY.format(run.id),))
         return None
     intent = json.loads(row[0]) if row else {}
@@ -400,6 +402,20 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
     changed = [tuple(c) for c in intent.get("changed", [])]
     _record_approved(ctx, run, p, commit, changed, intent.get("evidence_threads", {}), intent.get("reason"))  # type: ignore[arg-type]
     return run.id
+
+
+def _roll_back_plan(root: Any, run: Phase2Run, written: dict[str, str | None]) -> None:
+    """Files an approve wrote for its hunk decisions before it was killed (still holding exactly that) go back to
+    the run's version, so the run's accepted hunks never linger as uncommitted edits that look like a person's."""
+    for rel, digest in written.items():
+        path = root / rel
+        if sha256(path.read_bytes() if path.is_file() else None) != digest:
+            continue  # changed since: a person's edit stays
+        blob = run.reviewed_files.get(rel)
+        if blob is None:
+            path.unlink(missing_ok=True)
+        else:
+            write_if_changed(path, baseline.run_git(root, "cat-file", "blob", blob).encode("utf-8"))
 
 
 def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendments: dict[str, str]) -> Any:
