@@ -342,3 +342,14 @@ def test_a_partial_approve_killed_before_its_commit_leaves_the_run_as_reviewed(f
     out = review.reject(ctx, reason="no")
     assert not out.kept and not _changed_by_run(ctx)  # nothing of the run lingers as a person's edit
     ctx.close()
+
+
+def test_a_decision_killed_before_it_dropped_the_runs_text_drops_it_on_the_next_start(frozen_clock):
+    ctx = open_context()
+    run = _awaiting_run(ctx)
+    # what a kill between "approved" and the content's deletion leaves: a decided run still holding memory text
+    ctx.conn.execute("UPDATE phase2_runs SET status='approved' WHERE id=?", (run.id,))
+    review.review_state(ctx)
+    row = ctx.conn.execute("SELECT diff, input_diff, pre_snapshot FROM phase2_runs WHERE id=?", (run.id,)).fetchone()
+    assert tuple(row) == (None, None, None)
+    ctx.close()

@@ -16,6 +16,11 @@ from memtui.memroot.lock import MemoryRootBusy, held, memory_root_lock
 from memtui.phase2 import baseline, cli_agent, review
 from memtui.state import global_job
 
+_DECIDED_WITH_CONTENT = (  # a decision killed before it dropped the run's stored memory text
+    "SELECT id FROM phase2_runs WHERE status IN ('approved', 'rejected', 'failed')"
+    " AND (diff IS NOT NULL OR input_diff IS NOT NULL OR pre_snapshot IS NOT NULL)"
+)
+
 
 def recover_locked(ctx: Context) -> list[str]:
     """Recover every leftover of a killed process; the caller holds the memory-root lock. Returns what was done."""
@@ -31,6 +36,8 @@ def recover_locked(ctx: Context) -> list[str]:
         notes.append(f"undid interrupted run(s) {', '.join(f'#{i}' for i in ids)}")
     if (run_id := review.finish_interrupted_approve(ctx)) is not None:
         notes.append(f"finished the approve of run #{run_id}, stopped after its commit")
+    for (run_id,) in conn.execute(_DECIDED_WITH_CONTENT).fetchall():  # no copy of a decided run's text outlives it
+        review.forget_run_content(conn, run_id)
     for leftover in sorted((ctx.paths.home / "work").glob(f"{cli_agent.SCRATCH_PREFIX}*")):
         shutil.rmtree(leftover, ignore_errors=True)  # a killed CLI run's copy of the memory: no copy outlives it
     return notes
@@ -43,6 +50,8 @@ def needs_recovery(ctx: Context) -> bool:
         return True
     job = global_job.read_global_job(conn)
     if job is not None and job["status"] == "running" and global_job.holder_is_dead(job["worker_id"]):
+        return True
+    if conn.execute(_DECIDED_WITH_CONTENT).fetchone():
         return True
     run = review.pending_run(conn)
     if run is None or not baseline.is_usable(ctx.paths.memory_root):
