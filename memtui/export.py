@@ -86,12 +86,43 @@ def _newline_of(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
+class MarkerError(ValueError):
+    """The file's memtui markers do not make one complete block; nothing was written. The message names the line."""
+
+
+def _check_markers(existing: str) -> None:
+    """Exactly one begin marker followed by one end marker, or neither. Anything else (an end marker a person
+    deleted, a copied block) would make the next export replace their own text, so it is an error naming the line."""
+    found = [
+        (number, kind)
+        for number, line in enumerate(existing.splitlines(), 1)
+        for kind, marker in (("begin", BEGIN_MARKER), ("end", END_MARKER))
+        if marker in line
+    ]
+    if not found or [kind for _, kind in found] == ["begin", "end"]:
+        return
+    counts = {kind: sum(k == kind for _, k in found) for kind in ("begin", "end")}
+    if counts["begin"] == 1 and counts["end"] == 0:
+        line = found[0][0]
+        why = f"line {line} has memtui's begin marker ({BEGIN_MARKER}) but no end marker ({END_MARKER}) follows"
+    elif counts["begin"] == 0:
+        why = f"line {found[0][0]} has memtui's end marker ({END_MARKER}) with no begin marker before it"
+    else:
+        lines = ", ".join(f"{kind} on line {number}" for number, kind in found)
+        why = f"memtui's markers do not make one block ({lines})"
+    raise MarkerError(
+        f"{why}; nothing was written, so no text of yours is replaced. Put the missing marker back where memtui's "
+        "section ends (or remove memtui's markers and its section), then export again"
+    )
+
+
 def splice_block(existing: str, block: str | None) -> str:
     """``existing`` with the memtui block replaced (or appended); everything outside the markers is unchanged.
 
     ``block=None`` empties an existing section (markers kept) and adds none. The block uses the file's own line
-    endings.
+    endings. Markers that do not make one complete block raise ``MarkerError`` (naming the line).
     """
+    _check_markers(existing)
     nl = _newline_of(existing)
     body = "" if block is None else nl.join(block.strip("\n").replace("\r\n", "\n").split("\n")) + nl
     begin = existing.find(BEGIN_MARKER)

@@ -273,9 +273,11 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
     if not known and not has_output:
         raise ForgetError(f"no rollout {thread_id} in the index (`memtui status` counts them; ids are exact)")
     from memtui.memroot.lock import memory_root_lock
+    from memtui.phase2.recovery import recover_locked
     from memtui.phase2.review import pending_run
 
     with memory_root_lock(root, "forget"):
+        recover_locked(ctx)
         if (run := pending_run(conn)) is not None:
             raise ForgetError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
         found = lineage(ctx, thread_id)

@@ -265,12 +265,14 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
     with these files replaced, so synced inputs waiting for the next Phase 2 are no part of it."""
     from memtui.memroot.lock import memory_root_lock
     from memtui.phase2 import baseline, review
+    from memtui.phase2.recovery import recover_locked
     from memtui.phase2.tools import Journal
     from memtui.review.decide import Plan, apply_to_tree
 
     conn, root = ctx.conn, ctx.paths.memory_root
     target = version_files(conn, decision_id)
     with memory_root_lock(root, "restore"):
+        recover_locked(ctx)
         if (run := review.pending_run(conn)) is not None:
             raise HistoryError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
         base = baseline.ensure_baseline(root)

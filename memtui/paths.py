@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memtui.private import make_private_dir
-from memtui.settings import Settings, memtui_home
+from memtui.settings import Settings, absolute, memtui_home
 
 
 @dataclass(frozen=True)
@@ -52,13 +52,13 @@ class Paths:
 
 
 def resolve_paths(settings: Settings | None = None, home: Path | None = None) -> Paths:
-    """MEMTUI_HOME, CODEX_HOME and CLAUDE_CONFIG_DIR, each with its conventional default."""
+    """MEMTUI_HOME, CODEX_HOME and CLAUDE_CONFIG_DIR, each with its conventional default, each absolute."""
     codex = (settings.codex_home if settings else None) or os.environ.get("CODEX_HOME") or Path.home() / ".codex"
     claude = (
         (settings.claude_dir if settings else None) or os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude"
     )
     return Paths(
-        home=(home or memtui_home()).expanduser(),
-        codex_home=Path(codex).expanduser(),
-        claude_dir=Path(claude).expanduser(),
+        home=absolute(home) if home else memtui_home(),
+        codex_home=absolute(codex),
+        claude_dir=absolute(claude),
     )

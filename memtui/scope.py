@@ -17,6 +17,7 @@ GROUP_PREFIX = "# Task Group:"
 GLOBAL_TAG = "[global]"
 _APPLIES = re.compile(r"^applies_to:\s*(?P<rest>.*)$", re.I)
 _CWD = re.compile(r"(?:^|[;\s])cwd=(?P<cwd>[^;]+)")
+_RECORDED_CWD = re.compile(r"\bcwd=(/[^,;)\s]*)")  # where a rollout ran: ``(cwd=/home/ana/src/x, ...)``
 _TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
 _TASK_REF = re.compile(r"\[Task\s+(\d+)\]")
 _SUMMARY_REF = re.compile(r"rollout_summaries/[\w.\-]+\.md")
@@ -83,7 +84,22 @@ def parse_memory(text: str) -> list[TaskGroup]:
             current.lines.pop()
         current.line_end = current.line_start + len(current.lines) - 1
         groups.append(current)
+    for g in groups:
+        if g.cwd and not os.path.isabs(os.path.expanduser(g.cwd)):
+            g.cwd = _anchor(g)
     return groups
+
+
+def _anchor(g: TaskGroup) -> str | None:
+    """A relative ``applies_to: cwd=`` (``.``, ``src``) means the project the group was recorded in (its title, its
+    rollouts' ``cwd=``), never the directory an export happens to run in. With no single such project the group
+    belongs to none: leaving it out of every project beats handing it to the wrong one."""
+    recorded = {c.rstrip("/") for c in _RECORDED_CWD.findall("\n".join(g.lines[1:]))}
+    if os.path.isabs(g.title):
+        recorded.add(g.title.rstrip("/"))
+    if len(recorded) != 1 or g.cwd is None:
+        return None
+    return os.path.normpath(os.path.join(recorded.pop() or "/", g.cwd))
 
 
 def read_groups(memory_root: Path) -> list[TaskGroup]:

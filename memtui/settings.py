@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 Provider = Literal["auto", "openai", "offline", "codex", "claude"]
 ResolvedProvider = Literal["openai", "offline", "codex", "claude"]
@@ -67,6 +67,11 @@ class Settings(BaseModel):
     codex_home: Path | None = None
     claude_dir: Path | None = None
 
+    @field_validator("codex_home", "claude_dir")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        return None if value is None else absolute(value)
+
     # issue 13: agent CLIs as backends, and bulk extraction.
     cli_timeout_seconds: float = Field(
         600.0, gt=0, description="one Phase 1 call through codex/claude (start-up included)"
@@ -104,8 +109,14 @@ class SettingsError(ValueError):
     """A config file or variable that does not validate; the message names the culprit."""
 
 
+def absolute(path: str | Path) -> Path:
+    """``~`` expanded and made absolute once, at start-up: a relative path would follow the current directory
+    (git runs in the memory root, so a relative git dir or work tree names the wrong folder)."""
+    return Path(os.path.abspath(Path(path).expanduser()))
+
+
 def memtui_home() -> Path:
-    return Path(os.environ.get("MEMTUI_HOME") or Path.home() / ".memtui").expanduser()
+    return absolute(os.environ.get("MEMTUI_HOME") or Path.home() / ".memtui")
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -137,7 +148,7 @@ def _read_env() -> dict[str, str]:
 
 def load_settings(overrides: dict[str, Any] | None = None, home: Path | None = None) -> LoadedSettings:
     """Merge the four layers and validate once; ``overrides`` are command-line flags (None = unset)."""
-    config_path = (home or memtui_home()) / "config.toml"
+    config_path = (absolute(home) if home else memtui_home()) / "config.toml"
     layers: list[tuple[str, dict[str, Any]]] = [
         ("config", _read_config(config_path)),
         ("env", _read_env()),

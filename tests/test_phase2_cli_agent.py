@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -54,13 +55,15 @@ def test_the_cli_agent_writes_memory_which_is_redacted_and_awaits_review(cli_ctx
     text = (root / "MEMORY.md").read_text()
     assert SECRET not in text and "[REDACTED_SECRET]" in text
     agent_call = calls(log)[-1]
-    assert agent_call["cwd"] == str(root) and agent_call["stdin"].startswith(MARKER)
+    folder = agent_call["cwd"]  # a copy of the memory root in memtui's work folder, gone after the run
+    assert folder.startswith(str(ctx.paths.home / "work") + "/") and not Path(folder).exists()
+    assert agent_call["stdin"].startswith(MARKER) and f"`{folder}`" in agent_call["stdin"]
     assert f"You run as `{provider}`" in agent_call["stdin"] and DIFF_FILENAME in agent_call["stdin"]
     if provider == "codex":
         argv = agent_call["argv"]
         out = argv[argv.index("-o") + 1]
         assert argv == [
-            "codex", "exec", "--sandbox", "workspace-write", "-C", str(root), "--skip-git-repo-check",
+            "codex", "exec", "--sandbox", "workspace-write", "-C", folder, "--skip-git-repo-check",
             "--ephemeral", "--json", "--color", "never", "-o", out, "-",
         ]  # fmt: skip
     else:
@@ -118,8 +121,9 @@ def test_a_symlink_the_agent_creates_is_refused(cli_ctx, monkeypatch, tmp_path):
 
     def run_and_link(*args, **kwargs):
         out = real_run(*args, **kwargs)
-        (root / "skills").mkdir(exist_ok=True)
-        (root / "skills" / "leak.md").symlink_to(outside)
+        folder = args[-1]  # the agent's copy of the memory root
+        (folder / "skills").mkdir(exist_ok=True)
+        (folder / "skills" / "leak.md").symlink_to(outside)
         return out
 
     monkeypatch.setattr(consolidate, "_run_agent", run_and_link)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from memtui import clock
 from memtui.phase2 import review
 from memtui.phase2.baseline import head_commit, run_git
 from memtui.phase2.consolidate import run_phase2
@@ -75,9 +74,7 @@ def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
     assert [tuple(r) for r in stale] == [(1, "running")]
     base = head_commit(root)
 
-    assert run_phase2(ctx, offline=True).reason.startswith("lock held")  # the dead run's lease is still live
-    clock.freeze(FROZEN_NOW + 6)
-    result = run_phase2(ctx, offline=True)
+    result = run_phase2(ctx, offline=True)  # the dead run's lease is taken over at once (same host, pid gone)
     assert result.outcome == "awaiting_review", result.reason
     old = ctx.conn.execute("SELECT status, reason FROM phase2_runs WHERE id=1").fetchone()
     assert old["status"] == "failed" and old["reason"].startswith("interrupted")

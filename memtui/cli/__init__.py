@@ -16,6 +16,7 @@ from pathlib import Path
 
 from memtui import __version__
 from memtui.cli import common
+from memtui.memroot.lock import MemoryRootBusy
 from memtui.paths import resolve_paths
 from memtui.private import private_umask, tighten_home
 from memtui.settings import SettingsError
@@ -99,6 +100,9 @@ def _run(args: argparse.Namespace) -> int:
 
             return launch()
         return int(args.func(args) or 0)
+    except MemoryRootBusy as exc:  # any command needing the memory root: busy is an answer, never a traceback
+        print(f"memtui: {exc}", file=sys.stderr)
+        return common.EXIT_BUSY
     except (SettingsError, StateError) as exc:
         print(f"memtui: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,8 @@ import orjson
 from memtui.context import Context, open_context
 from memtui.settings import SettingsError
 
+EXIT_BUSY = 75  # EX_TEMPFAIL: the memory root is busy; retry shortly
+
 _FLAG_OVERRIDES: dict[str, Any] = {}
 
 

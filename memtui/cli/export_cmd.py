@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from memtui.cli.common import make_context
-from memtui.export import loader_warnings, render_prompt, write_agents_md
+from memtui.export import MarkerError, loader_warnings, render_prompt, write_agents_md
 from memtui.export_scope import TrackedTargetError, check_tracked, render_for, render_project_prompt, resolve_target
 from memtui.scope import tilde
 
@@ -80,8 +80,12 @@ def run_agents_md(args: argparse.Namespace) -> int:
         )
     elif target.scope == "global":
         _warn(root, bpt)
-    outcome = write_agents_md(
-        target.path, block, warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr)
-    )
+    try:
+        outcome = write_agents_md(
+            target.path, block, warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr)
+        )
+    except MarkerError as exc:
+        print(f"memtui export: {target.path}: {exc}", file=sys.stderr)
+        return 1
     print(f"{outcome} {args.path}")
     return 0

@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memtui.cli.common import make_context, print_json
+from memtui.cli.common import EXIT_BUSY, make_context, print_json
 from memtui.search import try_refresh_memory_index
-
-EXIT_BUSY = 75  # EX_TEMPFAIL: the memory root is busy; retry shortly
 
 
 def register(sub: argparse._SubParsersAction) -> None:

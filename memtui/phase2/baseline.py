@@ -41,6 +41,8 @@ class BaselineError(RuntimeError):
 
 
 def _env(root: Path) -> dict[str, str]:
+    if not root.is_absolute():  # git runs in the root: a relative git dir would name a folder inside it
+        raise BaselineError(f"the memory root {root} is not an absolute path; memtui resolves it at start-up")
     return {
         "GIT_DIR": str(root / ".git"),
         "GIT_WORK_TREE": str(root),

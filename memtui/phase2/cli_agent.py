@@ -1,11 +1,16 @@
 """The consolidation agent as an agent CLI (codex / claude), with memtui checking the tree rather than trusting it.
 
-The CLI edits the memory root with its own tools, so memtui cannot confine each write as ``tools.py`` does. Instead:
-snapshot the root (every file's bytes, and a digest of ``.git`` with a copy to restore from) before the run; after
-it, compare. Any change outside the allowed files (``MEMORY.md``, ``memory_summary.md``, ``skills/``), to ``.git/``,
-to the diff file, or any symlink the agent created, is refused: everything the agent did is undone and the run
-fails. Allowed changes are redacted and go through the run's journal, so review, reject and crash recovery work
-exactly as with the HTTP agent.
+The CLI edits with its own tools, so memtui cannot confine each write as ``tools.py`` does. Instead the CLI works on
+a copy of the memory root (without ``.git``) in memtui's own work folder, and the memory root itself changes only
+through the run's journal, exactly like the HTTP agent's writes: each file's pre-run content and the hash of what the
+run wrote are recorded before memtui writes it. So reject, a failed run's undo and the recovery of a killed run put
+back only files the run wrote and that still hold what it wrote; a file a person changed since is left alone.
+
+After the CLI finishes, memtui compares the copy with its state before the run. Any change outside the allowed files
+(``MEMORY.md``, ``memory_summary.md``, ``skills/``), to the diff file, anything under ``.git``, or any symlink the
+agent created, is refused: the copy is discarded and the run fails, the memory root untouched. The memory root is
+also checked (an agent may escape its folder): its ``.git`` is put back from a copy if it changed, and any other
+change there fails the run and is named, never overwritten (it may be a person's).
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ from pathlib import Path
 
 from memtui.context import Context
 from memtui.phase2 import agent_rules
-from memtui.phase2.tools import Journal, encode_content
-from memtui.phase2.workspace import DIFF_FILENAME, write_if_changed
+from memtui.phase2.tools import Journal
+from memtui.phase2.workspace import DIFF_FILENAME
 from memtui.redact import redact
 from memtui.selfcalls import work_dir
 
 ALLOWED_FILES = agent_rules.WRITABLE_FILES
+SCRATCH_PREFIX = "phase2-"  # the agent's copy of the memory root, in memtui's work folder
 
 
 class AgentRefused(RuntimeError):
@@ -65,11 +71,12 @@ def _digest_dir(path: Path) -> str:
     return h.hexdigest()
 
 
-def scan(root: Path) -> Tree:
+def scan(root: Path, *, with_git: bool = False) -> Tree:
+    """``with_git``: list ``.git`` like any folder (in the agent's copy, where there is none to begin with)."""
     tree = Tree(git=_digest_dir(root / ".git"))
     for dirpath, dirnames, filenames in os.walk(root):
         base = Path(dirpath)
-        if base == root:
+        if base == root and not with_git:
             dirnames[:] = [d for d in dirnames if d != ".git"]
         for d in list(dirnames):
             rel = (base / d).relative_to(root).as_posix()
@@ -95,32 +102,12 @@ def changed_paths(before: Tree, after: Tree) -> list[str]:
     )
 
 
-def restore_tree(root: Path, before: Tree, git_backup: Path | None) -> None:
-    """Put the root back exactly as ``before`` (files, symlinks, folders, and ``.git`` from its copy)."""
-    now = scan(root)
-    for rel in set(now.links) - set(before.links):
-        (root / rel).unlink()
-    for rel in set(now.files) - set(before.files):
-        (root / rel).unlink()
-    for rel, data in before.files.items():
-        path = root / rel
-        if path.is_symlink():
-            path.unlink()
-        if now.files.get(rel) != data:
-            write_if_changed(path, data)
-    for rel, target in before.links.items():
-        path = root / rel
-        if not path.is_symlink() or os.readlink(path) != target:
-            if path.exists() or path.is_symlink():
-                path.unlink()
-            path.symlink_to(target)
-    for rel in sorted(set(now.dirs) - before.dirs, key=len, reverse=True):
-        path = root / rel
-        if path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-    if git_backup is not None and now.git != before.git:
-        shutil.rmtree(root / ".git", ignore_errors=True)
-        shutil.copytree(git_backup, root / ".git", symlinks=True)
+def _copy_root(root: Path, dest: Path) -> None:
+    """The agent's working copy: the memory root's files and symlinks as they are, without ``.git``."""
+    if root.is_dir():
+        shutil.copytree(root, dest, symlinks=True, ignore=lambda d, names: [".git"] if Path(d) == root else [])
+    else:
+        dest.mkdir(parents=True)
 
 
 def cli_prompt(prompt: str, agent: str) -> str:
@@ -131,42 +118,46 @@ def cli_prompt(prompt: str, agent: str) -> str:
 def run_cli_agent(
     ctx: Context,
     journal: Journal,
-    prompt: str,
+    prompt_for: Callable[[Path], str],
     say: Callable[[str], None],
-    run: Callable[[str], tuple[int, int, int]],
+    run: Callable[[str, Path], tuple[int, int, int]],
 ) -> tuple[int, int, int]:
-    """Run the consolidation through the configured CLI (``run``: the agent run with its heartbeat, from
-    ``consolidate``); returns (turns, prompt_tokens, completion_tokens).
+    """Run the consolidation through the configured CLI on a copy of the memory root, then bring the allowed
+    changes into the root through ``journal``; returns (turns, prompt_tokens, completion_tokens).
 
-    Raises ``AgentRefused`` (everything undone) or the backend's error (everything undone too).
+    ``prompt_for(folder)`` renders the prompt for the folder the agent works in; ``run(prompt, folder)`` is the agent
+    run with its heartbeat, from ``consolidate``. Raises ``AgentRefused`` or the backend's error; either way the
+    memory root holds nothing of the run.
     """
     s, root = ctx.settings, ctx.paths.memory_root
     agent = s.resolved_provider
-    scratch = work_dir(ctx.paths) / f"phase2-{uuid.uuid4().hex[:12]}"
+    scratch = work_dir(ctx.paths) / f"{SCRATCH_PREFIX}{uuid.uuid4().hex[:12]}"
     scratch.mkdir(parents=True)
-    git_backup = scratch / "git"
+    git_backup, folder = scratch / "git", scratch / "memories"
     try:
         if (root / ".git").is_dir():
             shutil.copytree(root / ".git", git_backup, symlinks=True)
-        before = scan(root)
-        # Journal the allowed files first, so a process killed mid-run is undone by the next run's recovery.
-        for rel in sorted({*ALLOWED_FILES, *(r for r in before.files if allowed(r))}):
-            journal.pre.setdefault(rel, encode_content(before.files.get(rel)))
-        if journal.on_change:
-            journal.on_change(journal)
+        _copy_root(root, folder)
+        root_before, before = scan(root), scan(folder, with_git=True)
         try:
-            turns, ptok, ctok = run(cli_prompt(prompt, agent))
-        except BaseException:
-            restore_tree(root, before, git_backup if git_backup.exists() else None)
-            raise
-        after = scan(root)
+            turns, ptok, ctok = run(cli_prompt(prompt_for(folder), agent), folder)
+        finally:
+            root_after = scan(root)
+            if root_after.git != root_before.git and git_backup.exists():
+                shutil.rmtree(root / ".git", ignore_errors=True)
+                shutil.copytree(git_backup, root / ".git", symlinks=True)
+        if outside := changed_paths(root_before, root_after):
+            raise AgentRefused(
+                f"the memory root changed during the {agent} run ({', '.join(outside[:8])}); the run's changes were "
+                "discarded and those files left as they are: look at them in `memtui review show`"
+            )
+        after = scan(folder, with_git=True)
         changed = changed_paths(before, after)
         refused = [r for r in changed if not allowed(r) or r in after.links]
-        if after.git != before.git:
+        if root_after.git != root_before.git:
             refused.insert(0, ".git/")
         written = sum(len(after.files.get(r, b"")) for r in changed)
         if refused or written > s.agent_max_write_bytes:
-            restore_tree(root, before, git_backup if git_backup.exists() else None)
             named = [f"{r} ({agent_rules.write_refusal(r) or 'a symlink'})" for r in refused[:8]]
             why = (
                 f"changed what it may not touch: {', '.join(named)}{' …' if len(refused) > 8 else ''}"
@@ -175,13 +166,11 @@ def run_cli_agent(
             )
             raise AgentRefused(f"the {agent} agent {why}; all of its changes were undone")
         secrets = 0
-        for rel in changed:
-            journal.pre.setdefault(rel, encode_content(before.files.get(rel)))
+        for rel in changed:  # through the journal: pre-run content and the post-run hash recorded before each write
             new = after.files.get(rel)
             if new is None:
-                journal.post[rel] = None
-                if journal.on_change:
-                    journal.on_change(journal)
+                if (root / rel).is_file():
+                    journal.delete(rel)
                 continue
             red = redact(new.decode("utf-8", errors="replace"))
             secrets += sum(red.counts.values())

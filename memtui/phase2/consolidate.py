@@ -24,6 +24,7 @@ from memtui.llm.backends.choose import CLI_PROVIDERS
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
 from memtui.phase2 import baseline, review
+from memtui.phase2.cli_agent import Tree, changed_paths, scan
 from memtui.phase2.offline import consolidate_offline
 from memtui.phase2.prompt import PromptInputs, history_budget_bytes, render_consolidation_prompt
 from memtui.phase2.prompt_inputs import (
@@ -32,7 +33,7 @@ from memtui.phase2.prompt_inputs import (
     rejections_since_last_approval,
     rollout_renames,
 )
-from memtui.phase2.tools import Journal, MemoryTools, restore
+from memtui.phase2.tools import Journal, MemoryTools, restore, sha256
 from memtui.phase2.workspace import (
     DIFF_FILENAME,
     remove_diff_file,
@@ -42,7 +43,7 @@ from memtui.phase2.workspace import (
     write_if_changed,
 )
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
-from memtui.state import global_job, person_lines, stores, tombstones
+from memtui.state import global_job, person_lines, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
 
 Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped", "busy"]
@@ -119,6 +120,19 @@ def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
     return ids
 
 
+def outside_journal(root: Path, before: Tree, journal: Journal) -> list[str]:
+    """Files of the memory root that changed during the agent step and do not hold what the journal says the run
+    wrote: every agent kind (HTTP tools, CLI, offline) must write through the journal, or reject, undo and crash
+    recovery could not tell its writes from a person's. Empty when every change is journaled."""
+    after = scan(root)
+    return [
+        rel
+        for rel in changed_paths(before, after)
+        if rel != DIFF_FILENAME  # Phase 2's own input, removed by Phase 2
+        and (rel not in journal.post or journal.post[rel] != sha256(after.files.get(rel)))
+    ]
+
+
 def _persist_journal(conn: Any, run_id: int) -> Callable[[Journal], None]:
     known: set[str] = set()
 
@@ -141,10 +155,12 @@ def _run_agent(
     prompt: str,
     say: Callable[[str], None],
     cancel: Cancel,
+    folder: Path | None = None,
 ) -> tuple[int, int, int]:
     """The agent run on the configured backend, with a heartbeat task; returns (turns, prompt, completion tokens).
 
-    ``tools`` serve the HTTP tool loop; a CLI backend (codex / claude) edits with its own tools (``tools`` None).
+    ``tools`` serve the HTTP tool loop; a CLI backend (codex / claude) edits ``folder`` (a copy of the memory root)
+    with its own tools (``tools`` None).
     """
     from memtui.llm.backends.base import AgentRequest
     from memtui.llm.backends.choose import make_backend, model_if_set
@@ -171,7 +187,7 @@ def _run_agent(
         try:
             result = await backend.run_agent(
                 AgentRequest(
-                    root=ctx.paths.memory_root,
+                    root=folder or ctx.paths.memory_root,
                     prompt=prompt,
                     model=model,
                     max_turns=s.agent_max_turns,
@@ -216,8 +232,12 @@ def run_phase2(
     The whole run holds the memory-root lock. When the root is busy (an approve, a save, a live git process) the
     outcome is ``busy``: nothing ran, no failure is recorded and no retry backoff starts.
     """
+    from memtui.phase2.recovery import settle
+
     say = progress or (lambda _msg: None)
     root = ctx.paths.memory_root
+    for note in settle(ctx):  # a killed approve finished first: its run no longer awaits review
+        say(note)
     if (waiting := review.pending_run(ctx.conn)) is not None:
         return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
     try:
@@ -240,8 +260,12 @@ def run_phase2(
 def _run_locked(
     ctx: Context, *, offline: bool | None, force: bool, auto_approve: bool, say: Callable[[str], None], cancel: Cancel
 ) -> Phase2Result:
+    from memtui.phase2.recovery import recover_locked
+
     s, conn, root = ctx.settings, ctx.conn, ctx.paths.memory_root
     offline = s.resolved_provider == "offline" if offline is None else offline
+    for note in recover_locked(ctx):
+        say(f"recovered: {note}")
     if (waiting := review.pending_run(conn)) is not None:
         return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
     cooldown = 0 if force else s.phase2_cooldown_hours * 3600
@@ -259,10 +283,6 @@ def _run_locked(
     tag = "failed_prepare_workspace"
     turns = 0
     try:
-        if recovered := recover_interrupted_runs(conn, root):
-            say(f"recovered interrupted run(s) {', '.join(f'#{i}' for i in recovered)}: their writes were undone")
-        if swept := stores.sweep_work(stores.Env(conn, ctx.paths.home)):  # a killed run's copy of .git, and more
-            say(f"removed {swept} scratch folder(s) a stopped run left in work/")
         root.mkdir(parents=True, exist_ok=True)
         remove_diff_file(root)
         base = baseline.ensure_baseline(root)
@@ -329,6 +349,7 @@ def _run_locked(
 
         tag = "failed_agent"
         ptok = ctok = 0
+        before_agent = scan(root)
         if offline:
             drops = {key: b.text for key, b in health.drop.items()}
             written = consolidate_offline(
@@ -354,13 +375,14 @@ def _run_locked(
                 forgotten=forget.prompt_lines(conn),
                 health=health.lines,
             )
-            prompt = render_consolidation_prompt(root, s, inputs)
-            if s.resolved_provider in CLI_PROVIDERS:  # issue 13: codex / claude edit with their own tools
+            if s.resolved_provider in CLI_PROVIDERS:  # codex / claude edit a copy with their own tools
                 from memtui.phase2.cli_agent import run_cli_agent
 
-                run = lambda text: _run_agent(ctx, token, None, text, say, cancel)  # noqa: E731
-                turns, ptok, ctok = run_cli_agent(ctx, journal, prompt, say, run)
+                run = lambda text, folder: _run_agent(ctx, token, None, text, say, cancel, folder)  # noqa: E731
+                prompt_for = lambda folder: render_consolidation_prompt(folder, s, inputs)  # noqa: E731
+                turns, ptok, ctok = run_cli_agent(ctx, journal, prompt_for, say, run)
             else:
+                prompt = render_consolidation_prompt(root, s, inputs)
                 tools = MemoryTools(root, journal, s.agent_max_write_bytes)
                 say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
                 turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
@@ -373,6 +395,12 @@ def _run_locked(
         tag = "failed_invalid_artifacts"
         if (invalid := validate_artifacts(root)) is not None:
             raise Phase2Failure(tag, invalid)
+        if unjournaled := outside_journal(root, before_agent, journal):
+            raise Phase2Failure(
+                "failed_agent",
+                f"{', '.join(unjournaled[:8])} changed during the run but not through its journal (a person's edit, or "
+                "an agent writing around its tools): left as they are, and the run's own changes undone",
+            )
 
         tag = "failed_workspace_status"
         stat, full_diff = baseline.stat_and_diff(root)

@@ -25,19 +25,21 @@ from memtui.memroot.approved import approved
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
-from memtui.phase2.tools import restore
+from memtui.phase2.tools import restore, sha256
 from memtui.phase2.workspace import (
     MEMORY_MD,
     RAW_MEMORIES,
     ROLLOUT_SUMMARIES,
     remove_diff_file,
     validate_artifact_texts,
+    write_if_changed,
 )
 from memtui.review.references import PlanCheck, check_plan
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal
 
 POST_KEY = "phase2.post.{}"  # meta key: {path: sha256|null} of what a run left, to spot later hand edits
+INTENT_KEY = "phase2.approving.{}"  # meta key: an approve's decisions, kept until its commit is recorded
 MANUAL_MESSAGE = "memtui: manual edit"
 
 
@@ -214,6 +216,13 @@ def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     checkpoint_wal(conn)
 
 
+def _recover(ctx: Context) -> None:
+    """Leftovers of a killed process first (a dead holder's lease, an interrupted run, a half-finished approve)."""
+    from memtui.phase2.recovery import recover_locked
+
+    recover_locked(ctx)
+
+
 def _awaiting(conn: sqlite3.Connection, run_id: int | None) -> Phase2Run:
     run = get_run(conn, run_id) if run_id is not None else pending_run(conn)
     if run is None:
@@ -251,11 +260,11 @@ def approve(
     of the run's new lines. The committed tree is the reviewed tree with exactly those changes, and the memory
     root is brought in line with it. A restore run commits only the memory files it restores.
     """
-    from memtui import forget
     from memtui.review import decide
 
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     with memory_root_lock(root, "approve"):
+        _recover(ctx)
         run = _awaiting(conn, run_id)
         try:
             p = decide.plan(root, run.diff, except_ids or [], amendments, reviewed_text=_reviewed_text(root, run))
@@ -301,49 +310,22 @@ def approve(
                     decide.write_plan(root, p, checked=baseline.tree_files(root, tree))
                 except decide.ChangedWhileApproving as exc:
                     raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
-            message = (
-                f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
-                if run.kind == "restore"
-                else f"memtui baseline: approved Phase 2 run #{run.id}"
+            # what the rest of the decision needs, kept before the commit: a kill after it is finished from this
+            intent = {"except_ids": except_ids or [], "amendments": amendments or {}, "reason": reason}
+            intent |= {"changed": changed, "evidence_threads": evidence_threads}
+            intent["written"] = {rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()}
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                (INTENT_KEY.format(run.id), json.dumps(intent)),
             )
-            commit = baseline.commit_tree(root, str(base), message)
-            if run.kind == "restore":
-                global_job.release_global_phase2_job(conn, claim.token)
-            else:
-                watermark = int(run.new_watermark or 0)
-                if not global_job.mark_global_phase2_job_succeeded(conn, claim.token, watermark, list(run.selected)):
-                    raise ReviewError("lost the Phase 2 lock while approving; approve again")
+            commit = baseline.commit_tree(root, str(base), approve_message(run))
+            _job_after_approval(conn, run, claim.token)
         except BaseException:
             global_job.release_global_phase2_job(conn, claim.token)
             if baseline.is_usable(root):
                 baseline.run_git(root, "read-tree", "HEAD")  # the index points back at the baseline
             raise
-        conn.execute(
-            "UPDATE phase2_runs SET status='approved', decided_at=?, new_commit=?, included_changes=? WHERE id=?",
-            (clock.now_s(), commit, json.dumps(changed) if changed else None, run.id),
-        )
-        decision = decide.record_approval(
-            conn,
-            root,
-            run_id=run.id,
-            kind=run.kind,
-            p=p,
-            commit=commit,
-            reason=reason,
-            keep_versions=s.history_versions,
-            evidence_threads=evidence_threads,
-        )
-        if p.amended:  # a reviewer's own text: forget never removes it
-            from memtui.state import person_lines
-
-            person_lines.record(
-                conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
-            )
-        from memtui.health.consolidation import ban_approved_removals
-
-        ban_approved_removals(conn, run.id, memory_before, approved(root).read_text(MEMORY_MD))
-        forget_run_content(conn, run.id)
-        forget.finish_after_approval(ctx, run.id)
+        decision = _record_approved(ctx, run, p, commit, changed, evidence_threads, reason, memory_before)
     refresh_index(ctx)
     job = global_job.read_global_job(conn)
     return ReviewResult(
@@ -397,6 +379,135 @@ def check_partial(
     return _check_plan(root, run, p) if p.partial else PlanCheck([], [], [])
 
 
+def approve_message(run: Phase2Run) -> str:
+    if run.kind == "restore":
+        return f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
+    return f"memtui baseline: approved Phase 2 run #{run.id}"
+
+
+def _job_after_approval(conn: sqlite3.Connection, run: Phase2Run, token: str) -> None:
+    if run.kind == "restore":
+        global_job.release_global_phase2_job(conn, token)
+        return
+    if not global_job.mark_global_phase2_job_succeeded(conn, token, int(run.new_watermark or 0), list(run.selected)):
+        raise ReviewError("lost the Phase 2 lock while approving; approve again")
+
+
+def _record_approved(
+    ctx: Context,
+    run: Phase2Run,
+    p: Any,
+    commit: str,
+    changed: list[tuple[str, str]],
+    evidence_threads: dict[str, list[str]],
+    reason: str | None,
+    memory_before: str | None = None,
+) -> int | None:
+    """Everything an approve does after its commit: the run approved, the decision in the history, content gone.
+
+    ``memory_before``: the approved MEMORY.md the commit replaced, for memory health's removals (an approve finished
+    after a kill has no copy of it: its health removals are not banned, and the next run proposes them again)."""
+    from memtui import forget
+    from memtui.review import decide
+
+    conn = ctx.conn
+    conn.execute(
+        "UPDATE phase2_runs SET status='approved', decided_at=?, new_commit=?, included_changes=? WHERE id=?",
+        (clock.now_s(), commit, json.dumps(changed) if changed else None, run.id),
+    )
+    conn.execute("DELETE FROM meta WHERE key=?", (INTENT_KEY.format(run.id),))
+    decision = decide.record_approval(
+        conn,
+        ctx.paths.memory_root,
+        run_id=run.id,
+        kind=run.kind,
+        p=p,
+        commit=commit,
+        reason=reason,
+        keep_versions=ctx.settings.history_versions,
+        evidence_threads=evidence_threads,
+    )
+    if p.amended:  # a reviewer's own text: forget never removes it
+        from memtui.state import person_lines
+
+        person_lines.record(
+            conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
+        )
+    from memtui.health.consolidation import ban_approved_removals
+
+    ban_approved_removals(conn, run.id, memory_before, approved(ctx.paths.memory_root).read_text(MEMORY_MD))
+    forget_run_content(conn, run.id)
+    forget.finish_after_approval(ctx, run.id)
+    return decision
+
+
+def finish_interrupted_approve(ctx: Context) -> int | None:
+    """An approve killed after its commit: finish it (the run approved, the job done, the history recorded), so no
+    run awaits review on a baseline that already holds it and a reject can never keep its text committed. An
+    approve killed before its commit left the baseline as it was: the run awaits review again. Needs the lock.
+    Returns the run finished, if any."""
+
+    conn, root = ctx.conn, ctx.paths.memory_root
+    run = pending_run(conn)
+    if run is None or not baseline.is_usable(root):
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (INTENT_KEY.format(run.id),)).fetchone()
+    subject = baseline.run_git(root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
+    if subject != approve_message(run):
+        if row is not None:  # killed before its commit: put back what it wrote, so the run is as it was reviewed
+            _roll_back_plan(root, run, json.loads(row[0]).get("written", {}))
+            conn.execute("DELETE FROM meta WHERE key=?", (INTENT_KEY.format(run.id),))
+        return None
+    intent = json.loads(row[0]) if row else {}
+    p = _plan_after_commit(root, run, intent.get("except_ids", []), intent.get("amendments") or {})
+    claim = global_job.try_claim_global_phase2_job(
+        conn, worker_id(), ctx.settings.job_lease_seconds, 0, skip_backoff=True
+    )
+    if not claim.claimed or claim.token is None:
+        return None
+    commit = baseline.head_commit(root)
+    try:
+        _job_after_approval(conn, run, claim.token)
+    except BaseException:
+        global_job.release_global_phase2_job(conn, claim.token)
+        raise
+    changed = [tuple(c) for c in intent.get("changed", [])]
+    _record_approved(ctx, run, p, commit, changed, intent.get("evidence_threads", {}), intent.get("reason"))  # type: ignore[arg-type]
+    return run.id
+
+
+def _roll_back_plan(root: Any, run: Phase2Run, written: dict[str, str | None]) -> None:
+    """Files an approve wrote for its hunk decisions before it was killed (still holding exactly that) go back to
+    the run's version, so the run's accepted hunks never linger as uncommitted edits that look like a person's."""
+    for rel, digest in written.items():
+        path = root / rel
+        if sha256(path.read_bytes() if path.is_file() else None) != digest:
+            continue  # changed since: a person's edit stays
+        blob = run.reviewed_files.get(rel)
+        if blob is None:
+            path.unlink(missing_ok=True)
+        else:
+            write_if_changed(path, baseline.run_git(root, "cat-file", "blob", blob).encode("utf-8"))
+
+
+def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendments: dict[str, str]) -> Any:
+    """The decisions of an approve whose commit is already made, for its record: the hunks in and out. The files
+    are committed already (and the run's own blobs pruned), so they are not computed again; a left-out hunk's new
+    lines are judged against the baseline it left, which holds its old lines and not its new ones."""
+    from memtui.review import decide
+    from memtui.review.hunks import parse_diff, resolve_ids
+
+    files = parse_diff(run.diff)
+    hunks = [h for f in files for h in f.hunks]
+    p = decide.Plan(hunks=hunks, rejected=resolve_ids(hunks, except_ids))
+    p.amended = {resolve_ids(hunks, [key])[0]: text for key, text in amendments.items()}
+    for f in files:
+        if any(h.id in p.rejected for h in f.hunks):
+            text = baseline.run_git(root, "cat-file", "blob", f"HEAD:{f.path}", check=False)
+            p.baseline_keys[f.path] = {decide.normalize_line(line) for line in text.split("\n")}
+    return p
+
+
 def _current_text(root: Any, rel: str) -> str | None:
     path = root / rel
     return path.read_bytes().decode("utf-8", "replace") if path.is_file() else None
@@ -428,9 +539,10 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
     """Undo the run's writes (a file a person changed since the run is kept), store the reason for the next prompt."""
     conn, root = ctx.conn, ctx.paths.memory_root
     with memory_root_lock(root, "reject"):
+        _recover(ctx)
         run = _awaiting(conn, run_id)
         pre, post = load_journal(conn, run.id)
-        restored = restore(root, pre, post)
+        restored = restore(root, pre, post or {})
         kept = sorted(set(pre) - set(restored))
         remove_diff_file(root)
         if baseline.is_usable(root):
@@ -455,7 +567,11 @@ def _changes(view: TreeView) -> PendingChanges:
 
 
 def review_state(ctx: Context, *, with_diff: bool = True) -> ReviewState:
-    """What awaits a person, read-only (a temporary index; no lock, never writes ``.git``)."""
+    """What awaits a person, read-only (a temporary index; no lock, never writes ``.git``). What a killed process
+    left is settled first when the root is free, so a half-finished approve never shows as awaiting review."""
+    from memtui.phase2.recovery import settle
+
+    settle(ctx)
     root = ctx.paths.memory_root
     run = pending_run(ctx.conn)
     try:
@@ -498,10 +614,10 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
     """
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     with memory_root_lock(root, "commit"):
+        _recover(ctx)
         if (run := pending_run(conn)) is not None:
             raise ReviewError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
-        job = global_job.read_global_job(conn)
-        if job is not None and job["status"] == "running" and (job["lease_until"] or 0) > clock.now_s():
+        if global_job.lease_live(global_job.read_global_job(conn)):
             raise MemoryRootBusy("commit", detail="a Phase 2 run still holds its lease")
         clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="commit")
         baseline.ensure_baseline(root)

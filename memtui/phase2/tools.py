@@ -84,18 +84,20 @@ class Journal:
         (self.root / rel).unlink()
 
 
-def restore(root: Path, pre: dict[str, Any], post: dict[str, str | None] | None = None) -> list[str]:
-    """Put journaled files back to their pre-run content; with ``post``, skip files changed since the run.
+def restore(root: Path, pre: dict[str, Any], post: dict[str, str | None]) -> list[str]:
+    """Put back the files a run wrote, from their pre-run content; returns the paths that now hold it.
 
-    Returns the paths restored. Directories the run created and left empty are removed.
+    Only a file the run wrote (it has a post-run hash) and that still holds what the run wrote is written: a file
+    changed since is a person's edit and is left alone (the caller names it), and so is a file journaled before a
+    write that never happened. Directories the run created and left empty are removed.
     """
     restored = []
     for rel, value in sorted(pre.items()):
         path = root / rel
         current = path.read_bytes() if path.is_file() else None
-        if post is not None and rel in post and sha256(current) != post[rel]:
-            continue  # somebody edited it after the run: never overwrite a person's work
         want = decode_content(value)
+        if current != want and (rel not in post or sha256(current) != post[rel]):
+            continue  # somebody changed it after the run: never overwrite a person's work
         if want is None:
             if path.is_file() or path.is_symlink():
                 path.unlink()

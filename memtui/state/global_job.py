@@ -6,6 +6,8 @@ longer change the row. Claims run inside ``BEGIN IMMEDIATE`` so two processes ne
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import uuid
 from dataclasses import dataclass
@@ -37,6 +39,54 @@ class Claim:
         return self.outcome is ClaimOutcome.CLAIMED
 
 
+def holder_is_dead(worker_id: str | None) -> bool:
+    """True only when it is provable: the lease was taken on this host (``host:pid``) and that pid is gone (or a
+    zombie). A holder on another host, or one we cannot signal, counts as alive until its lease runs out."""
+    host, _, pid_text = (worker_id or "").rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:  # a killed child nobody reaped yet still answers signal 0
+            return fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return False
+
+
+def lease_live(row: sqlite3.Row | None, now: int | None = None) -> bool:
+    """A running job whose lease has not run out and whose holder is not provably dead."""
+    if row is None or row["status"] != "running" or row["lease_until"] is None:
+        return False
+    return row["lease_until"] > (clock.now_s() if now is None else now) and not holder_is_dead(row["worker_id"])
+
+
+def release_dead_holder(conn: sqlite3.Connection) -> bool:
+    """A running job whose holder process died (``kill -9``): end it now, without a retry backoff (the failure
+    was the process's, not the pipeline's), so the next run starts at once instead of after the lease."""
+    with immediate(conn):
+        row = read_global_job(conn)
+        if row is None or row["status"] != "running" or not holder_is_dead(row["worker_id"]):
+            return False
+        conn.execute(
+            "UPDATE jobs SET status='error', finished_at=?, lease_until=NULL, retry_at=NULL, ownership_token=NULL,"
+            " last_error=? WHERE kind=? AND job_key=? AND status='running' AND worker_id=?",
+            (
+                clock.now_s(),
+                f"interrupted: {row['worker_id']} stopped while holding the lock",
+                KIND,
+                KEY,
+                row["worker_id"],
+            ),
+        )
+        return True
+
+
 def read_global_job(conn: sqlite3.Connection) -> sqlite3.Row | None:
     return conn.execute("SELECT * FROM jobs WHERE kind=? AND job_key=?", (KIND, KEY)).fetchone()
 
@@ -50,6 +100,7 @@ def try_claim_global_phase2_job(
     skip_backoff: bool = False,
 ) -> Claim:
     """Claim the lock unless backoff, a live lease or the success cooldown forbids it (checked in that order).
+    A lease whose holder is provably dead (same host, pid gone) is not live.
 
     ``cooldown_seconds=0`` is ``--force``: it skips the cooldown, never the lock. ``retry_remaining`` is not checked
     (reference: the global job can be claimed after its retry budget is exhausted).
@@ -68,7 +119,7 @@ def try_claim_global_phase2_job(
             return Claim(ClaimOutcome.CLAIMED, token, 0)
         if not skip_backoff and row["retry_at"] is not None and row["retry_at"] > now:
             return Claim(ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE)
-        if row["status"] == "running" and row["lease_until"] is not None and row["lease_until"] > now:
+        if lease_live(row, now):  # a holder provably dead (killed) is taken over at once, not after its lease
             return Claim(ClaimOutcome.SKIPPED_RUNNING)
         if (
             cooldown_seconds > 0
@@ -80,8 +131,8 @@ def try_claim_global_phase2_job(
         cur = conn.execute(
             "UPDATE jobs SET status='running', worker_id=?, ownership_token=?, started_at=?, finished_at=NULL,"
             " lease_until=?, retry_at=NULL, last_error=NULL"
-            " WHERE kind=? AND job_key=? AND NOT (status='running' AND lease_until > ?)",
-            (worker_id, token, now, now + lease_seconds, KIND, KEY, now),
+            " WHERE kind=? AND job_key=? AND (NOT (status='running' AND lease_until > ?) OR worker_id IS ?)",
+            (worker_id, token, now, now + lease_seconds, KIND, KEY, now, row["worker_id"]),
         )
         if cur.rowcount != 1:
             return Claim(ClaimOutcome.SKIPPED_RUNNING)

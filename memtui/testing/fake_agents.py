@@ -7,6 +7,7 @@ from the environment, so a test sets it with ``monkeypatch.setenv`` and the subp
   ``schema_mismatch`` (JSON with an unknown field), ``hang`` (sleeps until killed).
 - ``FAKE_AGENT_REPLY``: the JSON object to answer with (default: a valid stage-one output).
 - ``FAKE_AGENT_EDITS``: JSON ``{relative path: content | null}`` an agent run applies inside its working root.
+- ``FAKE_AGENT_DELAY``: seconds an agent run works before it applies its edits (a window to kill memtui in).
 - ``FAKE_AGENT_LOG``: a JSONL file; each invocation appends ``{"argv", "cwd", "stdin"}``.
 - ``FAKE_CODEX_IGNORE_EPHEMERAL=1``: persist a session even with ``--ephemeral`` (an old or buggy CLI).
 
@@ -61,6 +62,7 @@ def reply_obj():
 
 
 def apply_edits(root):
+    time.sleep(float(os.environ.get("FAKE_AGENT_DELAY") or 0))
     edits = json.loads(os.environ.get("FAKE_AGENT_EDITS") or "{}")
     for rel, content in edits.items():
         p = Path(root) / rel

@@ -16,6 +16,7 @@ AREAS = (
     "ingest kill -9",
     "phase1 kill -9",
     "phase2 kill -9",
+    "gate kill -9",
     "races",
     "broken environment",
     "fuzz: rollouts",
@@ -90,6 +91,11 @@ def lines(totals: dict[str, dict[str, float]]) -> list[str]:
             parts.append(f"trials {int(t['trials'])}")
         if "faults" in t:
             parts.append(f"faults injected {int(t['faults'])}, survived {int(t.get('survived', 0))}")
+        if "edits" in t:
+            parts.append(f"person's edits {int(t['edits'])}, kept {int(t.get('kept', 0))}")
+        if "runs" in t:
+            ended, stuck = int(t.get("ended", 0)), int(t.get("stuck", 0))
+            parts.append(f"runs {int(t['runs'])}, ended {ended}, stuck after one restart {stuck}")
         if "bad_inputs" in t:
             parts.append(f"bad inputs tried {int(t['bad_inputs'])}")
         if "bad_lines" in t:

@@ -12,6 +12,7 @@ def _int(name: str, default: int) -> int:
 INGEST_KILL_TRIALS = _int("RELIABILITY_INGEST_TRIALS", 10)
 PHASE1_KILL_TRIALS = _int("RELIABILITY_PHASE1_TRIALS", 30)
 PHASE2_KILL_TRIALS = _int("RELIABILITY_PHASE2_TRIALS", 21)
+GATE_KILL_TRIALS = _int("RELIABILITY_GATE_TRIALS", 18)
 FUZZ_EXAMPLES = _int("RELIABILITY_FUZZ_EXAMPLES", 300)
 SEED = _int("RELIABILITY_SEED", 7)
 CHUNKS = 3  # trials are split into this many tests so xdist spreads them over the workers

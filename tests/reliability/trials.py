@@ -6,6 +6,7 @@ while the process was still running (a fault injected, not a process that had al
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import threading
@@ -286,3 +287,150 @@ def eligible_count(home: Home) -> int:
             return len(select_candidates(ctx.conn, ctx.settings)[0])
         finally:
             ctx.close()
+
+
+# --- the gate: kill -9 across every step that writes the memory root ---------------------------------------------
+
+GATE_MODES = ("http-agent", "cli-agent", "approve", "partial-approve", "commit", "restore")
+PERSON_LINE = "- a line the person typed right after the kill\n"
+SAVED_LINE = "- saved by the person, waiting for their commit\n"
+ENDED = {"approved", "rejected", "failed", "no_changes"}
+
+
+@dataclass
+class GateResult(TrialResult):
+    edits: int = 0  # a person's edits made around the kill
+    kept: int = 0  # of those, still on disk (or committed) at the end
+    runs: int = 0  # Phase 2 / restore runs the trial made
+    ended: int = 0  # of those, approved, rejected or failed at the end
+    stuck: int = 0  # runs still running, or awaiting review on a baseline that holds them, after one restart
+
+
+def _prepare_gate(home: Home, server: ChatServer, mode: str, rng: random.Random) -> tuple[list[str], dict[str, str]]:
+    """Bring the home to the step to kill; returns that step's command line and environment."""
+    from memtui import history
+    from memtui.review import decide
+    from memtui.testing import fake_agents
+
+    env = home.env(server.base_url)
+    with frozen(NOW):
+        ctx = home.context(server.base_url)
+        try:
+            if mode == "http-agent":
+                return ["phase2", "--force"], env
+            if mode == "cli-agent":
+                agent = rng.choice(["codex", "claude"])
+                fake_agents.install(home.base / "bin")
+                edits = {"MEMORY.md": AGENT_MEMORY, "memory_summary.md": AGENT_SUMMARY}
+                env = home.env(
+                    None,
+                    MEMTUI_PROVIDER=agent,
+                    PATH=fake_agents.path_with(home.base / "bin"),
+                    FAKE_AGENT_EDITS=json.dumps(edits),
+                    FAKE_AGENT_DELAY=f"{rng.uniform(0.0, 0.6):.2f}",
+                )
+                return ["phase2", "--force"], env
+            if mode == "commit":
+                summary = home.root / "memory_summary.md"
+                summary.write_bytes(summary.read_bytes() + SAVED_LINE.encode())
+                return ["review", "commit", "-m", "my edit"], env
+            result = run_phase2(ctx, offline=True, force=True)
+            assert result.outcome == "awaiting_review", result
+            if mode == "restore":
+                review.approve(ctx)
+                first = min(d.id for d in history.list_decisions(ctx.conn) if d.kind == "approve")
+                return ["history", "restore", str(first)], env
+            args = ["review", "approve"]
+            if mode == "partial-approve":
+                run = review.pending_run(ctx.conn)
+                assert run is not None
+                p = decide.plan(home.root, run.diff, [], None, reviewed_text=review._reviewed_text(home.root, run))
+                hunk = rng.choice([h for h in p.hunks if h.file == "MEMORY.md"])
+                args += ["--except", hunk.id, "--reason", "not this one"]
+            return args, env
+        finally:
+            ctx.close()
+
+
+def gate_kill_trial(base: Path, server: ChatServer, seed: int) -> GateResult:
+    """Kill one step of the gate at a random moment, edit MEMORY.md as a person would, restart once (same frozen
+    time: no waiting for a lease), decide what awaits review as that person, then count what survived."""
+    import time
+
+    from memtui.memroot.lock import lock_path
+    from memtui.phase2.baseline import BaselineError
+    from memtui.phase2.recovery import needs_recovery
+
+    rng = random.Random(seed)
+    home = Home(base).make()
+    server.handler = agent_handler(rng)
+    seed_phase2(home, server)
+    mode = rng.choice(GATE_MODES)
+    args, env = _prepare_gate(home, server, mode, rng)
+    if mode == "cli-agent":
+        env["FAKE_AGENT_LOG"] = str(home.base / "agent-calls.jsonl")
+    requests, extra = len(server.requests), rng.uniform(0.0, 0.4)
+    started: list[float] = []
+
+    def inside() -> bool:
+        """The step is under way: the agent was asked (HTTP or CLI), or the memory-root lock is held."""
+        if mode == "http-agent":
+            return len(server.requests) > requests
+        if mode == "cli-agent":
+            return (home.base / "agent-calls.jsonl").is_file()
+        holder = lock_path(home.root)
+        return holder.is_file() and holder.stat().st_size > 0
+
+    def trigger() -> bool:
+        if not started and inside():
+            started.append(time.monotonic())
+        return bool(started) and time.monotonic() - started[0] >= extra
+
+    proc = spawn(home, args, env)
+    faulted = kill_when(proc, trigger)
+    delay = f"{extra:.2f}s into the step" if started else "before the step began"
+    memory = home.root / "MEMORY.md"
+    memory.write_bytes(memory.read_bytes() + PERSON_LINE.encode())  # the person's edit, right after the kill
+
+    problems: list[str] = []
+    out = GateResult(faulted, problems, f"seed {seed}, {mode} killed {delay}")
+    with frozen(NOW):
+        ctx = home.context(server.base_url, index_lock_stale_seconds=0)
+        try:
+            review.review_state(ctx)  # the restart: what the killed process left is settled here
+            conn = ctx.conn
+            out.stuck = conn.execute("SELECT COUNT(*) FROM phase2_runs WHERE status='running'").fetchone()[0]
+            out.stuck += int(needs_recovery(ctx))
+            if review.pending_run(conn) is not None:  # the person decides: take it with their edit, else reject
+                try:
+                    review.approve(ctx, include_changes=True)
+                except (review.ReviewError, BaselineError):
+                    review.reject(ctx, reason="trial")
+            statuses = [r[0] for r in conn.execute("SELECT status FROM phase2_runs")]
+            out.runs, out.ended = len(statuses), sum(s in ENDED for s in statuses)
+            if out.ended != out.runs:
+                problems.append(f"runs not ended: {statuses}")
+            job = global_job_row(conn)
+            if job is not None and job["status"] == "running":
+                problems.append("the global Phase 2 job is still running")
+        finally:
+            ctx.close()
+    wanted = [(memory, PERSON_LINE)] + ([(home.root / "memory_summary.md", SAVED_LINE)] if mode == "commit" else [])
+    out.edits = len(wanted)
+    for path, line in wanted:
+        if path.is_file() and line in path.read_text(encoding="utf-8", errors="replace"):
+            out.kept += 1
+        else:
+            problems.append(f"the person's line in {path.name} was lost")
+    if out.stuck:
+        problems.append(f"{out.stuck} run(s) stuck after one restart")
+    problems += [f"after the restart: {p}" for p in baseline_problems(home.root)]
+    if list((home.memtui / "work").glob("phase2-*")):
+        problems.append("a CLI agent's copy of the memory outlived the restart")
+    if not integrity_ok(home.memtui / "state.sqlite"):
+        problems.append("state.sqlite fails integrity_check")
+    return out
+
+
+def global_job_row(conn):
+    return conn.execute("SELECT status FROM jobs WHERE kind='memory_consolidate_global'").fetchone()

@@ -50,7 +50,7 @@ class MemoryScreen(MemtuiScreen):
 
     def __init__(self) -> None:
         super().__init__(id="memory-screen")
-        self.saved: dict[str, str] = {}
+        self.saved: dict[str, str] = {}  # each file's text as on disk, endings and separators byte for byte
         self.hashes: dict[str, str | None] = {}  # sha256 of what each pane loaded: a save checks it is still there
         self.disk_warnings: list[str] = []
 
@@ -106,7 +106,17 @@ class MemoryScreen(MemtuiScreen):
         self._refresh_checks()
 
     def dirty(self, pane_id: str) -> bool:
-        return self.query_one(f"#{pane_id}", TextArea).text != self.saved.get(pane_id, "")
+        """Lines compared, not text: the editor shows every separator (U+2028, form feed, CRLF...) as one newline."""
+        from memtui.memroot.lines import split_lines
+
+        lines = self.query_one(f"#{pane_id}", TextArea).document.lines
+        return list(lines) != split_lines(self.saved.get(pane_id, ""))[0]
+
+    def file_text(self, pane_id: str) -> str:
+        """What saving writes: the editor's lines, each untouched one with its original ending."""
+        from memtui.memroot.lines import rebuild
+
+        return rebuild(self.saved.get(pane_id, ""), list(self.query_one(f"#{pane_id}", TextArea).document.lines))
 
     def unsaved(self) -> list[str]:
         """Names of the files with unsaved changes in the editor."""
@@ -220,7 +230,7 @@ class MemoryScreen(MemtuiScreen):
         for pane_id, name in FILES.items():
             if not self.dirty(pane_id):
                 continue
-            text = self.query_one(f"#{pane_id}", TextArea).text
+            text = self.file_text(pane_id)
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
                 self.hashes[pane_id] = save_file(self.root, name, text, self.hashes.get(pane_id))
@@ -289,10 +299,28 @@ class MemoryScreen(MemtuiScreen):
         )
 
     def action_revert(self) -> None:
+        """Back to the saved file; unsaved text is only dropped once the person says so (there is no undo)."""
         pane_id = self.current_pane
-        self.query_one(f"#{pane_id}", TextArea).load_text(self.saved.get(pane_id, ""))
-        self._mark(pane_id)
-        self._show_warnings()
+
+        def revert(choice: str | None = "discard") -> None:
+            if choice != "discard":
+                return
+            self.query_one(f"#{pane_id}", TextArea).load_text(self.saved.get(pane_id, ""))
+            self._mark(pane_id)
+            self._show_warnings()
+
+        if not self.dirty(pane_id):
+            revert()
+            return
+        self.app.push_screen(
+            ChoiceModal(
+                f"Revert {FILES[pane_id]}?",
+                f"{FILES[pane_id]} has unsaved changes. Reverting drops them and shows the saved file again; "
+                "this cannot be undone.",
+                [Choice("Keep editing", "cancel", "primary"), Choice("Discard my changes", "discard", "error")],
+            ),
+            revert,
+        )
 
     def action_commit(self) -> None:
         self.save_all(after=self._ask_commit)
