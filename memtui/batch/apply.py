@@ -23,6 +23,7 @@ from memtui.batch.model import CollectSummary, ResultLine, input_hash
 from memtui.llm.structured import StructuredCallError, parse_chat_reply
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.extractor import Extraction, ExtractionFailed, StageOneOutput, keep_faithful_quotes, read_items
+from memtui.phase1.output_check import stage_one_problems
 from memtui.phase1.quotes import has_user_quote, user_words
 from memtui.phase1.render import render_items
 from memtui.phase1.run import redact_output, short_reason
@@ -156,6 +157,8 @@ def apply_one(
             result = parse_chat_reply(ChatCompletion.model_validate(body), StageOneOutput, latency_ms=0, model="")
             output = result.output
             record["prompt_tokens"], record["completion_tokens"] = result.prompt_tokens, result.completion_tokens
+            if problems := stage_one_problems(output):  # junk in the right keys: never stored
+                output, error = None, "invalid_output: " + "; ".join(problems)
         except StructuredCallError as exc:
             error = str(exc)
             record["prompt_tokens"], record["completion_tokens"] = exc.prompt_tokens, exc.completion_tokens
