@@ -19,7 +19,7 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from memtui import clock
-from memtui.batch.model import CollectSummary, ResultLine, input_hash
+from memtui.batch.model import CollectSummary, ResultLine, error_message, input_hash
 from memtui.llm.structured import StructuredCallError, parse_chat_reply
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.extractor import Extraction, ExtractionFailed, StageOneOutput, keep_faithful_quotes, read_items
@@ -59,12 +59,9 @@ def parse_result_lines(data: bytes) -> tuple[dict[str, ResultLine], int]:
 
 def _fail_reason(line: ResultLine) -> str:
     if line.error is not None:
-        return f"batch request failed ({line.error.code or 'error'}): {line.error.message or ''}".strip()
+        return f"batch request failed ({line.error.code or 'error'}): {line.error.message or 'no detail'}"
     resp = line.response
-    body = resp.body if resp is not None else None
-    message = (
-        body.get("error", {}).get("message") if isinstance(body, dict) and isinstance(body.get("error"), dict) else None
-    )
+    message = error_message(resp.body) if resp is not None else None
     return f"model server error in the batch (HTTP {resp.status_code if resp else '?'}): {message or 'no detail'}"
 
 
