@@ -22,6 +22,7 @@ DEFAULT_ROLLOUT_TOKEN_LIMIT = 150_000  # reference: fallback when the context wi
 # At or below this window the full stage-one instructions (~5,000 tokens) would crowd out the rollout: the compact
 # prompt (same rules, fewer words) is sent instead.
 COMPACT_PROMPT_MAX_WINDOW = 32_768
+ESTIMATE_SLACK_TOKENS = 32
 STAGE_ONE_SYSTEM = "stage_one_system.md"
 STAGE_ONE_SYSTEM_COMPACT = "stage_one_system_compact.md"
 PROSE_BYTES_PER_TOKEN = 4.0
@@ -40,7 +41,8 @@ def rollout_token_budget(settings: Settings, context_window: int | None = -1, ov
         return DEFAULT_ROLLOUT_TOKEN_LIMIT
     effective = ctx * settings.effective_context_window_percent // 100
     share = effective * settings.context_window_percent // 100
-    room = effective - overhead_tokens - settings.reply_reserve_tokens
+    # the pieces are estimated apart (each rounded up) and the cut adds its marker: a few tokens of slack
+    room = effective - overhead_tokens - settings.reply_reserve_tokens - ESTIMATE_SLACK_TOKENS
     return max(1, min(share, room))
 
 
