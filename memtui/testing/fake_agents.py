@@ -252,13 +252,17 @@ if __name__ == "__main__":
 """
 
 
-def install(bin_dir: Path) -> dict[str, Path]:
-    """Write executable ``codex`` and ``claude`` stand-ins into ``bin_dir``; returns their paths."""
+def install(bin_dir: Path, codex_hook_events: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Write executable ``codex`` and ``claude`` stand-ins into ``bin_dir``; returns their paths.
+
+    ``codex_hook_events``: the hook events this codex's program names (a real codex binary carries the names of the
+    events it knows; memtui reads them from it)."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     out = {}
     for name in ("codex", "claude"):
         path = bin_dir / name
-        path.write_text(f"#!{sys.executable}\n{SCRIPT}", encoding="utf-8")
+        known = f"# hook events: {', '.join(codex_hook_events)}\n" if name == "codex" and codex_hook_events else ""
+        path.write_text(f"#!{sys.executable}\n{known}{SCRIPT}", encoding="utf-8")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         out[name] = path
     return out
