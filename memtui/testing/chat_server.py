@@ -71,8 +71,8 @@ LLAMA_CPP_JSON_SCHEMA_ERROR = (
     '\n\n  File "llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST /v1/chat/completions'
 )
 
-# Replies a real small local model (SmolLM2-135M-Instruct) gave: a raw control character inside a JSON string, and
-# the three keys filled with junk.
+# Reply shapes of a real small local model (SmolLM2-135M-Instruct on llama-cpp-python): raw control characters
+# inside JSON strings, and the three keys filled with junk.
 SMALL_MODEL_CONTROL_CHAR = (
     '{"rollout_summary": "# Fixed CI\n\nRollout context:\tshop", "rollout_slug": "fix-ci", "raw_memory": "---\n'
     "description: CI needs TZ=UTC\ntask: fix ci\ntask_group: shop\ntask_outcome: success\ncwd: /work/shop\n"
