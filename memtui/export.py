@@ -141,14 +141,17 @@ def splice_block(existing: str, block: str | None) -> str:
 AgentsMdResult = Literal["created", "updated", "unchanged"]
 
 
-def write_agents_md(path: Path, block: str | None, warn: Callable[[str], None] | None = None) -> AgentsMdResult:
+def write_agents_md(
+    path: Path, block: str | None, warn: Callable[[str], None] | None = None, cap: int | None = None
+) -> AgentsMdResult:
     """Write or refresh the memtui section of an AGENTS.md / CLAUDE.md. An existing file is replaced atomically
     (mode kept; a symlink is followed, not replaced). Codex's 32 KiB AGENTS.md cap is respected (``export_cap``);
-    ``warn`` receives what that changed."""
-    from memtui.export_cap import fit_agents_md
+    ``warn`` receives what that changed. ``cap``: the bytes of this file Codex loads, when the files it loads before
+    it (``export_chain``) leave less than the whole budget."""
+    from memtui.export_cap import PROJECT_DOC_MAX_BYTES, fit_agents_md
 
     def splice(existing: str) -> str:
-        fit = fit_agents_md(path.name, existing, block)
+        fit = fit_agents_md(path.name, existing, block, PROJECT_DOC_MAX_BYTES if cap is None else cap)
         for message in fit.warnings:
             (warn or (lambda _m: None))(message)
         return fit.text

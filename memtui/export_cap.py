@@ -94,6 +94,15 @@ def fit_agents_md(name: str, existing: str, block: str | None, cap: int = PROJEC
     section = splice_block("", block).replace("\n", nl) if nl != "\n" else splice_block("", block)
     moved = section + (nl if rest and not rest.startswith(nl) else "") + rest
     over = _size(moved) - cap
+    if _block_end(moved) > cap:  # even alone the block is larger than what is left of the budget
+        return CapFit(
+            moved,
+            [
+                f"the memtui block is {_block_end(moved):,} bytes but only {cap:,} of {name} are loaded "
+                f"(project_doc_max_bytes, less the files Codex loads before it): Codex loads only its first "
+                f"{cap:,} bytes (raise project_doc_max_bytes in ~/.codex/config.toml, or export less)"
+            ],
+        )
     return CapFit(
         moved,
         [

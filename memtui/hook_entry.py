@@ -19,6 +19,7 @@ from pathlib import Path
 
 PENDING = "pending"
 STATE_DIR = "hooks"
+FIRED_SUFFIX = ".fired"  # <agent>.fired: its mtime is when the agent last ran the hook (``memtui hooks status``)
 LOG = Path("logs") / "hooks.log"
 
 
@@ -82,6 +83,7 @@ def run_hook(home: Path, agent: str, rest: list[str]) -> None:
         return  # memtui's own model call ending (Phase 1 through the codex CLI): no new round
     state = home / STATE_DIR
     _private_dir(state)
+    os.close(os.open(state / f"{agent}{FIRED_SUFFIX}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
     fd = os.open(state / PENDING, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.write(fd, agent.encode())
     os.close(fd)
@@ -92,7 +94,11 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     home: Path | None = None
     agent = ""
-    while args and args[0] in ("--home", "--from"):
+    session_end = False
+    while args and args[0] in ("--home", "--from", "--session-end"):
+        if args[0] == "--session-end":  # Codex's SessionEnd hook: JSON on stdin, run in the session's folder
+            session_end, args = True, args[1:]
+            continue
         flag, value = args[0], args[1] if len(args) > 1 else ""
         args = args[2:]
         if flag == "--home":
@@ -104,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     if home is None or agent not in ("claude", "codex"):
         return 0  # a hook must never fail the agent
     os.umask(0o077)
+    if session_end:
+        args = []  # nothing to chain to, and the session's folder is the working directory (as Claude Code's)
     try:
         run_hook(home, agent, args)
     except OSError:

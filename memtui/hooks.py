@@ -38,6 +38,11 @@ from memtui.private import make_private_dir, write_private_bytes
 Agent = Literal["claude", "codex"]
 AGENTS: tuple[Agent, ...] = ("claude", "codex")
 CLAUDE_EVENT = "SessionEnd"
+# Codex's session-end hook: a ``SessionEnd`` entry in ``$CODEX_HOME/hooks.json`` (the same shape as Claude Code's
+# settings), for a codex whose own program knows that event; older ones get the per-turn ``notify`` program.
+CODEX_EVENT = "SessionEnd"
+CODEX_HOOKS_FILE = "hooks.json"
+SESSION_END_FLAG = "--session-end"
 CHAIN_SEPARATOR = "--"
 ENTRY_MODULE = "memtui.hook_entry"  # the fast, stdlib-only command the agents run
 
@@ -68,8 +73,49 @@ class HookStatus(BaseModel):
 # --- where things are ----------------------------------------------------------------------------------------
 
 
+def codex_knows_session_end(command: str = "codex") -> bool:
+    """Whether the installed codex has the ``SessionEnd`` hook event: its own executable (or, for the npm
+    launcher script, the native binaries it ships) names the event. Read from the program, never assumed."""
+    import mmap
+    import shutil
+
+    exe = shutil.which(command)
+    if exe is None:
+        return False
+    real = Path(os.path.realpath(exe))
+    candidates = [real]
+    try:
+        with real.open("rb") as fh:
+            if fh.read(2) == b"#!":  # a launcher: look at the binaries of its package
+                candidates = [p for p in real.parent.parent.rglob("codex*") if p.is_file() and p != real][:8]
+                candidates.append(real)
+    except OSError:
+        return False
+    for path in candidates:
+        try:
+            with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                if data.find(CODEX_EVENT.encode()) >= 0:
+                    return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def codex_uses_session_end(paths: Paths) -> bool:
+    """Session-end hook when the codex on PATH has it, or when memtui's entry is already in hooks.json."""
+    hooks_json = paths.codex_home / CODEX_HOOKS_FILE
+    try:
+        if _claude_installed(_parse_claude(hooks_json, _read(hooks_json)), "codex"):
+            return True
+    except HookError:
+        pass
+    return codex_knows_session_end()
+
+
 def settings_path(paths: Paths, agent: Agent) -> Path:
-    return paths.claude_dir / "settings.json" if agent == "claude" else paths.codex_home / "config.toml"
+    if agent == "claude":
+        return paths.claude_dir / "settings.json"
+    return paths.codex_home / (CODEX_HOOKS_FILE if codex_uses_session_end(paths) else "config.toml")
 
 
 def _state_dir(paths: Paths) -> Path:
@@ -88,14 +134,15 @@ def _written_hash(paths: Paths, agent: Agent) -> Path:
     return _state_dir(paths) / f"{agent}.installed-sha256"
 
 
-def hook_argv(paths: Paths, agent: Agent) -> list[str]:
+def hook_argv(paths: Paths, agent: Agent, session_end: bool = False) -> list[str]:
     """The command the agent runs: this Python and this memtui, with the home pinned (the agent's environment may
     not carry MEMTUI_HOME)."""
-    return [sys.executable, "-m", ENTRY_MODULE, "--home", str(paths.home), "--from", agent]
+    argv = [sys.executable, "-m", ENTRY_MODULE, "--home", str(paths.home), "--from", agent]
+    return [*argv, SESSION_END_FLAG] if session_end else argv
 
 
-def _is_ours_claude(command: Any) -> bool:
-    return isinstance(command, str) and ENTRY_MODULE in command and "--from claude" in command
+def _is_ours_claude(command: Any, agent: Agent = "claude") -> bool:
+    return isinstance(command, str) and ENTRY_MODULE in command and f"--from {agent}" in command
 
 
 def _is_ours_codex(notify: Any) -> bool:
@@ -158,10 +205,11 @@ def _parse_codex(path: Path, raw: bytes | None) -> tomlkit.TOMLDocument:
     return doc
 
 
-def _claude_installed(data: dict[str, Any]) -> bool:
+def _claude_installed(data: dict[str, Any], agent: Agent = "claude") -> bool:
+    """memtui's entry among the ``SessionEnd`` hooks (Claude Code's settings.json, or Codex's hooks.json)."""
     for group in data.get("hooks", {}).get(CLAUDE_EVENT, []):
         if isinstance(group, dict) and any(
-            isinstance(h, dict) and _is_ours_claude(h.get("command")) for h in group.get("hooks", []) or []
+            isinstance(h, dict) and _is_ours_claude(h.get("command"), agent) for h in group.get("hooks", []) or []
         ):
             return True
     return False
@@ -187,14 +235,15 @@ def _remember_original(paths: Paths, agent: Agent, raw: bytes | None) -> None:
 def install(paths: Paths, agent: Agent) -> HookResult:
     path = settings_path(paths, agent)
     raw = _read(path)
-    if agent == "claude":
+    if agent == "claude" or path.name == CODEX_HOOKS_FILE:
         data = _parse_claude(path, raw)
-        if _claude_installed(data):
+        if _claude_installed(data, agent):
             return HookResult(agent=agent, path=path, outcome="already_installed")
-        entry = {"hooks": [{"type": "command", "command": shlex.join(hook_argv(paths, agent))}]}
+        command = shlex.join(hook_argv(paths, agent, session_end=agent == "codex"))
+        entry = {"hooks": [{"type": "command", "command": command}]}
         data.setdefault("hooks", {}).setdefault(CLAUDE_EVENT, []).append(entry)
         new = _render_claude(data)
-        detail = f"{CLAUDE_EVENT} hook added"
+        detail = f"{CLAUDE_EVENT} hook added" + (" (this codex has the session-end hook)" if agent == "codex" else "")
     else:
         doc = _parse_codex(path, raw)
         old = doc.get("notify")
@@ -228,16 +277,16 @@ def uninstall(paths: Paths, agent: Agent) -> HookResult:
             path.unlink()
         _forget_state(paths, agent)
         return HookResult(agent=agent, path=path, outcome="restored", detail="byte for byte as before the install")
-    if agent == "claude":
+    if agent == "claude" or path.name == CODEX_HOOKS_FILE:
         data = _parse_claude(path, raw)
-        if not _claude_installed(data):
+        if not _claude_installed(data, agent):
             _forget_state(paths, agent)
             return HookResult(agent=agent, path=path, outcome="not_installed")
         groups = []
         for group in data["hooks"][CLAUDE_EVENT]:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
                 group["hooks"] = [
-                    h for h in group["hooks"] if not (isinstance(h, dict) and _is_ours_claude(h.get("command")))
+                    h for h in group["hooks"] if not (isinstance(h, dict) and _is_ours_claude(h.get("command"), agent))
                 ]
                 if not group["hooks"]:
                     continue
@@ -267,25 +316,45 @@ def uninstall(paths: Paths, agent: Agent) -> HookResult:
     return HookResult(agent=agent, path=path, outcome="removed_entry", detail="the file changed since the install")
 
 
+def last_fired(paths: Paths, agent: Agent) -> int | None:
+    """When the agent last ran memtui's hook (seconds since the epoch), from the stamp ``hook_entry`` leaves."""
+    try:
+        return int((_state_dir(paths) / f"{agent}{hook_entry.FIRED_SUFFIX}").stat().st_mtime)
+    except OSError:
+        return None
+
+
+def _fired_text(paths: Paths, agent: Agent) -> str:
+    when = last_fired(paths, agent)
+    if when is None:
+        return "never fired"
+    ago = max(0, clock.now_s() - when)
+    return f"last fired {clock.iso(when)} ({ago // 3600} h {ago % 3600 // 60} min ago)"
+
+
 def status(paths: Paths) -> list[HookStatus]:
     out = []
     for agent in AGENTS:
         path = settings_path(paths, agent)
         try:
             raw = _read(path)
-            if agent == "claude":
-                installed = _claude_installed(_parse_claude(path, raw))
-                detail = f"{CLAUDE_EVENT} hook" if installed else "no memtui hook"
+            if agent == "claude" or path.name == CODEX_HOOKS_FILE:
+                installed = _claude_installed(_parse_claude(path, raw), agent)
+                kind = "session-end hook" if agent == "codex" else f"{CLAUDE_EVENT} hook"
+                detail = kind if installed else f"no memtui hook (this {agent} has the session-end hook)"
             else:
                 notify = _parse_codex(path, raw).get("notify")
                 installed = _is_ours_codex(notify)
                 argv = [str(a) for a in notify] if notify else []
                 chained = argv[argv.index(CHAIN_SEPARATOR) + 1 :] if installed and CHAIN_SEPARATOR in argv else []
                 detail = (
-                    ("notify program" + (f", chaining to {chained!r}" if chained else ""))
+                    ("notify program, after every turn (this codex has no session-end hook)"
+                     + (f", chaining to {chained!r}" if chained else ""))
                     if installed
                     else (f"notify is {argv!r}" if argv else "no notify program")
-                )
+                )  # fmt: skip
+            if installed:
+                detail += "; " + _fired_text(paths, agent)
         except (HookError, OSError) as exc:
             installed, detail = False, str(exc)
         out.append(HookStatus(agent=agent, path=path, installed=installed, detail=detail))

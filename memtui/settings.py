@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-Provider = Literal["auto", "openai", "offline", "codex", "claude"]
-ResolvedProvider = Literal["openai", "offline", "codex", "claude"]
+Provider = Literal["auto", "openai", "local", "offline", "codex", "claude"]
+ResolvedProvider = Literal["openai", "local", "offline", "codex", "claude"]
 
 # Environment variables read besides MEMTUI_<FIELD>: the conventional OpenAI ones.
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -46,6 +46,10 @@ class Settings(BaseModel):
     effective_context_window_percent: int = Field(95, ge=1, le=100)
     context_window_percent: int = Field(70, ge=1, le=100)
     bytes_per_token: float = Field(3.0, gt=0, description="conservative: JSON and code are denser than 4 B/token")
+    # A model on the user's own machine (provider = "local": Ollama, llama.cpp's server, LM Studio, vLLM): its
+    # window replaces context_window_tokens, and every request reserves room for the reply.
+    local_context_window_tokens: int = Field(8192, ge=1024, description="the local model's context window (n_ctx)")
+    reply_reserve_tokens: int = Field(2048, ge=256, description="tokens of the window kept free for the reply")
 
     # Jobs.
     job_lease_seconds: int = Field(3600, ge=1)
@@ -88,6 +92,11 @@ class Settings(BaseModel):
         from memtui.llm.backends.choose import choose_provider
 
         return choose_provider(self).name
+
+    @property
+    def model_context_window(self) -> int:
+        """The window Phase 1 budgets against: the local model's own when ``provider = "local"``."""
+        return self.local_context_window_tokens if self.provider == "local" else self.context_window_tokens
 
     @property
     def rollout_token_budget(self) -> int:

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from memtui import export, export_scope, mcp_server, search
+from memtui import export, export_scope, mcp_scope, mcp_server, search
 from memtui.memroot.approved import approved
 from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
@@ -148,7 +148,7 @@ _NOT_MEMORY = {
     "refresh_messages": "rollout files (their indexed messages), not the memory root",
     "message_docs": "rollout items",
 }
-_AGENT_FACING = (export, export_scope, mcp_server)
+_AGENT_FACING = (export, export_scope, mcp_server, mcp_scope)
 
 
 def _is_approved(node: ast.AST, snapshots: set[str]) -> bool:

@@ -63,7 +63,7 @@ def test_codex_exec_gets_exactly_the_documented_flags(home, fake_clis, isolated_
     schema, out = argv[argv.index("--output-schema") + 1], argv[argv.index("-o") + 1]
     assert Path(schema).parent == Path(out).parent and Path(schema).parent.parent == Path(work)
     assert argv == [
-        "codex", "exec", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral", "--json",
+        "codex", "exec", "-c", "notify=[]", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral", "--json",
         "--color", "never", "-C", work, "--output-schema", schema, "-o", out, "-",
     ]  # fmt: skip
     assert exec_call["cwd"] == work
@@ -72,6 +72,42 @@ def test_codex_exec_gets_exactly_the_documented_flags(home, fake_clis, isolated_
     assert not Path(schema).parent.exists()  # the temporary schema and output files are gone
     assert get_stage1_output(home[0].conn, t)["rollout_slug"] == "fix-checkout-test"
     assert runs(home[0].conn, t)[0]["model"] == "codex (its default model)"
+
+
+def test_codex_calls_do_not_fire_the_users_notify_program(home, fake_clis, isolated_env, tmp_path):
+    fired = tmp_path / "notified.txt"
+    script = tmp_path / "notify.sh"
+    script.write_text(f'#!/bin/sh\necho "$1" >> {fired}\n')
+    script.chmod(0o755)
+    (isolated_env["CODEX_HOME"] / "config.toml").write_text(f'notify = ["{script}"]\n')
+    seed(home)
+    assert run_phase1(ctx_for("codex")).succeeded == 1
+    assert not fired.exists()  # the user's program runs for the user's turns, not memtui's
+
+
+def test_claude_without_the_quiet_flags_gets_the_full_deny_list(home, fake_clis, monkeypatch):
+    from memtui.llm.backends import capabilities
+
+    monkeypatch.setenv("FAKE_CLAUDE_OLD", "1")
+    capabilities.forget()
+    seed(home)
+    assert run_phase1(ctx_for("claude")).succeeded == 1
+    argv = calls(fake_clis)[-1]["argv"]
+    assert "--tools" not in argv and argv[argv.index("--disallowedTools") + 1] == claude_cli.ALL_TOOLS
+    for tool in ("Agent", "Monitor", "ToolSearch", "TaskOutput", "AskUserQuestion"):
+        assert tool in claude_cli.ALL_TOOLS.split(",")
+    capabilities.forget()
+
+
+def test_config_says_which_cli_flags_are_used_and_why(home, fake_clis):
+    from memtui.llm.backends import capabilities
+
+    capabilities.forget()
+    codex_line, claude_line = capabilities.describe("codex"), capabilities.describe("claude")
+    assert codex_line.startswith("codex 0.200.0 at ") and "-c notify=[]" in codex_line and "--ephemeral" in codex_line
+    assert claude_line.startswith("claude 2.1.300 at ")
+    for flag in ('--tools ""', "--strict-mcp-config", "--no-session-persistence"):
+        assert flag in claude_line
 
 
 def test_codex_gets_the_model_only_when_the_user_chose_one(home, fake_clis):
@@ -90,7 +126,7 @@ def test_claude_p_gets_exactly_the_documented_flags(home, fake_clis, isolated_en
     schema = json.loads(call["argv"][5])
     assert call["argv"] == [
         "claude", "-p", "--output-format", "json", "--json-schema", call["argv"][5],
-        "--disallowedTools", claude_cli.ALL_TOOLS, "--model", "claude-haiku-5",
+        "--tools", "", "--strict-mcp-config", "--no-session-persistence", "--model", "claude-haiku-5",
     ]  # fmt: skip
     assert schema["additionalProperties"] is False and set(schema["required"]) == {
         "rollout_summary",
@@ -159,20 +195,24 @@ def test_a_missing_cli_is_not_installed(home, tmp_path, monkeypatch, provider):
 # --- no self-learning -----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("provider, ignore_ephemeral", [("codex", False), ("codex", True), ("claude", False)])
+@pytest.mark.parametrize(
+    "provider, ignore_ephemeral", [("codex", False), ("codex", True), ("claude", False), ("claude", True)]
+)
 def test_ingest_after_a_phase1_run_adds_no_thread(
     home, fake_clis, monkeypatch, isolated_env, provider, ignore_ephemeral
 ):
-    """The fakes persist sessions like the real CLIs (claude always, codex without --ephemeral or when it ignores it)."""
+    """The fakes persist sessions like the real CLIs: codex without --ephemeral (or when it ignores it), claude
+    without --no-session-persistence (``ignore_ephemeral`` plays a Claude Code too old for that flag)."""
     ctx, _ = home
     ids = seed(home, 2)
     if ignore_ephemeral:
         monkeypatch.setenv("FAKE_CODEX_IGNORE_EPHEMERAL", "1")
+        monkeypatch.setenv("FAKE_CLAUDE_OLD", "1")
     s = run_phase1(ctx_for(provider))
     assert s.succeeded == 2
     own_root = isolated_env["CODEX_HOME" if provider == "codex" else "CLAUDE_CONFIG_DIR"]
     own_files = [p for p in own_root.rglob("*.jsonl") if not any(t in p.name for t in ids)]
-    assert len(own_files) == (0 if provider == "codex" and not ignore_ephemeral else 2)
+    assert len(own_files) == (2 if ignore_ephemeral else 0)
     summary = run_ingest(ctx)
     threads = {r[0] for r in ctx.conn.execute("SELECT id FROM threads")}
     assert threads == set(ids)

@@ -79,9 +79,9 @@ async def test_mcp_over_stdio(memory_home):
             f"<rollout_ids>\n{THREAD}\n</rollout_ids>\n</oai-mem-citation>"
         )
         cited = _data(await session.call_tool("memory_cite", {"citation": block}))
-        assert cited["ok"] and cited["counted"][0]["usage_count"] == 1
+        assert cited["ok"] and cited["counted"] is False and cited["check"]["rollout_ids"][0]["has_memory"]
         await session.call_tool("memory_cite", {"citation": block})
-        assert _usage(THREAD) == 2  # the usage count rises with each recorded citation
+        assert _usage(THREAD) is None  # checking counts nothing: the reply carrying the block is the one count
 
         for bad in ("../secret.txt", "escape", "/etc/passwd", ".git/config", "rollout_summaries/../../secret.txt"):
             refused = await session.call_tool("memory_read", {"path": bad})

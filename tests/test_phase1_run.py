@@ -184,7 +184,9 @@ def test_noop_deletes_an_earlier_row_and_enqueues_phase2_only_if_one_was_deleted
 )
 def test_bad_reply_fails_the_job_with_a_clear_reason_and_backs_off(home, model_env, reply, reason):
     (t,) = seed(home)
-    model_env.script(reply)
+    # An invalid output is asked for once more before the job fails; a server error is not.
+    asks = 1 if reply.status != 200 else 2
+    model_env.script(*[reply] * asks)
     s = run_phase1(fresh())
     assert (s.failed, s.succeeded) == (1, 0)
     assert any(reason in k for k in s.failures)
@@ -197,7 +199,7 @@ def test_bad_reply_fails_the_job_with_a_clear_reason_and_backs_off(home, model_e
     assert get_stage1_output(conn, t) is None
     # Backing off: the next run does not call the model (no hot loop).
     s = run_phase1(fresh())
-    assert s.skipped.get("retry_backoff") == 1 and len(model_env.requests) == 1
+    assert s.skipped.get("retry_backoff") == 1 and len(model_env.requests) == asks
 
 
 def test_rate_limit_gets_one_quick_retry_then_succeeds(home, model_env):
@@ -271,7 +273,7 @@ def _wait_for(predicate, timeout: float = 10.0) -> None:
 def test_slow_worker_that_lost_its_lease_writes_nothing(home, model_env, monkeypatch):
     (t,) = seed(home)
     monkeypatch.setenv("MEMTUI_JOB_LEASE_SECONDS", "10")
-    slow = {**VALID, "raw_memory": "from the slow worker\n"}
+    slow = {**VALID, "raw_memory": VALID["raw_memory"].replace("CI runs in UTC", "from the slow worker")}
     model_env.script(reply_json(slow, delay=0.6), reply_json(VALID))
     first: list = []
     worker = threading.Thread(target=lambda: first.append(run_phase1(fresh())))
@@ -347,10 +349,11 @@ def test_rollout_change_reextracts_and_resets_the_retry_budget(home, model_env):
     assert s.skipped.get("up_to_date") == 1 and len(model_env.requests) == 1
     # The rollout grows: a newer updated_at is a new watermark.
     conn.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (IDLE + 60, t))
-    model_env.script(reply_json({**VALID, "raw_memory": "newer\n"}))
+    newer = VALID["raw_memory"].replace("CI runs in UTC", "newer")
+    model_env.script(reply_json({**VALID, "raw_memory": newer}))
     assert run_phase1(fresh()).succeeded == 1
     out = get_stage1_output(conn, t)
-    assert (out["raw_memory"], out["source_updated_at"]) == ("newer\n", IDLE + 60)
+    assert (out["raw_memory"], out["source_updated_at"]) == (newer, IDLE + 60)
     assert job(conn, t)["retry_remaining"] == 3
 
 
@@ -358,12 +361,12 @@ def test_retry_exhaustion_stops_until_the_rollout_changes(home, model_env):
     (t,) = seed(home)
     conn = home[0].conn
     for attempt in range(3):
-        model_env.script(reply_text("not json"))
+        model_env.script(reply_text("not json"), reply_text("not json"))  # asked again once, then failed
         assert run_phase1(fresh()).failed == 1, attempt
         clock.freeze(clock.now_s() + 3600)  # past the backoff
     assert job(conn, t)["retry_remaining"] == 0
     s = run_phase1(fresh())
-    assert s.skipped.get("retry_exhausted") == 1 and s.claimed == 0 and len(model_env.requests) == 3
+    assert s.skipped.get("retry_exhausted") == 1 and s.claimed == 0 and len(model_env.requests) == 6
     conn.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (IDLE + 1, t))
     model_env.script(reply_json(VALID))
     s = run_phase1(fresh())

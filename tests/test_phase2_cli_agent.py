@@ -63,12 +63,13 @@ def test_the_cli_agent_writes_memory_which_is_redacted_and_awaits_review(cli_ctx
         argv = agent_call["argv"]
         out = argv[argv.index("-o") + 1]
         assert argv == [
-            "codex", "exec", "--sandbox", "workspace-write", "-C", folder, "--skip-git-repo-check",
+            "codex", "exec", "-c", "notify=[]", "--sandbox", "workspace-write", "-C", folder, "--skip-git-repo-check",
             "--ephemeral", "--json", "--color", "never", "-o", out, "-",
         ]  # fmt: skip
     else:
         assert agent_call["argv"] == [
-            "claude", "-p", "--permission-mode", "acceptEdits", "--allowedTools", "Read,Edit,Write,Glob,Grep",
+            "claude", "-p", "--strict-mcp-config", "--no-session-persistence", "--permission-mode", "acceptEdits",
+            "--allowedTools", "Read,Edit,Write,Glob,Grep",
             "--disallowedTools", claude_cli.AGENT_DISALLOWED, "--output-format", "json",
         ]  # fmt: skip
     run = review.pending_run(ctx.conn)

@@ -19,10 +19,11 @@ from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 
 from memtui import clock
-from memtui.batch.model import CollectSummary, ResultLine, input_hash
+from memtui.batch.model import CollectSummary, ResultLine, error_message, input_hash
 from memtui.llm.structured import StructuredCallError, parse_chat_reply
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.extractor import Extraction, ExtractionFailed, StageOneOutput, keep_faithful_quotes, read_items
+from memtui.phase1.output_check import stage_one_problems
 from memtui.phase1.quotes import has_user_quote, user_words
 from memtui.phase1.render import render_items
 from memtui.phase1.run import redact_output, short_reason
@@ -58,12 +59,9 @@ def parse_result_lines(data: bytes) -> tuple[dict[str, ResultLine], int]:
 
 def _fail_reason(line: ResultLine) -> str:
     if line.error is not None:
-        return f"batch request failed ({line.error.code or 'error'}): {line.error.message or ''}".strip()
+        return f"batch request failed ({line.error.code or 'error'}): {line.error.message or 'no detail'}"
     resp = line.response
-    body = resp.body if resp is not None else None
-    message = (
-        body.get("error", {}).get("message") if isinstance(body, dict) and isinstance(body.get("error"), dict) else None
-    )
+    message = error_message(resp.body) if resp is not None else None
     return f"model server error in the batch (HTTP {resp.status_code if resp else '?'}): {message or 'no detail'}"
 
 
@@ -156,6 +154,8 @@ def apply_one(
             result = parse_chat_reply(ChatCompletion.model_validate(body), StageOneOutput, latency_ms=0, model="")
             output = result.output
             record["prompt_tokens"], record["completion_tokens"] = result.prompt_tokens, result.completion_tokens
+            if problems := stage_one_problems(output):  # junk in the right keys: never stored
+                output, error = None, "invalid_output: " + "; ".join(problems)
         except StructuredCallError as exc:
             error = str(exc)
             record["prompt_tokens"], record["completion_tokens"] = exc.prompt_tokens, exc.completion_tokens

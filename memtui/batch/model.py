@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 URL = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"
@@ -46,9 +46,35 @@ class ResultError(BaseModel):
     code: str | None = None
     message: str | None = None
 
+    @field_validator("code", mode="before")
+    @classmethod
+    def _code_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+def error_message(value: Any, depth: int = 0) -> str | None:
+    """The human message of an error in any shape the engines write: a string, ``{message}``, ``{error: ...}``
+    nested (Batch API bodies, vLLM's ``ErrorResponse``), ``{detail}`` (FastAPI)."""
+    if depth > 4 or value is None:
+        return None
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, dict):
+        for key in ("message", "msg", "detail"):
+            if isinstance(value.get(key), str) and value[key]:
+                return value[key]
+        if "error" in value:
+            return error_message(value["error"], depth + 1)
+        if isinstance(value.get("detail"), list):
+            return "; ".join(filter(None, (error_message(d, depth + 1) for d in value["detail"]))) or None
+    if isinstance(value, list):
+        return "; ".join(filter(None, (error_message(v, depth + 1) for v in value))) or None
+    return None
+
 
 class ResultLine(BaseModel):
-    """One line of an output or error file."""
+    """One line of an output or error file, in every shape the Batch API and ``vllm run-batch`` write: ``error``
+    as an object (``code`` a string, or a number in older vLLM), as a plain string (vLLM), or nested."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -56,6 +82,19 @@ class ResultLine(BaseModel):
     custom_id: str
     response: ResultResponse | None = None
     error: ResultError | None = None
+
+    @field_validator("error", mode="before")
+    @classmethod
+    def _error_shape(cls, value: Any) -> Any:
+        if value is None or value == {}:
+            return None
+        if isinstance(value, str):
+            return {"code": None, "message": value}
+        if isinstance(value, dict):
+            inner = value.get("error")
+            code = value.get("code", inner.get("code") if isinstance(inner, dict) else None)
+            return {**value, "code": code, "message": error_message(value)}
+        return {"code": None, "message": str(value)}
 
 
 class PrepareSummary(BaseModel):

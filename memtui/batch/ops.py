@@ -13,6 +13,7 @@ from memtui.batch.model import TERMINAL, BatchRunSummary, CollectSummary, Submis
 from memtui.batch.prepare import prepare
 from memtui.context import Context
 from memtui.llm.client import make_client
+from memtui.phase1.run import short_reason
 from memtui.state import stores
 from memtui.state.jobs import close_abandoned_runs
 
@@ -68,7 +69,12 @@ def collect(ctx: Context, client=None) -> CollectSummary:
         results, bad = parse_result_lines(remote.download(client, batch.output_file_id))
         errors, bad_err = parse_result_lines(remote.download(client, batch.error_file_id))
         results.update(errors)
-        apply_results(conn, ctx.settings, sub["id"], results, summary, missing=NOT_RUN[batch.status])
+        missing = NOT_RUN[batch.status]
+        if why := remote.batch_errors(batch):  # a validation failure says why in batch.errors: keep it
+            missing = f"{missing}: {why}"
+            remote.note(conn, sub["id"], why)
+            summary.failures[short_reason(f"batch {batch.status}: {why}")] = sub["requests"]
+        apply_results(conn, ctx.settings, sub["id"], results, summary, missing=missing)
         summary.unmatched += len(results) + bad + bad_err
     stores.drop_finished_batch_files(conn)  # a finished batch's input file held the rollouts' text in full
     summary.seconds = round(time.perf_counter() - started, 3)

@@ -76,3 +76,19 @@ def cancel(conn: sqlite3.Connection, client: Any, sub: sqlite3.Row) -> str:
     batch = client.batches.cancel(sub["batch_id"])
     _set(conn, sub["id"], remote_status=batch.status, detail="cancel requested")
     return batch.status
+
+
+def batch_errors(batch: Any) -> str | None:
+    """The messages of ``batch.errors`` (a batch that failed validation: ``{data: [{code, message, line}]}``)."""
+    errors = getattr(batch, "errors", None)
+    data = getattr(errors, "data", None) or []
+    said = []
+    for e in data:
+        line = getattr(e, "line", None)
+        where = f"line {line}: " if line is not None else ""
+        said.append(f"{where}{getattr(e, 'code', None) or 'error'}: {getattr(e, 'message', None) or 'no detail'}")
+    return "; ".join(said) or None
+
+
+def note(conn: sqlite3.Connection, sub_id: str, detail: str) -> None:
+    _set(conn, sub_id, detail=detail[:2000])

@@ -45,7 +45,12 @@ COMMANDS = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands an agent starts and waits on: only their own module is loaded (not every command's imports), so the
+# client's start-up timeout is not spent importing what the command never uses.
+LIGHT_COMMANDS = ("mcp",)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memtui",
         description="Curate the long-term memory of coding agents. With no command, open the terminal UI.",
@@ -61,13 +66,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="override one setting for this run (repeatable), e.g. --set max_unused_days=14",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"memtui.cli.{name}_cmd").register(sub)
     return parser
 
 
+def _light_command(argv: list[str]) -> str | None:
+    """The light command ``argv`` runs, if any (global options may come first)."""
+    for i, arg in enumerate(argv):
+        if not arg.startswith("-"):
+            previous = argv[i - 1] if i else ""
+            if previous in ("--home", "--set"):
+                continue
+            return arg if arg in LIGHT_COMMANDS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_light_command(argv))
     args = parser.parse_args(argv)
     if args.home:
         os.environ["MEMTUI_HOME"] = str(args.home.expanduser().resolve())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memtui.cli.common import make_context, print_json
+from memtui.settings import Settings
 
 SECRET_FIELDS = {"api_key"}
 
@@ -20,6 +21,29 @@ def _shown(name: str, value: object) -> object:
         text = str(value)
         return f"{text[:3]}…{text[-2:]} (set)" if len(text) > 8 else "(set)"
     return str(value) if value is not None and not isinstance(value, int | float | bool | str) else value
+
+
+def engine_lines(s: Settings) -> dict[str, str]:
+    """One line per kind of provider: the path memtui's calls take on this machine and why."""
+    from memtui.llm.backends import capabilities
+    from memtui.llm.ladder import DEFAULT_BASE_URL, mode_memory
+    from memtui.phase1.prompt import COMPACT_PROMPT_MAX_WINDOW
+    from memtui.settings import memtui_home
+
+    base = (s.base_url or DEFAULT_BASE_URL).rstrip("/")
+    mode = mode_memory(memtui_home()).get(base)
+    how = f"structured output as {mode.value} (probed earlier)" if mode else "structured output probed on first call"
+    window = s.model_context_window
+    prompt = "compact" if window <= COMPACT_PROMPT_MAX_WINDOW else "full"
+    http = (
+        f"{base}: {how} (json_schema, then json_object with schema, then schema in the prompt); window {window} "
+        f"tokens, {s.reply_reserve_tokens} reserved for the reply, {prompt} stage-one prompt"
+    )
+    return {
+        "http": http,
+        "codex": capabilities.describe("codex"),
+        "claude": capabilities.describe("claude"),
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,13 +64,24 @@ def run(args: argparse.Namespace) -> int:
         "claude_dir": str(ctx.paths.claude_dir),
     }
     choice = choose_provider(s)
+    engines = engine_lines(s)
     if args.json:
-        print_json({"settings": rows, "paths": paths, "provider": choice.name, "provider_reason": choice.reason})
+        print_json(
+            {
+                "settings": rows,
+                "paths": paths,
+                "provider": choice.name,
+                "provider_reason": choice.reason,
+                "engines": engines,
+            }
+        )
         return 0
     width = max(map(len, rows))
     for name, row in rows.items():
         print(f"{name:<{width}}  {row['value']!s:<28}  {row['origin']}")
     print(f"{'provider (effective)':<{width}}  {choice.name}: {choice.reason}")
+    for name, line in engines.items():
+        print(f"{'  ' + name:<{width}}  {line}")
     for name, value in paths.items():
         print(f"{name:<{width}}  {value}")
     return 0

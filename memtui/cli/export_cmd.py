@@ -80,9 +80,17 @@ def run_agents_md(args: argparse.Namespace) -> int:
         )
     elif target.scope == "global":
         _warn(root, bpt)
+    from memtui.export_chain import measure_chain
+
+    chain = measure_chain(target.path, ctx.paths.codex_home, target.work_tree)
+    for message in chain.warnings if chain is not None and block is not None else []:
+        print(f"memtui export: warning: {message}", file=sys.stderr)
     try:
         outcome = write_agents_md(
-            target.path, block, warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr)
+            target.path,
+            block,
+            warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr),
+            cap=chain.cap if chain is not None else None,
         )
     except MarkerError as exc:
         print(f"memtui export: {target.path}: {exc}", file=sys.stderr)

@@ -18,14 +18,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hooks", help="agent hooks that run ingest and Phase 1 after each session (install, status)")
     hk = p.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
     for name, func, help_ in [
-        ("install", run_install, "add a Claude Code SessionEnd hook and a Codex notify program (both by default)"),
+        ("install", run_install, "add a Claude Code SessionEnd hook and a Codex session-end hook (or notify program)"),
         ("uninstall", run_uninstall, "remove them; files nobody changed since go back byte for byte"),
     ]:
         q = hk.add_parser(name, help=help_)
         q.add_argument("--claude", action="store_true", help="Claude Code ($CLAUDE_CONFIG_DIR/settings.json)")
         q.add_argument("--codex", action="store_true", help="Codex ($CODEX_HOME/config.toml)")
         q.set_defaults(func=func)
-    q = hk.add_parser("status", help="what is installed where")
+    q = hk.add_parser("status", help="which hook is installed where, and when each last fired")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=run_status)
     q = hk.add_parser("run", help="(called by the agents) start the background worker and return at once")

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
+import re
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
 import openai
@@ -29,6 +32,28 @@ class StructuredCallError(RuntimeError):
         super().__init__(reason)
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
+
+
+class InvalidReply(StructuredCallError):
+    """The server answered, but the reply is not the object asked for (bad JSON, wrong fields, junk)."""
+
+
+class FormatRefused(StructuredCallError):
+    """The server refused the request's ``response_format`` itself (e.g. llama-cpp-python on ``json_schema``)."""
+
+
+class OutputMode(StrEnum):
+    """How a structured reply is asked for, most to least constrained (``llm.ladder`` probes them in order)."""
+
+    JSON_SCHEMA = "json_schema"  # response_format {type: json_schema, strict}: OpenAI, vLLM, Ollama, LM Studio
+    JSON_OBJECT = "json_object"  # response_format {type: json_object, schema}: llama.cpp's and llama-cpp-python's
+    PROMPT = "prompt"  # no response_format: plain JSON, the schema stated in the prompt
+
+
+# An HTTP error counts as a refused response_format when its status and words say so (a 500 included:
+# llama-cpp-python wraps its request validation errors in one).
+_FORMAT_STATUSES = frozenset({400, 415, 422, 500, 501})
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar|literal_error|not supported", re.I)
 
 
 @dataclass
@@ -54,6 +79,26 @@ def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
         else:
             props[name] = {k: v for k, v in spec.items() if k not in ("title", "default")}
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def lenient_json(text: str | bytes) -> Any:
+    """JSON that allows raw control characters inside strings (``strict=False``, as mainstream parsers' lenient
+    modes do): small local models emit literal tabs and newlines in string values."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    return json.loads(text, strict=False)
+
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.S)
+
+
+def unwrap_prompt_reply(text: str) -> str:
+    """A reply asked for in plain text: the JSON inside a code fence, or from its first ``{`` to its last ``}``."""
+    m = _FENCE.match(text)
+    if m:
+        return m.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else text
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -104,11 +149,15 @@ async def call_structured(
     user: str,
     output_model: type[M],
     schema_name: str,
+    mode: OutputMode = OutputMode.JSON_SCHEMA,
+    max_tokens: int | None = None,
 ) -> StructuredResult[M]:
-    """One call (plus at most one retry after a 429); raises ``StructuredCallError`` with the reason."""
+    """One call (plus at most one retry after a 429); raises ``StructuredCallError`` with the reason:
+    ``FormatRefused`` when the server refused the response format, ``InvalidReply`` when it answered with junk."""
     started = time.perf_counter()
+    body = request_body(model, system, user, output_model, schema_name, mode=mode, max_tokens=max_tokens)
     try:
-        response = await _create(client, **request_body(model, system, user, output_model, schema_name))
+        response = await _create(client, **body)
     except openai.APITimeoutError as exc:
         raise StructuredCallError(f"model request timed out after {client.timeout}s") from exc
     except openai.RateLimitError as exc:
@@ -116,7 +165,11 @@ async def call_structured(
             f"rate limited by the model server (HTTP 429, after one retry): {_api_message(exc)}"
         ) from exc
     except openai.APIStatusError as exc:
-        raise StructuredCallError(f"model server error (HTTP {exc.status_code}): {_api_message(exc)}") from exc
+        message = _api_message(exc)
+        reason = f"model server error (HTTP {exc.status_code}): {message}"
+        if exc.status_code in _FORMAT_STATUSES and _FORMAT_WORDS.search(message or ""):
+            raise FormatRefused(reason) from exc
+        raise StructuredCallError(reason) from exc
     except openai.APIConnectionError as exc:
         raise StructuredCallError(f"cannot reach the model server: {exc}") from exc
     except openai.OpenAIError as exc:  # e.g. an unparsable response body
@@ -124,17 +177,19 @@ async def call_structured(
     except ValueError as exc:  # the client parses the body as JSON itself: an HTML error page raises this
         raise StructuredCallError(f"model server sent a reply that is not JSON ({type(exc).__name__}: {exc})") from exc
     latency_ms = int((time.perf_counter() - started) * 1000)
-    return parse_chat_reply(response, output_model, latency_ms=latency_ms, model=model)
+    return parse_chat_reply(response, output_model, latency_ms=latency_ms, model=model, mode=mode)
 
 
-def parse_chat_reply(response: Any, output_model: type[M], *, latency_ms: int, model: str) -> StructuredResult[M]:
+def parse_chat_reply(
+    response: Any, output_model: type[M], *, latency_ms: int, model: str, mode: OutputMode = OutputMode.JSON_SCHEMA
+) -> StructuredResult[M]:
     """Validate one Chat Completions reply against ``output_model`` (also used for Batch API result lines)."""
     usage = getattr(response, "usage", None)
     prompt_tokens = getattr(usage, "prompt_tokens", None)
     completion_tokens = getattr(usage, "completion_tokens", None)
 
     def fail(reason: str) -> StructuredCallError:
-        return StructuredCallError(reason, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+        return InvalidReply(reason, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
 
     choices = getattr(response, "choices", None)
     if not choices:
@@ -147,8 +202,9 @@ def parse_chat_reply(response: Any, output_model: type[M], *, latency_ms: int, m
         raise fail("model reply was cut off (finish_reason=length)")
     if not message.content:
         raise fail("model reply has no content")
+    content = unwrap_prompt_reply(message.content) if mode is OutputMode.PROMPT else message.content
     return StructuredResult(
-        validate_reply(message.content, output_model, fail),
+        validate_reply(content, output_model, fail),
         prompt_tokens,
         completion_tokens,
         latency_ms,
@@ -156,21 +212,58 @@ def parse_chat_reply(response: Any, output_model: type[M], *, latency_ms: int, m
     )
 
 
-def validate_reply(text: str | bytes, output_model: type[M], fail: Any = StructuredCallError) -> M:
-    """The reply parsed with the pydantic model (unknown fields refused), or ``fail(reason)`` raised."""
+def validate_reply(text: str | bytes, output_model: type[M], fail: Any = InvalidReply) -> M:
+    """The reply parsed with the pydantic model (unknown fields refused), or ``fail(reason)`` raised.
+
+    Strict JSON first (the fast path); a reply that only fails as JSON is parsed again leniently (raw control
+    characters in strings), then validated with the same model."""
     try:
         return output_model.model_validate_json(text)
+    except ValidationError as exc:
+        if not any(e["type"] == "json_invalid" for e in exc.errors()):
+            raise fail(describe_validation_error(exc)) from exc
+        first = exc
+    try:
+        obj = lenient_json(text)
+    except ValueError:
+        raise fail(describe_validation_error(first)) from first
+    try:
+        return output_model.model_validate(obj)
     except ValidationError as exc:
         raise fail(describe_validation_error(exc)) from exc
 
 
-def request_body(model: str, system: str, user: str, output_model: type[BaseModel], schema_name: str) -> dict:
+def schema_instruction(output_model: type[BaseModel]) -> str:
+    """What the prompt says when the server cannot constrain the reply itself."""
+    schema = json.dumps(strict_json_schema(output_model), separators=(",", ":"))
+    return f"\n\nReply with only one JSON object (no code fences, no prose) that matches this JSON Schema:\n{schema}"
+
+
+def request_body(
+    model: str,
+    system: str,
+    user: str,
+    output_model: type[BaseModel],
+    schema_name: str,
+    *,
+    mode: OutputMode = OutputMode.JSON_SCHEMA,
+    max_tokens: int | None = None,
+) -> dict:
     """The Chat Completions body of a structured call: the synchronous path and the batch lines share it."""
-    return {
+    schema = strict_json_schema(output_model)
+    if mode is OutputMode.PROMPT:
+        system = system + schema_instruction(output_model)
+    body: dict[str, Any] = {
         "model": model,
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-        "response_format": {
-            "type": "json_schema",
-            "json_schema": {"name": schema_name, "strict": True, "schema": strict_json_schema(output_model)},
-        },
     }
+    if mode is OutputMode.JSON_SCHEMA:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": schema_name, "strict": True, "schema": schema},
+        }
+    elif mode is OutputMode.JSON_OBJECT:
+        body["response_format"] = {"type": "json_object", "schema": schema}
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    return body

@@ -13,11 +13,12 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from memtui.llm.backends.base import Backend
+from memtui.llm.backends.base import Backend, FailureKind
 from memtui.llm.backends.choose import model_if_set
-from memtui.llm.structured import StructuredCallError
+from memtui.llm.structured import InvalidReply, StructuredCallError
 from memtui.phase1.eligibility import Candidate
-from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
+from memtui.phase1.output_check import stage_one_problems
+from memtui.phase1.prompt import build_stage_one_input_message, stage_one_system_prompt
 from memtui.phase1.quotes import enforce_user_quotes, user_words
 from memtui.phase1.render import render_items
 from memtui.redact import redact
@@ -73,6 +74,11 @@ class Extractor(Protocol):
     model: str
 
     async def extract(self, job: Candidate) -> Extraction: ...
+
+
+# A reply that is not the object asked for (bad JSON, junk inside the fields) is asked for again once, then the job
+# fails with the reason: small models are erratic, but two junk replies in a row mean this model cannot do it.
+INVALID_OUTPUT_ATTEMPTS = 2
 
 
 def file_size(path: str) -> int:
@@ -133,7 +139,7 @@ class ModelExtractor:
         else:
             self.request_model = model or settings.extract_model
         self.model = backend.describe_model(self.request_model)
-        self.system = load_prompt("stage_one_system.md")
+        self.system = stage_one_system_prompt(settings)
 
     async def aclose(self) -> None:
         await self.backend.aclose()
@@ -145,7 +151,7 @@ class ModelExtractor:
     def prepare_items(self, job: Candidate, items: list[dict], rendered: str | None = None) -> tuple[str, Extraction]:
         """``prepare`` from the already read items (and their rendering: the batch path hashes it too)."""
         red = redact(render_items(items) if rendered is None else rendered)
-        built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings)
+        built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings, system=self.system)
         info = Extraction(
             output=StageOneOutput(rollout_summary="", raw_memory=""),
             offline=False,
@@ -161,19 +167,36 @@ class ModelExtractor:
 
     async def extract(self, job: Candidate) -> Extraction:
         message, info = await asyncio.to_thread(self.prepare, job)
-        try:
-            result = await self.backend.structured(
-                model=self.request_model,
-                system=self.system,
-                user=message,
-                output_model=StageOneOutput,
-                schema_name="stage_one_output",
-            )
-        except StructuredCallError as exc:
-            info.prompt_tokens, info.completion_tokens = exc.prompt_tokens, exc.completion_tokens
-            raise ExtractionFailed(str(exc), info, stops_run=getattr(exc, "stops_run", False)) from exc
+        ptok = ctok = None
+        for attempt in range(1, INVALID_OUTPUT_ATTEMPTS + 1):
+            try:
+                result = await self.backend.structured(
+                    model=self.request_model,
+                    system=self.system,
+                    user=message,
+                    output_model=StageOneOutput,
+                    schema_name="stage_one_output",
+                )
+            except StructuredCallError as exc:
+                ptok, ctok = _add(ptok, exc.prompt_tokens), _add(ctok, exc.completion_tokens)
+                info.prompt_tokens, info.completion_tokens = ptok, ctok
+                invalid = isinstance(exc, InvalidReply) or getattr(exc, "kind", None) is FailureKind.INVALID_OUTPUT
+                if invalid and attempt < INVALID_OUTPUT_ATTEMPTS:
+                    continue
+                reason = str(exc) if not invalid or str(exc).startswith("invalid_output") else f"invalid_output: {exc}"
+                raise ExtractionFailed(reason, info, stops_run=getattr(exc, "stops_run", False)) from exc
+            ptok, ctok = _add(ptok, result.prompt_tokens), _add(ctok, result.completion_tokens)
+            info.prompt_tokens, info.completion_tokens = ptok, ctok
+            info.latency_ms = result.latency_ms
+            problems = stage_one_problems(result.output)
+            if not problems:
+                break
+            if attempt == INVALID_OUTPUT_ATTEMPTS:
+                raise ExtractionFailed("invalid_output: " + "; ".join(problems), info)
         info.output = result.output
         keep_faithful_quotes(info)
-        info.prompt_tokens, info.completion_tokens = result.prompt_tokens, result.completion_tokens
-        info.latency_ms = result.latency_ms
         return info
+
+
+def _add(total: int | None, more: int | None) -> int | None:
+    return more if total is None else total + (more or 0)

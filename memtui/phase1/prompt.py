@@ -20,6 +20,12 @@ from memtui.phase1.render import TIER_OF, Tier, cut_middle, origin_of_line
 from memtui.settings import Settings
 
 DEFAULT_ROLLOUT_TOKEN_LIMIT = 150_000  # reference: fallback when the context window is unknown
+# At or below this window the full stage-one instructions (~5,000 tokens) would crowd out the rollout: the compact
+# prompt (same rules, fewer words) is sent instead.
+COMPACT_PROMPT_MAX_WINDOW = 32_768
+ESTIMATE_SLACK_TOKENS = 32
+STAGE_ONE_SYSTEM = "stage_one_system.md"
+STAGE_ONE_SYSTEM_COMPACT = "stage_one_system_compact.md"
 PROSE_BYTES_PER_TOKEN = 4.0
 NON_ASCII_BYTES_PER_TOKEN = 2.0
 
@@ -27,13 +33,24 @@ _PROSE = (string.ascii_letters + " ").encode()
 _ASCII = bytes(range(128))
 
 
-def rollout_token_budget(settings: Settings, context_window: int | None = -1) -> int:
-    """70 % of the effective window (95 %); ``context_window`` overrides the setting, None/0 → 150,000."""
-    ctx = settings.context_window_tokens if context_window == -1 else context_window
+def rollout_token_budget(settings: Settings, context_window: int | None = -1, overhead_tokens: int = 0) -> int:
+    """70 % of the effective window (95 %), and never more than what the system prompt and the rest of the user
+    message (``overhead_tokens``) and the reserved reply leave of it; ``context_window`` overrides the setting,
+    None/0 → 150,000."""
+    ctx = settings.model_context_window if context_window == -1 else context_window
     if not ctx or ctx <= 0:
         return DEFAULT_ROLLOUT_TOKEN_LIMIT
     effective = ctx * settings.effective_context_window_percent // 100
-    return max(1, effective * settings.context_window_percent // 100)
+    share = effective * settings.context_window_percent // 100
+    # the pieces are estimated apart (each rounded up) and the cut adds its marker: a few tokens of slack
+    room = effective - overhead_tokens - settings.reply_reserve_tokens - ESTIMATE_SLACK_TOKENS
+    return max(1, min(share, room))
+
+
+def stage_one_system_prompt(settings: Settings) -> str:
+    """The stage-one instructions for the model's window: the compact prompt for small (local) windows."""
+    small = settings.model_context_window <= COMPACT_PROMPT_MAX_WINDOW
+    return load_prompt(STAGE_ONE_SYSTEM_COMPACT if small else STAGE_ONE_SYSTEM)
 
 
 def estimate_tokens_bytes(data: bytes, bytes_per_token: float = 3.0) -> int:
@@ -171,12 +188,16 @@ def build_stage_one_input_message(
     rollout_contents: str,
     settings: Settings,
     context_window: int | None = -1,
+    system: str = "",
 ) -> StageOneInput:
-    """Budget the (already redacted) rendered items by tier (``fit_by_tier``), then render ``stage_one_input.md``."""
-    budget = rollout_token_budget(settings, context_window)
+    """Budget the (already redacted) rendered items by tier (``fit_by_tier``), then render ``stage_one_input.md``.
+
+    The budget counts everything else the request carries: ``system`` (the instructions sent with it), the rest of
+    the user message, and the reply reserved in the window."""
+    values = {"rollout_path": rollout_path, "rollout_cwd": rollout_cwd or "unknown", "rollout_contents": ""}
+    template = load_prompt("stage_one_input.md")
+    overhead = estimate_tokens(system + render_template(template, values), settings.bytes_per_token)
+    budget = rollout_token_budget(settings, context_window, overhead)
     t = fit_by_tier(rollout_contents, budget, settings.bytes_per_token)
-    message = render_template(
-        load_prompt("stage_one_input.md"),
-        {"rollout_path": rollout_path, "rollout_cwd": rollout_cwd or "unknown", "rollout_contents": t.text},
-    )
+    message = render_template(template, {**values, "rollout_contents": t.text})
     return StageOneInput(message, t.estimated_tokens, t.truncated_tokens)

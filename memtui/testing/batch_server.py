@@ -53,6 +53,8 @@ class BatchServer:
         self.handler = handler or (lambda cid, body: ok())
         self.polls_to_complete = polls_to_complete
         self.expire_after = expire_after
+        # A batch that fails validation: its status is "failed" and batch.errors lists why, as the Batch API does.
+        self.validation_errors: list[dict[str, Any]] | None = None
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.calls: list[tuple[str, str]] = []
@@ -111,6 +113,10 @@ class BatchServer:
             "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
             "metadata": body.get("metadata"),
         }
+        if self.validation_errors:
+            batch["status"] = "failed"
+            batch["errors"] = {"object": "list", "data": self.validation_errors}
+            batch["request_counts"] = {"total": 0, "completed": 0, "failed": 0}
         self.batches[bid] = {"batch": batch, "lines": lines, "polls": 0, "cancel": False}
         return 200, batch
 

@@ -33,6 +33,7 @@ class Reply:
     raw_body: bytes | None = None  # send these bytes verbatim (garbage tests)
     headers: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+    error_type: str = "scripted"
 
 
 def reply_text(text: str, delay: float = 0.0, usage: dict[str, int] | None = None) -> Reply:
@@ -62,13 +63,46 @@ def reply_garbage(body: bytes = b"<html>502 bad gateway</html>", status: int = 2
     return Reply(status=status, raw_body=body)
 
 
+# What llama-cpp-python's server (0.3.x, ``llama_cpp/server/app.py``) answers to ``response_format: json_schema``,
+# captured from the real server: its request validation error, wrapped in an HTTP 500.
+LLAMA_CPP_JSON_SCHEMA_ERROR = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input "
+    "should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}"
+    '\n\n  File "llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST /v1/chat/completions'
+)
+
+# Reply shapes of a real small local model (SmolLM2-135M-Instruct on llama-cpp-python): raw control characters
+# inside JSON strings, and the three keys filled with junk.
+SMALL_MODEL_CONTROL_CHAR = (
+    '{"rollout_summary": "# Fixed CI\n\nRollout context:\tshop", "rollout_slug": "fix-ci", "raw_memory": "---\n'
+    "description: CI needs TZ=UTC\ntask: fix ci\ntask_group: shop\ntask_outcome: success\ncwd: /work/shop\n"
+    'keywords: tz\n---\n### Task 1: fix ci\n- run the tests with TZ=UTC\x01"}'
+)  # raw newlines, a tab and a U+0001 inside the strings, as the model wrote them
+SMALL_MODEL_JUNK = {"rollout_summary": "{ {", "rollout_slug": "", "raw_memory": "</text-document>"}
+
+
+def reply_llama_cpp_json_schema_refusal() -> Reply:
+    """The llama-cpp-python server's answer to a ``json_schema`` response format."""
+    return Reply(status=500, error=LLAMA_CPP_JSON_SCHEMA_ERROR, error_type="internal_server_error")
+
+
 Handler = Callable[[dict[str, Any]], Reply]
 
 
 class ChatServer:
     """Threaded loopback server. ``base_url`` ends in ``/v1`` as the openai client expects."""
 
-    def __init__(self, default: Reply | None = None, handler: Handler | None = None, latency: float = 0.0):
+    def __init__(
+        self,
+        default: Reply | None = None,
+        handler: Handler | None = None,
+        latency: float = 0.0,
+        *,
+        refuse_json_schema: bool = False,
+    ):
+        """``refuse_json_schema``: answer every ``json_schema`` request as llama-cpp-python's server does (before
+        any scripted reply is used), and take ``json_object`` with a ``schema``."""
+        self.refuse_json_schema = refuse_json_schema
         self.requests: list[dict[str, Any]] = []
         self.raw_requests: list[bytes] = []
         self._queue: deque[Reply] = deque()
@@ -112,6 +146,9 @@ class ChatServer:
     def _next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            fmt = body.get("response_format") or {}
+            if self.refuse_json_schema and isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+                return reply_llama_cpp_json_schema_refusal()
             if self._queue:
                 return self._queue.popleft()
         if self.handler is not None:
@@ -123,7 +160,7 @@ class ChatServer:
         if reply.raw_body is not None:
             return reply.status, reply.raw_body
         if reply.status != 200:
-            err = {"error": {"message": reply.error or "error", "type": "scripted", "code": str(reply.status)}}
+            err = {"error": {"message": reply.error or "error", "type": reply.error_type, "code": str(reply.status)}}
             return reply.status, json.dumps(err).encode()
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         finish = "stop"

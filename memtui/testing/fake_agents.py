@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 SCRIPT = r"""
-import json, os, sys, time, uuid
+import json, os, subprocess, sys, time, uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -79,7 +79,70 @@ def now_iso():
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
+CODEX_HELP = "\n".join([
+    'Run Codex non-interactively',
+    'Usage: codex exec [OPTIONS] [PROMPT]',
+    '  -c, --config <key=value>  Override a configuration value from ~/.codex/config.toml',
+    '  -m, --model <MODEL>',
+    '  -s, --sandbox <SANDBOX_MODE>',
+    '  -C, --cd <DIR>',
+    '      --skip-git-repo-check',
+    '      --ephemeral',
+    '      --output-schema <FILE>',
+    '      --color <COLOR>',
+    '      --json',
+    '  -o, --output-last-message <FILE>',
+    '',
+])
+CLAUDE_HELP = "\n".join([
+    'Usage: claude [options] [command] [prompt]',
+    '  -p, --print                     Print response and exit',
+    '  --output-format <format>',
+    '  --json-schema <schema>',
+    '  --allowedTools, --allowed-tools <tools...>',
+    '  --disallowedTools, --disallowed-tools <tools...>',
+    '  --tools <tools...>              Specify the list of available tools ("" disables all tools)',
+    '  --strict-mcp-config             Only use MCP servers from --mcp-config',
+    '  --no-session-persistence        Disable session persistence (only with --print)',
+    '  --permission-mode <mode>',
+    '  --model <model>',
+    '',
+])
+
+
+def config_overrides():
+    out = {}
+    for i, a in enumerate(ARGS[:-1]):
+        if a in ("-c", "--config"):
+            key, _, value = ARGS[i + 1].partition("=")
+            out[key] = value
+    return out
+
+
+def fire_notify(thread):
+    # As codex does after each turn: run the user's notify program from config.toml, unless overridden.
+    import tomllib
+
+    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    try:
+        notify = tomllib.loads((home / "config.toml").read_text()).get("notify")
+    except (OSError, ValueError):
+        notify = None
+    override = config_overrides().get("notify")
+    if override is not None:
+        notify = json.loads(override)
+    if notify:
+        payload = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "1", "cwd": os.getcwd()}
+        subprocess.run([*notify, json.dumps(payload)], check=False)
+
+
 def codex():
+    if ARGS[:1] == ["--version"]:
+        print(f"codex-cli {os.environ.get('FAKE_CODEX_VERSION', '0.200.0')}")
+        sys.exit(0)
+    if ARGS[:2] == ["exec", "--help"]:
+        print(CODEX_HELP)
+        sys.exit(0)
     if ARGS[:2] == ["login", "status"]:
         log("")
         if MODE == "not_logged_in":
@@ -131,11 +194,20 @@ def codex():
     out = opt("-o", "--output-last-message")
     if out:
         Path(out).write_text(text, encoding="utf-8")
+    fire_notify(thread)
     print("\n".join(json.dumps(e) for e in events))
     sys.exit(0)
 
 
 def claude():
+    if ARGS[:1] == ["--version"]:
+        print(f"{os.environ.get('FAKE_CLAUDE_VERSION', '2.1.300')} (Claude Code)")
+        sys.exit(0)
+    if ARGS[:1] == ["--help"]:
+        # FAKE_CLAUDE_OLD=1: a Claude Code from before --tools, --strict-mcp-config and --no-session-persistence
+        old = os.environ.get("FAKE_CLAUDE_OLD") == "1"
+        print("\n".join(l for l in CLAUDE_HELP.splitlines() if not (old and ("--tools " in l or "--strict" in l or "--no-session" in l))))
+        sys.exit(0)
     if ARGS[:2] == ["auth", "status"]:
         log("")
         logged = MODE != "not_logged_in"
@@ -150,7 +222,8 @@ def claude():
     home = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
     project = home / "projects" / os.getcwd().replace("/", "-")
     project.mkdir(parents=True, exist_ok=True)
-    with open(project / f"{session}.jsonl", "w", encoding="utf-8") as fh:
+    transcript = os.devnull if "--no-session-persistence" in ARGS else project / f"{session}.jsonl"
+    with open(transcript, "w", encoding="utf-8") as fh:
         fh.write(json.dumps({"type": "user", "sessionId": session, "cwd": os.getcwd(), "version": "2.1.300", "isSidechain": False, "timestamp": now_iso(), "message": {"role": "user", "content": prompt}}) + "\n")
         fh.write(json.dumps({"type": "assistant", "sessionId": session, "cwd": os.getcwd(), "isSidechain": False, "timestamp": now_iso(), "message": {"role": "assistant", "model": "claude-sonnet-5", "content": [{"type": "text", "text": "done"}]}}) + "\n")
     base = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1200, "duration_api_ms": 1100, "num_turns": 1, "session_id": session, "total_cost_usd": 0.0123, "usage": {"input_tokens": len(prompt) // 4, "output_tokens": 120, "cache_read_input_tokens": 0}}
@@ -181,13 +254,17 @@ if __name__ == "__main__":
 """
 
 
-def install(bin_dir: Path) -> dict[str, Path]:
-    """Write executable ``codex`` and ``claude`` stand-ins into ``bin_dir``; returns their paths."""
+def install(bin_dir: Path, codex_hook_events: tuple[str, ...] = ()) -> dict[str, Path]:
+    """Write executable ``codex`` and ``claude`` stand-ins into ``bin_dir``; returns their paths.
+
+    ``codex_hook_events``: the hook events this codex's program names (a real codex binary carries the names of the
+    events it knows; memtui reads them from it)."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     out = {}
     for name in ("codex", "claude"):
         path = bin_dir / name
-        path.write_text(f"#!{sys.executable}\n{SCRIPT}", encoding="utf-8")
+        known = f"# hook events: {', '.join(codex_hook_events)}\n" if name == "codex" and codex_hook_events else ""
+        path.write_text(f"#!{sys.executable}\n{known}{SCRIPT}", encoding="utf-8")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         out[name] = path
     return out

@@ -83,10 +83,10 @@ def make_backend(settings: Settings, paths: Paths | None = None, name: str | Non
         from memtui.llm.backends.claude_cli import ClaudeCliBackend
 
         return ClaudeCliBackend(settings, paths)
-    if name == "openai":
+    if name in ("openai", "local"):
         from memtui.llm.backends.openai_http import OpenAIHttpBackend
 
-        return OpenAIHttpBackend(settings)
+        return OpenAIHttpBackend(settings, local=name == "local")
     raise ValueError(f"no model backend for provider {name!r}")
 
 

@@ -14,8 +14,10 @@ What this relies on (documented behaviour, cited):
   Usage limits: "Claude AI usage limit reached|<epoch>" (anthropics/claude-code#11429) and "You've hit your limit ·
   resets ..." (#22946). ``claude auth status`` prints ``{"loggedIn": bool, ...}`` (lezli01/vincent#460,
   compozy/compozy#632).
-- Claude Code always writes a transcript under ``~/.claude/projects/<cwd>``; memtui runs it in its own working
-  folder and marks the prompt, and ingest skips such sessions (``memtui.selfcalls``).
+- ``--tools ""`` gives the model no tools at all, ``--strict-mcp-config`` ignores the user's MCP servers, and
+  ``--no-session-persistence`` (print mode) writes no transcript; each is used when ``claude --help`` lists it
+  (``capabilities``). An older Claude Code writes a transcript under ``~/.claude/projects/<cwd>``: memtui runs it in
+  its own working folder and marks the prompt, and ingest skips such sessions (``memtui.selfcalls``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import orjson
 
 from memtui.llm.backends.base import AgentOutcome, AgentRequest, BackendError, FailureKind, M
+from memtui.llm.backends.capabilities import CliCaps, claude_quiet_args, detect
 from memtui.llm.backends.cli_common import classify, json_lines, probe, run_cli, short
 from memtui.llm.structured import StructuredResult, strict_json_schema, validate_reply
 from memtui.paths import Paths
@@ -34,10 +37,12 @@ from memtui.selfcalls import with_marker, work_dir
 from memtui.settings import Settings
 
 COMMAND = "claude"
-# Every built-in tool, refused for extraction: the call must only answer.
+# The built-in tools, refused for extraction by a Claude Code too old for ``--tools ""`` (which refuses all, MCP
+# tools included): the call must only answer.
 ALL_TOOLS = (
-    "Bash,BashOutput,KillShell,Edit,MultiEdit,Write,Read,Glob,Grep,LS,NotebookEdit,NotebookRead,"
-    "WebFetch,WebSearch,Task,TodoWrite,SlashCommand,Skill,ExitPlanMode"
+    "Agent,Bash,BashOutput,KillShell,Edit,MultiEdit,Write,Read,Glob,Grep,LS,NotebookEdit,NotebookRead,"
+    "WebFetch,WebSearch,Task,TaskOutput,TaskStop,TodoWrite,SlashCommand,Skill,ExitPlanMode,Monitor,ToolSearch,"
+    "EnterWorktree,AskUserQuestion"
 )
 AGENT_ALLOWED = "Read,Edit,Write,Glob,Grep"
 AGENT_DISALLOWED = "Bash,BashOutput,KillShell,NotebookEdit,WebFetch,WebSearch,Task,SlashCommand,Skill"
@@ -58,16 +63,20 @@ def auth_status(command: str = COMMAND) -> tuple[bool | None, str]:
     return None, "unrecognised `claude auth status` output"
 
 
-def structured_argv(schema: dict[str, Any], model: str | None, command: str = COMMAND) -> list[str]:
+def structured_argv(
+    schema: dict[str, Any], model: str | None, command: str = COMMAND, quiet: list[str] | None = None
+) -> list[str]:
     argv = [command, "-p", "--output-format", "json", "--json-schema", json.dumps(schema, separators=(",", ":"))]
-    argv += ["--disallowedTools", ALL_TOOLS]
+    argv += quiet or []
+    if "--tools" not in (quiet or []):
+        argv += ["--disallowedTools", ALL_TOOLS]
     if model:
         argv += ["--model", model]
     return argv
 
 
-def agent_argv(model: str | None, command: str = COMMAND) -> list[str]:
-    argv = [command, "-p", "--permission-mode", "acceptEdits", "--allowedTools", AGENT_ALLOWED]
+def agent_argv(model: str | None, command: str = COMMAND, quiet: list[str] | None = None) -> list[str]:
+    argv = [command, "-p", *(quiet or []), "--permission-mode", "acceptEdits", "--allowedTools", AGENT_ALLOWED]
     argv += ["--disallowedTools", AGENT_DISALLOWED, "--output-format", "json"]
     if model:
         argv += ["--model", model]
@@ -112,6 +121,7 @@ class ClaudeCliBackend:
     def __init__(self, settings: Settings, paths: Paths, command: str = COMMAND) -> None:
         self.settings, self.paths, self.command = settings, paths, command
         self._checked = False
+        self.caps: CliCaps | None = None
 
     def describe_model(self, model: str | None) -> str:
         return f"claude:{model}" if model else "claude (its default model)"
@@ -122,6 +132,7 @@ class ClaudeCliBackend:
         ok, said = await asyncio.to_thread(auth_status, self.command)
         if ok is False:
             raise BackendError(FailureKind.NOT_LOGGED_IN, f"claude auth status: {said}; run `claude` and /login")
+        self.caps = await asyncio.to_thread(detect, self.command)
         self._checked = True  # unknown (older CLI) is not a refusal: the call itself will say
 
     async def structured(
@@ -130,7 +141,7 @@ class ClaudeCliBackend:
         await self._ensure_login()
         cwd = work_dir(self.paths)
         done = await run_cli(
-            structured_argv(strict_json_schema(output_model), model, self.command),
+            structured_argv(strict_json_schema(output_model), model, self.command, self._quiet(tool_less=True)),
             stdin=with_marker(f"{system}\n\n{user}").encode("utf-8"),
             cwd=cwd,
             timeout=self.settings.cli_timeout_seconds,
@@ -155,7 +166,7 @@ class ClaudeCliBackend:
     async def run_agent(self, request: AgentRequest) -> AgentOutcome:
         await self._ensure_login()
         done = await run_cli(
-            agent_argv(request.model, self.command),
+            agent_argv(request.model, self.command, self._quiet(tool_less=False)),
             stdin=with_marker(request.prompt).encode("utf-8"),
             cwd=request.root,
             timeout=request.timeout,
@@ -176,6 +187,9 @@ class ClaudeCliBackend:
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
             extra={"session_id": result.get("session_id")},
         )
+
+    def _quiet(self, *, tool_less: bool) -> list[str]:
+        return claude_quiet_args(self.caps, tool_less=tool_less) if self.caps is not None else []
 
     async def aclose(self) -> None:
         return None

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memtui.llm.backends.base import AgentOutcome, AgentRequest, BackendError, FailureKind, M
+from memtui.llm.backends.capabilities import codex_quiet_args, detect
 from memtui.llm.backends.cli_common import classify, json_lines, probe, run_cli, short
 from memtui.llm.structured import StructuredResult, strict_json_schema, validate_reply
 from memtui.paths import Paths
@@ -45,16 +46,22 @@ def login_status(command: str = COMMAND) -> tuple[bool | None, str]:
     return done.returncode == 0, said
 
 
-def structured_argv(schema: Path, out: Path, cwd: Path, model: str | None, command: str = COMMAND) -> list[str]:
-    argv = [command, "exec", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral", "--json"]
+def structured_argv(
+    schema: Path, out: Path, cwd: Path, model: str | None, command: str = COMMAND, quiet: list[str] | None = None
+) -> list[str]:
+    argv = [command, "exec", *(quiet or []), "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral"]
+    argv.append("--json")
     argv += ["--color", "never", "-C", str(cwd), "--output-schema", str(schema), "-o", str(out)]
     if model:
         argv += ["-m", model]
     return [*argv, "-"]
 
 
-def agent_argv(root: Path, out: Path, model: str | None, command: str = COMMAND) -> list[str]:
-    argv = [command, "exec", "--sandbox", "workspace-write", "-C", str(root), "--skip-git-repo-check", "--ephemeral"]
+def agent_argv(
+    root: Path, out: Path, model: str | None, command: str = COMMAND, quiet: list[str] | None = None
+) -> list[str]:
+    argv = [command, "exec", *(quiet or []), "--sandbox", "workspace-write", "-C", str(root), "--skip-git-repo-check"]
+    argv.append("--ephemeral")
     argv += ["--json", "--color", "never", "-o", str(out)]
     if model:
         argv += ["-m", model]
@@ -99,6 +106,7 @@ class CodexCliBackend:
         self.settings, self.paths, self.command = settings, paths, command
         self._login_checked = False
         self._login_lock = asyncio.Lock()
+        self.quiet: list[str] = []  # from the installed codex's own help, once (``capabilities``)
 
     def describe_model(self, model: str | None) -> str:
         return f"codex:{model}" if model else "codex (its default model)"
@@ -112,6 +120,8 @@ class CodexCliBackend:
                 raise BackendError(FailureKind.NOT_INSTALLED, f"`{self.command}` is not on PATH or cannot run")
             if not ok:
                 raise BackendError(FailureKind.NOT_LOGGED_IN, f"{said}; run `codex login`")
+            caps = await asyncio.to_thread(detect, self.command, ("exec", "--help"))
+            self.quiet = codex_quiet_args(caps)
             self._login_checked = True
 
     def _fail(self, rc: int, message: str, stderr: bytes, ptok: int | None, ctok: int | None) -> BackendError:
@@ -129,7 +139,7 @@ class CodexCliBackend:
             schema.write_text(json.dumps(strict_json_schema(output_model)), encoding="utf-8")
             out = Path(tmp) / "last_message.json"
             done = await run_cli(
-                structured_argv(schema, out, cwd, model, self.command),
+                structured_argv(schema, out, cwd, model, self.command, self.quiet),
                 stdin=with_marker(f"{system}\n\n{user}").encode("utf-8"),
                 cwd=cwd,
                 timeout=self.settings.cli_timeout_seconds,
@@ -153,7 +163,7 @@ class CodexCliBackend:
         with tempfile.TemporaryDirectory(prefix="codex-agent-", dir=scratch) as tmp:
             out = Path(tmp) / "last_message.md"
             done = await run_cli(
-                agent_argv(request.root, out, request.model, self.command),
+                agent_argv(request.root, out, request.model, self.command, self.quiet),
                 stdin=with_marker(request.prompt).encode("utf-8"),
                 cwd=request.root,
                 timeout=request.timeout,
