@@ -23,6 +23,7 @@ from memtui.phase1.render import render_items
 from memtui.redact import redact
 from memtui.rollouts.filter import memory_items
 from memtui.settings import Settings
+from memtui.trust.annotate import annotate, sources_of
 
 
 class StageOneOutput(BaseModel):
@@ -52,6 +53,9 @@ class Extraction:
     redactions: dict[str, int] = field(default_factory=dict)  # input-side redactions by kind
     user_said: str | None = None  # the user's own words (redacted, normalised), to check the output's quotes
     dropped_quotes: list[str] = field(default_factory=list)  # output lines quoting words the user never said
+    items: list[dict] | None = None  # the rollout's memory items, to derive each statement's trust class
+    hidden_removed: int = 0  # invisible characters removed from the output (``trust.hidden``)
+    dropped_untrusted: list[str] = field(default_factory=list)  # lines claiming the user's authority without it
 
 
 class ExtractionFailed(RuntimeError):
@@ -91,6 +95,19 @@ def keep_faithful_quotes(info: Extraction) -> None:
     if raw.dropped or summary.dropped:
         info.dropped_quotes = raw.dropped + summary.dropped
         info.output = out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
+
+
+def mark_trust(info: Extraction, items: list[dict] | None = None) -> None:
+    """Give every statement of the output the trust class its cited items earn (``trust.annotate``)."""
+    items = info.items if items is None else items
+    info.items = None  # not needed past this point; a big rollout's items should not outlive the job
+    sources, classes = sources_of(items or [])  # no items: nothing cited, every statement is the agent's
+    out = info.output
+    raw = annotate(out.raw_memory, sources, classes)
+    summary = annotate(out.rollout_summary, sources, classes)
+    info.hidden_removed += raw.hidden_removed + summary.hidden_removed
+    info.dropped_untrusted += raw.dropped + summary.dropped
+    info.output = out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
 def read_items(job: Candidate) -> list[dict]:
@@ -143,6 +160,7 @@ class ModelExtractor:
             truncated_tokens=built.truncated_tokens,
             redactions=dict(red.counts),
             user_said=user_words(items),
+            items=items,
         )
         return built.message, info
 
@@ -161,6 +179,7 @@ class ModelExtractor:
             raise ExtractionFailed(str(exc), info, stops_run=getattr(exc, "stops_run", False)) from exc
         info.output = result.output
         keep_faithful_quotes(info)
+        mark_trust(info)
         info.prompt_tokens, info.completion_tokens = result.prompt_tokens, result.completion_tokens
         info.latency_ms = result.latency_ms
         return info

@@ -65,6 +65,8 @@ class Phase1Summary(BaseModel):
     input_bytes: int = 0
     redactions: dict[str, int] = Field(default_factory=dict)
     dropped_quotes: int = 0  # issue 16: output lines quoting words the user never said, removed before storage
+    hidden_removed: int = 0  # invisible characters removed from the outputs before storage (``trust.hidden``)
+    dropped_untrusted: int = 0  # lines presenting tool or agent text as the user's, removed before storage
     seconds: float = 0.0
     offline: bool = False
     model: str = ""
@@ -264,6 +266,8 @@ class _Run:
         else:
             record = _measurements(result)
             self.summary.dropped_quotes += len(result.dropped_quotes)
+            self.summary.hidden_removed += result.hidden_removed
+            self.summary.dropped_untrusted += len(result.dropped_untrusted)
             out = redact_output(result.output, result.redactions)
             record["redactions"] = result.redactions
             if out.raw_memory == "" or out.rollout_summary == "":
