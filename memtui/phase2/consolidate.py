@@ -43,6 +43,7 @@ from memtui.phase2.workspace import (
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job
 from memtui.state.selection import Stage1Output, get_phase2_input_selection
+from memtui.trust.enforce import TrustViolation, enforce_run, run_evidence
 
 Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped", "busy"]
 Cancel = threading.Event | Callable[[], bool] | None
@@ -64,6 +65,7 @@ class Phase2Result(BaseModel):
     turns: int = 0
     offline: bool = False
     commit: str | None = None
+    hidden_removed: int = 0  # invisible characters the run tried to write, removed (``trust.hidden``)
 
     def message(self) -> str:
         if self.outcome == "skipped":
@@ -322,6 +324,14 @@ def _run_locked(
             say(f"forgotten rollouts: removed the lines derived from them in {', '.join(scrubbed)}")
         remove_diff_file(root)
 
+        tag = "failed_trust_upgrade"
+        try:
+            trust = enforce_run(root, journal.pre, journal.post, run_evidence(selected), journal.write)
+        except TrustViolation as exc:
+            raise Phase2Failure(tag, f"refused: {exc}") from exc
+        if trust.hidden_removed:
+            say(f"hidden text: removed {trust.hidden_removed} invisible character(s) the run wrote")
+
         tag = "failed_invalid_artifacts"
         if (invalid := validate_artifacts(root)) is not None:
             raise Phase2Failure(tag, invalid)
@@ -335,7 +345,7 @@ def _run_locked(
         conn.execute(
             "UPDATE phase2_runs SET status='awaiting_review', finished_at=?, diff=?, stat=?, pre_snapshot=?, turns=?,"
             " prompt_tokens=?, completion_tokens=?, reviewed_tree=?, reviewed_files=?, lines_added=?,"
-            " lines_removed=? WHERE id=?",
+            " lines_removed=?, trust_report=? WHERE id=?",
             (
                 clock.now_s(),
                 full_diff,
@@ -348,6 +358,7 @@ def _run_locked(
                 json.dumps(baseline.tree_files(root, tree)),
                 added,
                 removed,
+                json.dumps(trust.as_json()),
                 run_id,
             ),
         )
@@ -360,6 +371,7 @@ def _run_locked(
             stat=stat,
             turns=turns,
             offline=offline,
+            hidden_removed=trust.hidden_removed,
         )
     except BaseException as exc:
         reason = str(exc) if isinstance(exc, Phase2Failure) else f"{tag}: {exc.__class__.__name__}: {exc}"

@@ -324,6 +324,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE phase2_runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'consolidation';  -- consolidation | restore
     ALTER TABLE phase2_runs ADD COLUMN restore_of INTEGER;                          -- the version a restore brings back
     """,
+    # Trust: what enforcing trust classes did to a run (hidden characters removed per file and line, classes and
+    # flags counted), for its summary and its review. Counts and line numbers only: no rollout text.
+    """
+    ALTER TABLE phase2_runs ADD COLUMN trust_report TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

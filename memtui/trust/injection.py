@@ -140,7 +140,7 @@ def coverage(statement: set[str], source: set[str]) -> float:
     return len(statement & source) / len(statement) if statement else 0.0
 
 
-def _tokens(text: str) -> set[str]:
+def distinctive_tokens(text: str) -> set[str]:
     """The distinctive tokens of a statement: its URLs and the commands it pipes into a shell."""
     out = {u.rstrip(".,;:").lower() for u in _URL.findall(text)}
     out |= {m.group(0).lower() for m in _SHELL.finditer(text)}
@@ -163,7 +163,7 @@ class Sources:
         """(the best ``tool``-class item for the statement's words, its coverage, the user's coverage)."""
         mine = words(statement)
         best, best_cov = None, 0.0
-        tokens = _tokens(statement)
+        tokens = distinctive_tokens(statement)
         for n, (ws, cls) in enumerate(zip(self.words, self.classes, strict=True), 1):
             if cls != Trust.TOOL:
                 continue

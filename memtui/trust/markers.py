@@ -109,7 +109,7 @@ def statement_lines(text: str) -> list[int]:
     """Indexes of the lines of a memory file that are statements: everything but headings, blank lines, comments,
     ``key: value`` metadata, labels ending in ``:``, and the file lists, keywords and index of a memory file."""
     out: list[int] = []
-    section = ""
+    headings: dict[int, str] = {}  # level -> title of the headings enclosing the line
     fenced = False
     for i, raw in enumerate(text.split("\n")):
         line = raw.strip()
@@ -119,9 +119,11 @@ def statement_lines(text: str) -> list[int]:
         if fenced or not line:
             continue
         if h := _HEADING.match(raw):
-            section = h.group(1).strip().lower()
+            level = len(raw.lstrip()) - len(raw.lstrip().lstrip("#"))
+            headings = {k: v for k, v in headings.items() if k < level}
+            headings[level] = h.group(1).strip().lower()
             continue
-        if any(section.startswith(s) for s in _NOT_STATEMENT_SECTIONS):
+        if any(title.startswith(s) for title in headings.values() for s in _NOT_STATEMENT_SECTIONS):
             continue
         body = strip(line)
         if (
