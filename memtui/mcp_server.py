@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from memtui.context import Context
 from memtui.export import render_prompt
+from memtui.trust.export import trusted_text
 
 SERVER_NAME = "memtui"
 READ_PATH_URI = "memtui://read-path"
@@ -66,13 +67,22 @@ def confine(memory_root: Path, raw: str) -> tuple[str, Path]:
     return PurePosixPath(*rel.parts).as_posix() if rel.parts else ".", target
 
 
-def read_range(memory_root: Path, path: str, start_line: int | None = None, end_line: int | None = None) -> ReadResult:
+def read_range(
+    memory_root: Path,
+    path: str,
+    start_line: int | None = None,
+    end_line: int | None = None,
+    *,
+    include_untrusted: bool = False,
+) -> ReadResult:
     rel, target = confine(memory_root, path)
     if not target.is_file():
         raise FileNotFoundError(f"{path!r} is not a file of the memory root")
     with target.open("rb") as fh:
         data = fh.read(MAX_READ_BYTES * 64)
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    # Untrusted statements become a placeholder line, so the line numbers agents cite stay the file's.
+    text = trusted_text(data.decode("utf-8", errors="replace"), include_untrusted=include_untrusted, keep_lines=True)
+    lines = text.text.splitlines()
     total = len(lines)
     start = max(1, start_line or 1)
     end = min(total, end_line if end_line is not None else start + MAX_READ_LINES - 1)
@@ -114,7 +124,9 @@ def build_server(ctx: Context) -> MCPServer:
     )
     def memory_read(path: str, start_line: int | None = None, end_line: int | None = None) -> dict[str, Any]:
         try:
-            return read_range(root, path, start_line, end_line).model_dump()
+            return read_range(
+                root, path, start_line, end_line, include_untrusted=ctx.settings.export_tool_statements
+            ).model_dump()
         except (PathRefused, FileNotFoundError, IsADirectoryError, ValueError) as exc:
             raise ToolError(str(exc)) from exc  # the agent sees why and may try again
 
@@ -140,7 +152,7 @@ def build_server(ctx: Context) -> MCPServer:
         description="How to use and cite memtui's memory, with memory_summary.md",
     )
     def read_path() -> str:
-        block = render_prompt(root, ctx.settings.bytes_per_token)
+        block = render_prompt(root, ctx.settings.bytes_per_token, include_untrusted=ctx.settings.export_tool_statements)
         return block or "memtui has no memory summary yet: nothing to read."
 
     @server.resource(
@@ -151,7 +163,8 @@ def build_server(ctx: Context) -> MCPServer:
     )
     def memory_summary() -> str:
         path = root / "memory_summary.md"
-        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+        return trusted_text(text, include_untrusted=ctx.settings.export_tool_statements).text
 
     return server
 

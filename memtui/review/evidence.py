@@ -321,4 +321,5 @@ def hunk_infos(ctx: Context, diff: str, run: Any = None) -> list[Any]:
 
     hunks = hunks_of(diff)
     found = evidence_for_hunks(ctx, hunks, run)
-    return [HunkInfo.of(h, [e.model_dump() for e in found.get(h.id, [])]) for h in hunks]
+    hidden = (getattr(run, "trust_report", None) or {}).get("hidden", {})
+    return [HunkInfo.of(h, [e.model_dump() for e in found.get(h.id, [])], hidden.get(h.file)) for h in hunks]

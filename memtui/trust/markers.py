@@ -98,6 +98,16 @@ def approve(line: str) -> str:
     return set_marker(line, replace(m, approved=True)) if m is not None else line
 
 
+def approve_untrusted(text: str) -> str:
+    """``text`` with every untrusted statement marked approved: a person's explicit per-hunk decision."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        m = parse(line)
+        if m is not None and m.untrusted:
+            lines[i] = approve(line)
+    return "\n".join(lines)
+
+
 def presents_as_user(line: str) -> bool:
     """True when the line attributes its content to the user (said, prefers, wants, remember:, ...) or carries a
     ``[trust:user]`` marker."""
