@@ -8,6 +8,7 @@ an export has them removed (``strip_hidden``, with a count).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -71,6 +72,9 @@ def with_payloads(text: str) -> str:
     payload = tag_payload(text)
     clean = strip_hidden(text).text
     return f"{clean}\n{payload}" if payload else clean
+
+
+HIDDEN_ESCAPE = re.compile(r'⟨U\+[0-9A-F]{4,6}⟩|⟨hidden: "[^"\n]*"⟩')  # what ``reveal`` writes
 
 
 def reveal(text: str) -> str:
