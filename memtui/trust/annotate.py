@@ -76,7 +76,13 @@ def annotate(text: str, sources: Sources, classes: list[Trust]) -> Annotated:
     out = Annotated(clean.text, hidden_removed=clean.removed)
     lines = clean.text.split("\n")
     drop: set[int] = set()
-    for i in markers.statement_lines(clean.text):
+    statements = markers.statement_lines(clean.text)
+    for i in sorted(set(range(len(lines))) - set(statements)):
+        # Headings, labels and metadata are not statements, but imperative text from tool output there is flagged too.
+        if lines[i].strip() and (flag := sources.flag(markers.strip(lines[i]))) is not None:
+            lines[i] = markers.set_marker(lines[i], markers.Marker(Trust.TOOL, flag.kind, flag.item))
+            out.flagged += 1
+    for i in statements:
         marker = derive(lines[i], sources, classes)
         if marker.trust != Trust.USER and markers.presents_as_user(markers.strip(lines[i])):
             out.dropped.append(lines[i])

@@ -120,7 +120,18 @@ def enforce_text(text: str, before: str | None, evidence: list[Evidence]) -> Fil
             lines[n] = clean.text
     kept = {markers.strip(ln): ln for ln in (before or "").split("\n") if markers.has_marker(ln)}
     old = set((before or "").split("\n"))
-    for i in markers.statement_lines("\n".join(lines)):
+    statements = markers.statement_lines("\n".join(lines))
+    for i in sorted(set(range(len(lines))) - set(statements)):
+        # Not a statement (a heading, an index line): marked only when it repeats tool output or flagged text.
+        if lines[i].strip() and lines[i] not in old:
+            m = derive(lines[i], evidence)
+            if m is not None and (m.flag or m.trust == Trust.TOOL):
+                lines[i] = markers.set_marker(lines[i], m)
+                out.classes[m.trust.value] += 1
+                out.flagged += m.flag is not None
+            elif markers.has_marker(lines[i]):
+                lines[i] = markers.strip(lines[i])  # a marker only memtui may write
+    for i in statements:
         line = lines[i]
         if line in old:
             continue  # the baseline's or a person's line: exactly as it was

@@ -33,8 +33,8 @@ def trusted_text(text: str, *, include_untrusted: bool = False, keep_lines: bool
     lines = clean.text.split("\n")
     out: list[str] = []
     drop = set()
-    for i in markers.statement_lines(clean.text):
-        m = markers.parse(lines[i])
+    for i, line in enumerate(lines):  # any line: a flagged heading or label is left out like a statement
+        m = markers.parse(line)
         if m is not None and m.untrusted:
             drop.add(i)
     for i, line in enumerate(lines):

@@ -35,15 +35,27 @@ _URL = re.compile(r"https?://[^\s\"'`<>)\]]+", re.I)
 _FETCH = re.compile(
     r"\b(?:fetch|download|visit|open|browse|load|curl|wget|go\s+to|navigate|check|read|follow|get)\b", re.I
 )
-_INSTRUCTION = re.compile(
+# Instructions addressed to an agent, anywhere in the text.
+_ADDRESSED = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+)*(?:previous|prior|above|earlier|"
     r"system|original)?\s*(?:instructions?|rules?|prompts?|guidelines?)"
-    r"|\b(?:always|never|must|from\s+now\s+on|make\s+sure\s+(?:to|you)|do\s+not|don'?t|you\s+should|you\s+are\s+to"
-    r"|be\s+sure\s+to|remember\s+(?:to|that)|prefers?|wants?\s+you|instructs?|required\s+to)\b"
-    r"|<\s*/?\s*system\s*>|\bsystem\s*(?:override|prompt|message)\b|\b(?:AI|agents?|assistants?|LLMs?|models?)\s*[:,]"
-    r"|\bnote\s+to\s+(?:the\s+)?(?:ai|agent|assistant|model)",
+    r"|<\s*/?\s*system\s*>|\bsystem\s*(?:override|prompt|message)\b"
+    r"|\b(?:AI|agents?|assistants?|LLMs?|language\s+models?)\s*(?:[:,]|must|should|need\s+to|are\s+to|reading\s+this)"
+    r"|\bnote\s+to\s+(?:the\s+)?(?:ai|agent|assistant|model)"
+    r"|\bthe\s+user\s+(?:prefers|wants|said|asked|likes|requires|insists|expects)\b"
+    r"|\byou\s+(?:must|should|need\s+to|are\s+to|have\s+to|will\s+now)\b",
     re.I,
 )
+# An imperative at the start of a clause: "Always run ...", "Never commit ...", "Make sure to ...".
+_IMPERATIVE = re.compile(
+    r"(?:^|[.:;!?\n]\s*|^\s*[-*]\s*(?:[\w\s]{0,30}:\s*)?[\"'“]?)"
+    r"(?:always|never|from\s+now\s+on|make\s+sure|be\s+sure\s+to|do\s+not|don'?t|remember\s+(?:to|that)|"
+    r"please\s+(?:run|fetch|send|paste|push|commit|disable|use|download)|run|fetch|download|send|paste|push|"
+    r"disable|commit)\b",
+    re.I,
+)
+
+
 _WORD = re.compile(r"[a-z0-9][a-z0-9_.-]*[a-z0-9]|[a-z0-9]", re.I)
 _STOP = frozenset(
     [
@@ -119,7 +131,7 @@ def imperative_kinds(text: str) -> list[str]:
         kinds.append(CREDENTIALS)
     if _URL.search(text) and _FETCH.search(_URL.sub(" ", text)):
         kinds.append(URL)
-    if _INSTRUCTION.search(text):
+    if _ADDRESSED.search(text) or _IMPERATIVE.search(text):
         kinds.append(INSTRUCTION)
     return kinds
 
