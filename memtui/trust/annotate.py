@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from memtui.phase1 import render
 from memtui.trust import markers
-from memtui.trust.classes import Trust, cited_items, class_of, item_classes
+from memtui.trust.classes import Trust, cited_items, class_of, item_classes, item_origin
 from memtui.trust.hidden import strip_hidden, with_payloads
 from memtui.trust.injection import Sources
 
@@ -45,9 +46,13 @@ def item_text(item: dict[str, Any]) -> str:
     return json.dumps({k: v for k, v in item.items() if k not in ("type", "id")})
 
 
+_EXTERNAL = (render.ORIGIN_TOOL_OUTPUT, render.ORIGIN_AGENT, render.ORIGIN_CONTEXT)
+
+
 def sources_of(items: list[dict[str, Any]]) -> tuple[Sources, list[Trust]]:
     classes = item_classes(items)
-    return Sources([with_payloads(item_text(i)) for i in items], classes), classes
+    external = [item_origin(i) in _EXTERNAL for i in items]
+    return Sources([with_payloads(item_text(i)) for i in items], classes, external), classes
 
 
 @dataclass

@@ -25,9 +25,9 @@ _SHELL = re.compile(
 )
 _CREDENTIALS = re.compile(
     r"\b(?:send|paste|share|post|upload|print|include|provide|give|email|forward|echo|cat|read|copy|attach|submit)"
-    r"\b[^\n]{0,60}\b(?:api[_ -]?keys?|tokens?|passwords?|passwd|secrets?|credentials?|private keys?|id_rsa|"
+    r"\b[^\n]{0,60}(?:\b|_)(?:api[_ -]?keys?|tokens?|passwords?|passwd|secrets?|credentials?|private keys?|id_rsa|"
     r"ssh keys?|\.ssh|\.env\b|aws_secret\w*|\.netrc|cookies?)"
-    r"|\b(?:api[_ -]?keys?|tokens?|passwords?|secrets?|credentials?|private keys?|id_rsa|ssh keys?)\b[^\n]{0,40}"
+    r"|(?:\b|_)(?:api[_ -]?keys?|tokens?|passwords?|secrets?|credentials?|private keys?|id_rsa|ssh keys?)\b[^\n]{0,40}"
     r"\b(?:to|into|in)\s+(?:the\s+)?(?:chat|issue|comment|reply|answer|pr|pull request|https?://)",
     re.I,
 )
@@ -160,24 +160,27 @@ def distinctive_tokens(text: str) -> set[str]:
 
 
 class Sources:
-    """The texts of a rollout's items by class, for asking where a statement's words came from."""
+    """The texts of a rollout's items by class, for asking where a statement's words came from. ``external``: the
+    items whose text came from outside the conversation (any tool output, a shell's included, since ``cat`` prints a
+    file as faithfully as a fetch does; another agent's message; injected context)."""
 
-    def __init__(self, texts: list[str], classes: list[Trust]) -> None:
+    def __init__(self, texts: list[str], classes: list[Trust], external: list[bool] | None = None) -> None:
         self.texts = [t.lower() for t in texts]
         self.words = [words(t) for t in texts]
         self.classes = classes
+        self.external = external if external is not None else [c == Trust.TOOL for c in classes]
         self.user_words: set[str] = set().union(
             *(w for w, c in zip(self.words, classes, strict=True) if c == Trust.USER)
         )
         self.user_text = "\n".join(t for t, c in zip(self.texts, classes, strict=True) if c == Trust.USER)
 
     def origin(self, statement: str) -> tuple[int | None, float, float]:
-        """(the best ``tool``-class item for the statement's words, its coverage, the user's coverage)."""
+        """(the best external item for the statement's words, its coverage, the user's coverage)."""
         mine = words(statement)
         best, best_cov = None, 0.0
         tokens = distinctive_tokens(statement)
-        for n, (ws, cls) in enumerate(zip(self.words, self.classes, strict=True), 1):
-            if cls != Trust.TOOL:
+        for n, (ws, outside) in enumerate(zip(self.words, self.external, strict=True), 1):
+            if not outside:
                 continue
             cov = coverage(mine, ws)
             if tokens and any(t in self.texts[n - 1] for t in tokens):
@@ -190,7 +193,7 @@ class Sources:
         return best, best_cov, user_cov
 
     def from_tool(self, statement: str) -> int | None:
-        """The tool-class item a statement's words come from (and not from the user's), or None."""
+        """The external item a statement's words come from (and not from the user's), or None."""
         item, cov, user_cov = self.origin(statement)
         if item is None or cov < MIN_COVERAGE or user_cov >= cov:
             return None
