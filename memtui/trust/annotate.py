@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memtui.phase1 import render
+from memtui.phase1.quotes import quote_is_faithful, user_quotes, user_words
 from memtui.trust import markers
 from memtui.trust.classes import Trust, cited_items, class_of, item_classes, item_origin
 from memtui.trust.hidden import strip_hidden, with_payloads
@@ -52,7 +53,9 @@ _EXTERNAL = (render.ORIGIN_TOOL_OUTPUT, render.ORIGIN_AGENT, render.ORIGIN_CONTE
 def sources_of(items: list[dict[str, Any]]) -> tuple[Sources, list[Trust]]:
     classes = item_classes(items)
     external = [item_origin(i) in _EXTERNAL for i in items]
-    return Sources([with_payloads(item_text(i)) for i in items], classes, external), classes
+    sources = Sources([with_payloads(item_text(i)) for i in items], classes, external)
+    sources.said = user_words(items)
+    return sources, classes
 
 
 @dataclass
@@ -67,6 +70,9 @@ def derive(line: str, sources: Sources, classes: list[Trust]) -> markers.Marker:
     """The marker a statement line earns from the rollout's items (any marker already on it ignored)."""
     body = markers.strip(line)
     trust = class_of(cited_items(body), classes)
+    quotes = user_quotes(body)
+    if quotes and all(quote_is_faithful(q, sources.said) for q in quotes):
+        trust = Trust.USER  # it quotes words the user typed: that is the user's evidence, cited or not
     if trust in (Trust.USER, Trust.AGENT) and sources.from_tool(body) is not None:
         trust = Trust.TOOL
     flag = sources.flag(body)

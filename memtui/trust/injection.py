@@ -121,6 +121,7 @@ class Sources:
             *(w for w, c in zip(self.words, classes, strict=True) if c == Trust.USER)
         )
         self.user_text = "\n".join(t for t, c in zip(self.texts, classes, strict=True) if c == Trust.USER)
+        self.said = ""  # the user's words as the quote check normalises them (``phase1.quotes.user_words``)
 
     def origin(self, statement: str) -> tuple[int | None, float, float]:
         """(the best external item for the statement's words, its coverage, the user's coverage)."""
