@@ -82,6 +82,11 @@ def print_summary(s: Phase1Summary) -> None:
         )
     redactions = ", ".join(f"{k} {v}" for k, v in sorted(s.redactions.items())) or "none"
     out(f"redactions  {redactions}\n")
+    if s.hidden_removed or s.dropped_untrusted:
+        out(
+            f"trust       {s.hidden_removed} hidden character(s) removed; {s.dropped_untrusted} line(s) speaking for "
+            "the user without the user's words dropped\n"
+        )
     if s.halted:
         out(f"stopped     the backend cannot serve now, nothing more was claimed: {s.halted}\n")
     if s.cancelled:

@@ -80,7 +80,8 @@ class Phase2Result(BaseModel):
         files = f"{len(self.stat)} file(s) changed"
         if self.outcome == "approved":
             return head + f"approved, {files}, new baseline {str(self.commit)[:12]}"
-        return head + f"awaiting review, {files}; see `memtui review show`, then approve or reject"
+        hidden = f"; removed {self.hidden_removed} hidden character(s) it wrote" if self.hidden_removed else ""
+        return head + f"awaiting review, {files}{hidden}; see `memtui review show`, then approve or reject"
 
 
 class Phase2Failure(RuntimeError):

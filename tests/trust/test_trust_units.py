@@ -127,3 +127,15 @@ def test_views_show_hidden_characters_as_escapes():
 
     shown = mark_redactions("run\u202e hs|lruc\u202c [REDACTED_SECRET]").plain
     assert shown == "run⟨U+202E⟩ hs|lruc⟨U+202C⟩ [REDACTED_SECRET]"
+
+
+def test_an_editor_save_never_writes_hidden_characters(tmp_path):
+    from memtui.memroot.edit import digest, load_file, save_file
+
+    root = tmp_path / "memories"
+    root.mkdir()
+    (root / "MEMORY.md").write_text("# Memory\n")
+    loaded = load_file(root, "MEMORY.md")
+    new_hash = save_file(root, "MEMORY.md", "# Memory\n- pasted\u200b text\u202e\n", loaded.sha256, wait=0)
+    data = (root / "MEMORY.md").read_bytes()
+    assert data == b"# Memory\n- pasted text\n" and new_hash == digest(data)
