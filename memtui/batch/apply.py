@@ -184,9 +184,9 @@ def apply_one(
             return ("stale" if owned else "lost_lease"), STALE, 0
         checked = Extraction(output=output, offline=False, model="", user_said=said)
         keep_faithful_quotes(checked)  # a line quoting words the user never said is dropped, as in the sync path
-        mark_trust(checked, items)  # each statement's class from the items it cites, as in the sync path
         record["dropped_quotes"] = len(checked.dropped_quotes)
-        out = redact_output(checked.output, redactions)
+        # each statement's class from the items it cites, after redaction, as in the sync path
+        out = mark_trust(checked, redact_output(checked.output, redactions), items)
         if out.raw_memory == "" or out.rollout_summary == "":
             owned = mark_stage1_job_succeeded_no_output(conn, thread_id, token)
             status = "no_output"

@@ -24,6 +24,7 @@ from memtui.redact import redact
 from memtui.rollouts.filter import memory_items
 from memtui.settings import Settings
 from memtui.trust.annotate import annotate, sources_of
+from memtui.trust.hidden import strip_hidden
 
 
 class StageOneOutput(BaseModel):
@@ -85,8 +86,21 @@ def file_size(path: str) -> int:
         return 0
 
 
+def remove_hidden(info: Extraction) -> None:
+    """Remove invisible characters from the output (``trust.hidden``), counted. Before the quote check and the
+    redaction: a secret or a quote split by a zero-width character is whole again when they look at it."""
+    out = info.output
+    fields = {name: strip_hidden(getattr(out, name) or "") for name in ("raw_memory", "rollout_summary")}
+    removed = sum(f.removed for f in fields.values())
+    if removed:
+        info.hidden_removed += removed
+        info.output = out.model_copy(update={name: f.text for name, f in fields.items()})
+
+
 def keep_faithful_quotes(info: Extraction) -> None:
-    """Drop output lines that quote the user with words no ``user`` item holds (``phase1/quotes.py``)."""
+    """Drop output lines that quote the user with words no ``user`` item holds (``phase1/quotes.py``); hidden
+    characters are removed first (``remove_hidden``)."""
+    remove_hidden(info)
     if info.user_said is None:
         return
     out = info.output
@@ -97,17 +111,17 @@ def keep_faithful_quotes(info: Extraction) -> None:
         info.output = out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
-def mark_trust(info: Extraction, items: list[dict] | None = None) -> None:
-    """Give every statement of the output the trust class its cited items earn (``trust.annotate``)."""
+def mark_trust(info: Extraction, out: StageOneOutput, items: list[dict] | None = None) -> StageOneOutput:
+    """``out`` (the redacted output: markers after a line would break a secret's multi-line context) with every
+    statement marked with the trust class its cited items earn (``trust.annotate``)."""
     items = info.items if items is None else items
     info.items = None  # not needed past this point; a big rollout's items should not outlive the job
     sources, classes = sources_of(items or [])  # no items: nothing cited, every statement is the agent's
-    out = info.output
     raw = annotate(out.raw_memory, sources, classes)
     summary = annotate(out.rollout_summary, sources, classes)
     info.hidden_removed += raw.hidden_removed + summary.hidden_removed
     info.dropped_untrusted += raw.dropped + summary.dropped
-    info.output = out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
+    return out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
 def read_items(job: Candidate) -> list[dict]:
@@ -179,7 +193,6 @@ class ModelExtractor:
             raise ExtractionFailed(str(exc), info, stops_run=getattr(exc, "stops_run", False)) from exc
         info.output = result.output
         keep_faithful_quotes(info)
-        mark_trust(info)
         info.prompt_tokens, info.completion_tokens = result.prompt_tokens, result.completion_tokens
         info.latency_ms = result.latency_ms
         return info

@@ -25,7 +25,6 @@ from memtui.phase1.extractor import (
     add_counts,
     file_size,
     keep_faithful_quotes,
-    mark_trust,
     read_items,
 )
 from memtui.phase1.quotes import user_words as quoted_words
@@ -481,7 +480,7 @@ class OfflineExtractor:
             user_said=quoted_words(items),
         )
         keep_faithful_quotes(info)  # the same guard as the model's output: every quote must be the user's words
-        mark_trust(info, items)
+        info.items = items  # for the trust classes, marked after redaction (``run.py``)
         return info
 
     async def extract(self, job: Candidate) -> Extraction:

@@ -21,7 +21,15 @@ from pydantic import BaseModel, Field
 from memtui.context import Context
 from memtui.llm.backends.choose import make_backend
 from memtui.phase1.eligibility import Candidate, select_candidates
-from memtui.phase1.extractor import Extraction, ExtractionFailed, Extractor, ModelExtractor, StageOneOutput, add_counts
+from memtui.phase1.extractor import (
+    Extraction,
+    ExtractionFailed,
+    Extractor,
+    ModelExtractor,
+    StageOneOutput,
+    add_counts,
+    mark_trust,
+)
 from memtui.phase1.offline import OfflineExtractor
 from memtui.redact import redact
 from memtui.settings import Settings
@@ -266,10 +274,10 @@ class _Run:
         else:
             record = _measurements(result)
             self.summary.dropped_quotes += len(result.dropped_quotes)
+            out = mark_trust(result, redact_output(result.output, result.redactions))
+            record["redactions"] = result.redactions
             self.summary.hidden_removed += result.hidden_removed
             self.summary.dropped_untrusted += len(result.dropped_untrusted)
-            out = redact_output(result.output, result.redactions)
-            record["redactions"] = result.redactions
             if out.raw_memory == "" or out.rollout_summary == "":
                 owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
                 record.update(outcome="no_output" if owned else "lost_lease", noop=1)

@@ -442,6 +442,8 @@ class ReviewScreen(MemtuiScreen):
             "trusted_ids": sorted(self.trusted - self.rejected),
         }
         counts = f"{taken} hunk(s) go in" + (f" ({amended} amended)" if amended else "") + f", {left} left out."
+        if decisions["trusted_ids"]:
+            counts += f" {len(decisions['trusted_ids'])} hunk(s) let their tool-only lines reach agents."
         since = self.since_run
         if since is not None:
             names = ", ".join(f"{p} ({s})" for s, p in since.stat)
