@@ -274,7 +274,8 @@ class _Run:
         else:
             record = _measurements(result)
             self.summary.dropped_quotes += len(result.dropped_quotes)
-            out = mark_trust(result, redact_output(result.output, result.redactions))
+            # CPU work over the whole rollout: off the event loop, so the other calls in flight keep going.
+            out = await asyncio.to_thread(mark_trust, result, redact_output(result.output, result.redactions))
             record["redactions"] = result.redactions
             self.summary.hidden_removed += result.hidden_removed
             self.summary.dropped_untrusted += len(result.dropped_untrusted)
