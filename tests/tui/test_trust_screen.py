@@ -51,3 +51,30 @@ async def test_the_review_lists_classes_flags_and_reveals_hidden_text(trust_home
         await pilot.press("t")
         await settle(pilot)
         assert app.screen.trusted == set()
+
+
+async def test_approving_after_t_passes_the_hunk_as_approved_for_agents(trust_home: Path, monkeypatch) -> None:
+    import memtui.tui.screens.review as review_screen
+    from memtui.tui.screens.dialogs import ConfirmModal
+    from memtui.tui.tasks import TaskOutcome
+
+    calls: list[dict[str, Any]] = []
+
+    def fake_approve_task(run_id, *args, **kwargs):
+        calls.append(kwargs)
+        return lambda ctx, progress, cancel: TaskOutcome("recorded", "approve not run in this test")
+
+    monkeypatch.setattr(review_screen, "approve_task", fake_approve_task)
+    app = app_for(trust_home)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _review(pilot)
+        (view,) = app.screen.query_one("#diff", DiffView).hunks
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmModal)
+        assert "1 hunk(s) let their tool-only lines reach agents" in str(app.screen.query_one(".dialog-body").render())
+        await pilot.press("y")
+        await settle(pilot)
+    assert calls and calls[0]["trusted_ids"] == [view.hunk.id]
