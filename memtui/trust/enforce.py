@@ -12,7 +12,7 @@ per line, so the review can flag where the run tried to write them.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,7 +21,7 @@ from memtui.state.selection import Stage1Output
 from memtui.trust import markers
 from memtui.trust.classes import Trust, weaker
 from memtui.trust.hidden import strip_hidden
-from memtui.trust.injection import coverage, distinctive_tokens, words
+from memtui.trust.injection import distinctive_tokens, words
 
 MATCH = 0.5  # share of a line's words a Phase 1 statement must hold to be its source
 TAINT = 0.6  # share of a line's words that makes a tool or flagged statement its (co-)source
@@ -62,21 +62,46 @@ def run_evidence(selected: Iterable[Stage1Output]) -> list[Evidence]:
     return evidence_of(pairs)
 
 
-def derive(line: str, evidence: list[Evidence]) -> markers.Marker | None:
+class EvidenceIndex:
+    """The statements by word and by distinctive token, so a line is compared only with those sharing one (a run
+    writes thousands of lines against thousands of statements)."""
+
+    def __init__(self, evidence: list[Evidence]) -> None:
+        self.evidence = evidence
+        self.by_word: dict[str, list[int]] = defaultdict(list)
+        self.by_token: dict[str, list[int]] = defaultdict(list)
+        for i, ev in enumerate(evidence):
+            for w in ev.words:
+                self.by_word[w].append(i)
+            for t in ev.tokens:
+                self.by_token[t].append(i)
+
+    def shared(self, mine: set[str], tokens: set[str]) -> tuple[Counter[int], set[int]]:
+        """(statement -> words shared with ``mine``, statements sharing a token)."""
+        counts: Counter[int] = Counter()
+        for w in mine:
+            counts.update(self.by_word.get(w, ()))
+        return counts, {i for t in tokens for i in self.by_token.get(t, ())}
+
+
+def derive(line: str, evidence: list[Evidence] | EvidenceIndex) -> markers.Marker | None:
     """The marker a line the run wrote earns from the Phase 1 statements it repeats; None when it repeats one
     stored before statements had classes (its class is unknown: the line stays unmarked, and lint reports it)."""
+    index = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
     body = markers.strip(line)
     mine, tokens = words(body), distinctive_tokens(body)
+    counts, token_ids = index.shared(mine, tokens)
     best: Evidence | None = None
     best_cov = 0.0
     taint: markers.Marker | None = None
     taint_thread = ""
-    for ev in evidence:
-        cov = coverage(mine, set(ev.words))
+    for i in sorted(set(counts) | token_ids):  # in the statements' order: the first of equals wins
+        ev = index.evidence[i]
+        cov = counts[i] / len(mine) if mine else 0.0
         if cov > best_cov:
             best, best_cov = ev, cov
         m = ev.marker
-        if m is None or not (m.flag or m.trust == Trust.TOOL) or not (cov >= TAINT or tokens & ev.tokens):
+        if m is None or not (m.flag or m.trust == Trust.TOOL) or not (cov >= TAINT or i in token_ids):
             continue
         if taint is None or (m.flag and not taint.flag):
             taint, taint_thread = m, ev.thread
@@ -109,8 +134,9 @@ class FileTrust:
     upgrades: list[str] = field(default_factory=list)
 
 
-def enforce_text(text: str, before: str | None, evidence: list[Evidence]) -> FileTrust:
+def enforce_text(text: str, before: str | None, evidence: list[Evidence] | EvidenceIndex) -> FileTrust:
     """``text`` (a memory file the run wrote) with hidden characters removed and every new statement marked."""
+    evidence = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
     lines = text.split("\n")
     out = FileTrust(text)
     for n, line in enumerate(lines):
@@ -184,6 +210,7 @@ def enforce_run(
     run left). A file a person changed since the run wrote it is theirs and left alone. Raises ``TrustViolation``
     (nothing rewritten) when the run presents a tool or agent statement as the user's."""
     report = RunTrust()
+    index = EvidenceIndex(evidence)
     results: dict[str, FileTrust] = {}
     upgrades: list[str] = []
     for rel in sorted(pre):
@@ -195,7 +222,7 @@ def enforce_run(
             continue  # edited by a person while the run went on
         text = data.decode("utf-8", errors="replace")
         before = pre[rel] if isinstance(pre[rel], str) else None
-        result = enforce_text(text, before, evidence)
+        result = enforce_text(text, before, index)
         results[rel] = result
         upgrades += [f"{rel}: {u}" for u in result.upgrades]
     if upgrades:
