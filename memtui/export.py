@@ -18,6 +18,7 @@ from typing import Literal
 
 from memtui.memroot.approved import approved, published
 from memtui.private import write_private_bytes
+from memtui.trust.export import trusted_text
 
 SUMMARY_TOKEN_LIMIT = 2_500  # Codex injects this much of memory_summary.md
 CLAUDE_MEMORY_MAX_LINES = 200  # Claude Code loads the first 200 lines ...
@@ -60,18 +61,26 @@ def read_path_template() -> str:
 
 
 def summary_for_prompt(
-    memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN, max_tokens: int = SUMMARY_TOKEN_LIMIT
+    memory_root: Path,
+    bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN,
+    max_tokens: int = SUMMARY_TOKEN_LIMIT,
+    *,
+    include_untrusted: bool = False,
 ) -> str | None:
-    """The approved memory_summary.md trimmed and middle-truncated; None when it is missing or blank."""
-    text = (approved(memory_root).read_text("memory_summary.md") or "").strip()
+    """The approved memory_summary.md as agents may load it (``trust.export``), trimmed and middle-truncated; None
+    when it is missing or blank."""
+    text = approved(memory_root).read_text("memory_summary.md") or ""
+    text = trusted_text(text, include_untrusted=include_untrusted).text.strip()
     if not text:
         return None
     return truncate_middle(text, max_tokens, bytes_per_token)[0]
 
 
-def render_prompt(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> str | None:
+def render_prompt(
+    memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN, *, include_untrusted: bool = False
+) -> str | None:
     """The read-path block for an agent, or None when there is no summary (then the agent gets nothing)."""
-    summary = summary_for_prompt(memory_root, bytes_per_token)
+    summary = summary_for_prompt(memory_root, bytes_per_token, include_untrusted=include_untrusted)
     if summary is None:
         return None
     link = published(memory_root.expanduser())  # agents open files here: the approved copy, never the working tree

@@ -20,6 +20,7 @@ from memtui.export import DEFAULT_BYTES_PER_TOKEN, SUMMARY_TOKEN_LIMIT, render_p
 from memtui.memroot.approved import approved, published
 from memtui.paths import Paths
 from memtui.scope import parse_memory, scoped_text, tilde
+from memtui.trust.export import trusted_text
 
 Scope = Literal["project", "global"]
 LOCAL_ALTERNATIVE = "CLAUDE.local.md"
@@ -129,13 +130,18 @@ def project_template() -> str:
 
 
 def render_project_prompt(
-    memory_root: Path, project: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN
+    memory_root: Path,
+    project: Path,
+    bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN,
+    *,
+    include_untrusted: bool = False,
 ) -> str | None:
     """The read-path block for one project: its task groups and the user-level preferences, the memory root as
-    ``~/...``; None when the memory holds nothing for this project."""
+    ``~/...``; None when the memory holds nothing for this project. Untrusted statements stay out (``trust.export``)."""
     text = scoped_text(parse_memory(approved(memory_root).read_text("MEMORY.md") or ""), project)
     if text is None:
         return None
+    text = trusted_text(text, include_untrusted=include_untrusted).text
     text = truncate_middle(text.strip(), SUMMARY_TOKEN_LIMIT, bytes_per_token)[0]
     link = published(memory_root.expanduser())  # agents open files here: the approved copy
     rendered = project_template().replace("{{ base_path }}", tilde(link.parent.resolve() / link.name))
@@ -143,10 +149,12 @@ def render_project_prompt(
     return head + text + tail if sep else rendered + "\n" + text + "\n"
 
 
-def render_for(target: ExportTarget, memory_root: Path, bytes_per_token: float) -> str | None:
+def render_for(
+    target: ExportTarget, memory_root: Path, bytes_per_token: float, *, include_untrusted: bool = False
+) -> str | None:
     if target.scope == "global" or target.project is None:
-        return render_prompt(memory_root, bytes_per_token)
-    return render_project_prompt(memory_root, target.project, bytes_per_token)
+        return render_prompt(memory_root, bytes_per_token, include_untrusted=include_untrusted)
+    return render_project_prompt(memory_root, target.project, bytes_per_token, include_untrusted=include_untrusted)
 
 
 def project_of_cwd(cwd: str | os.PathLike[str] | None = None) -> Path:

@@ -40,6 +40,7 @@ class HunkRef(BaseModel):
     file: str
     hash: str
     amended: bool = False
+    trusted: bool = False  # a person let its tool-only or flagged lines into what agents load
 
 
 class Decision(BaseModel):

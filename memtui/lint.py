@@ -16,7 +16,9 @@ from pydantic import BaseModel
 
 from memtui.scope import GLOBAL_TAG, TaskGroup, evidence_projects, inside, read_groups
 
-Rule = Literal["cross_project", "global_single_project", "no_applies_to"]
+Rule = Literal[
+    "cross_project", "global_single_project", "no_applies_to", "untrusted", "injection", "claims_user", "hidden_text"
+]
 GENERIC_NAMES = frozenset(
     {"src", "app", "apps", "code", "work", "home", "tmp", "repo", "repos", "project", "projects", "dev", "main", "docs"}
 )
@@ -109,8 +111,14 @@ def lint_groups(
 
 
 def lint_memory(memory_root: Path, conn: sqlite3.Connection | None = None) -> list[LintFinding]:
+    from memtui.trust.lint import lint_trust
+
     groups = read_groups(memory_root)
-    return lint_groups(groups, known_projects(groups, conn), memory_root)
+    found = lint_groups(groups, known_projects(groups, conn), memory_root)
+    trust = [
+        LintFinding(rule=f.rule, file=f.file, line=f.line, group="", message=f.message) for f in lint_trust(memory_root)
+    ]  # type: ignore[arg-type]
+    return found + trust
 
 
 def lint_summary_line(findings: list[LintFinding]) -> str:
@@ -124,5 +132,9 @@ def lint_summary_line(findings: list[LintFinding]) -> str:
         "cross_project": "mention other projects",
         "global_single_project": "global preference from one project",
         "no_applies_to": "without applies_to",
+        "untrusted": "tool-only, not approved",
+        "injection": "possible injection",
+        "claims_user": "speaking for the user without the user's words",
+        "hidden_text": "with hidden characters",
     }
     return "lint: " + ", ".join(f"{n} {labels[r]}" for r, n in sorted(counts.items())) + " (memtui lint)"

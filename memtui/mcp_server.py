@@ -32,6 +32,7 @@ from memtui.context import Context
 from memtui.export import render_prompt
 from memtui.mcp_scope import McpScope, OutOfScope, root_directory
 from memtui.memroot.approved import approved
+from memtui.trust.export import trusted_text
 
 SERVER_NAME = "memtui"
 READ_PATH_URI = "memtui://read-path"
@@ -86,6 +87,8 @@ def read_range(
     start_line: int | None = None,
     end_line: int | None = None,
     scope: McpScope | None = None,
+    *,
+    include_untrusted: bool = False,
 ) -> ReadResult:
     rel, _ = confine(memory_root, path)
     if scope is not None:
@@ -94,7 +97,9 @@ def read_range(
     if data is None:
         raise FileNotFoundError(f"{path!r} is not a file of the approved memory")
     data = data[: MAX_READ_BYTES * 64]
-    lines = data.decode("utf-8", errors="replace").splitlines()
+    # Untrusted statements become a placeholder line, so the line numbers agents cite stay the file's.
+    text = trusted_text(data.decode("utf-8", errors="replace"), include_untrusted=include_untrusted, keep_lines=True)
+    lines = text.text.splitlines()
     total = len(lines)
     start = max(1, start_line or 1)
     end = min(total, end_line if end_line is not None else start + MAX_READ_LINES - 1)
@@ -176,7 +181,9 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
     ) -> dict[str, Any]:
         scope = await current_scope(mcp_ctx)
         try:
-            return read_range(root, path, start_line, end_line, scope).model_dump()
+            return read_range(
+                root, path, start_line, end_line, scope, include_untrusted=ctx.settings.export_tool_statements
+            ).model_dump()
         except (PathRefused, OutOfScope, FileNotFoundError, IsADirectoryError, ValueError) as exc:
             raise ToolError(str(exc)) from exc  # the agent sees why and may try again
 
@@ -220,9 +227,11 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         if scope is not None:
             from memtui.export_scope import render_project_prompt
 
-            block = render_project_prompt(root, scope.project, ctx.settings.bytes_per_token)
+            block = render_project_prompt(
+                root, scope.project, ctx.settings.bytes_per_token, include_untrusted=ctx.settings.export_tool_statements
+            )
             return block or f"memtui has no memory for {scope.project} yet: nothing to read."
-        block = render_prompt(root, ctx.settings.bytes_per_token)
+        block = render_prompt(root, ctx.settings.bytes_per_token, include_untrusted=ctx.settings.export_tool_statements)
         return block or "memtui has no memory summary yet: nothing to read."
 
     @server.resource(
@@ -235,7 +244,8 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         scope = fixed or (from_roots[0] if from_roots else None)
         if scope is not None:
             return f"memory_summary.md spans every project; this server is scoped to {scope.project} ({scope.why})."
-        return approved(root).read_text("memory_summary.md") or ""
+        text = approved(root).read_text("memory_summary.md") or ""
+        return trusted_text(text, include_untrusted=ctx.settings.export_tool_statements).text
 
     _strict_arguments(server)
     return server

@@ -83,6 +83,10 @@ class Settings(BaseModel):
     agent_timeout_seconds: float = Field(1800.0, gt=0, description="a whole Phase 2 agent run through codex/claude")
     batch_lease_hours: float = Field(25.0, ge=1, description="lease of jobs sent in a batch: the 24 h window + margin")
 
+    # Trust: tool-only and flagged statements reach what agents load (export, MCP) only once a person approved them;
+    # true lets every statement through (hidden characters are removed regardless).
+    export_tool_statements: bool = False
+
     @property
     def resolved_provider(self) -> ResolvedProvider:
         """``auto``: a key or server -> openai; else a logged-in codex -> codex; else claude; else offline.

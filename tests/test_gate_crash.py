@@ -88,9 +88,10 @@ def test_every_agent_kind_writes_only_through_the_journal(provider, frozen_clock
         ),
         "offline": lambda: None,
     }
+    setups["local"] = setups["openai"]  # a model on the user's machine: the same HTTP agent and journal
     assert set(setups) == set(get_args(ResolvedProvider))
     monkeypatch.setenv("MEMTUI_PROVIDER", provider)
-    if provider == "openai":
+    if provider in ("openai", "local"):
         monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test-loopback-000000000000")
     setups[provider]()

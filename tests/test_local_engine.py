@@ -29,6 +29,7 @@ from memtui.testing.chat_server import (
     reply_json,
     reply_text,
 )
+from memtui.trust.markers import strip_all
 from tests.test_phase1_run import VALID, fresh, home, job, seed  # noqa: F401  (fixtures)
 
 
@@ -113,7 +114,7 @@ def test_junk_in_the_right_keys_is_asked_again_then_fails_with_the_reason(home, 
     # Junk, then a proper answer: the retry stores the proper one.
     llama_cpp.script(reply_json(SMALL_MODEL_JUNK), reply_json(VALID))
     assert run_phase1(fresh(), thread_id=b).succeeded == 1
-    assert get_stage1_output(home[0].conn, b)["raw_memory"] == VALID["raw_memory"]
+    assert strip_all(get_stage1_output(home[0].conn, b)["raw_memory"]) == VALID["raw_memory"]  # trust-marked
 
 
 def test_provider_local_needs_a_base_url(home, monkeypatch):  # noqa: F811

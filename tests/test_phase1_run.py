@@ -23,6 +23,7 @@ from memtui.state.db import connect
 from memtui.state.jobs import GLOBAL, STAGE1, try_claim_stage1_job
 from memtui.state.outputs import get_stage1_output, upsert_stage1_output
 from memtui.testing.chat_server import reply_error, reply_json, reply_text
+from memtui.trust.markers import strip_all
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 
@@ -123,8 +124,9 @@ def test_success_stores_output_records_the_attempt_and_enqueues_phase2(home, mod
     assert (s.prompt_tokens, s.completion_tokens) == (1234, 56)
     conn = home[0].conn
     out = get_stage1_output(conn, t)
+    # memtui marks each statement with the class its citations earn: this one cites nothing, so it is the agent's.
     assert (out["raw_memory"], out["rollout_slug"], out["source_updated_at"], out["offline"]) == (
-        VALID["raw_memory"],
+        VALID["raw_memory"].replace("TZ=UTC\n", "TZ=UTC [trust:agent]\n"),
         "fix-ci-timezone",
         IDLE,
         0,
@@ -285,7 +287,7 @@ def test_slow_worker_that_lost_its_lease_writes_nothing(home, model_env, monkeyp
     assert second.succeeded == 1
     assert first[0].lost_lease == 1 and first[0].succeeded == 0
     conn = home[0].conn
-    assert get_stage1_output(conn, t)["raw_memory"] == VALID["raw_memory"]
+    assert strip_all(get_stage1_output(conn, t)["raw_memory"]) == VALID["raw_memory"]
     outcomes = [r["outcome"] for r in runs(conn, t)]
     assert sorted(outcomes) == ["lost_lease", "succeeded"]
     lost = next(r for r in runs(conn, t) if r["outcome"] == "lost_lease")
@@ -353,7 +355,7 @@ def test_rollout_change_reextracts_and_resets_the_retry_budget(home, model_env):
     model_env.script(reply_json({**VALID, "raw_memory": newer}))
     assert run_phase1(fresh()).succeeded == 1
     out = get_stage1_output(conn, t)
-    assert (out["raw_memory"], out["source_updated_at"]) == (newer, IDLE + 60)
+    assert (strip_all(out["raw_memory"]), out["source_updated_at"]) == (newer, IDLE + 60)
     assert job(conn, t)["retry_remaining"] == 3
 
 

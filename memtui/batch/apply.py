@@ -22,7 +22,14 @@ from memtui import clock
 from memtui.batch.model import CollectSummary, ResultLine, error_message, input_hash
 from memtui.llm.structured import StructuredCallError, parse_chat_reply
 from memtui.phase1.eligibility import Candidate
-from memtui.phase1.extractor import Extraction, ExtractionFailed, StageOneOutput, keep_faithful_quotes, read_items
+from memtui.phase1.extractor import (
+    Extraction,
+    ExtractionFailed,
+    StageOneOutput,
+    keep_faithful_quotes,
+    mark_trust,
+    read_items,
+)
 from memtui.phase1.output_check import stage_one_problems
 from memtui.phase1.quotes import has_user_quote, user_words
 from memtui.phase1.render import render_items
@@ -36,6 +43,7 @@ from memtui.state.jobs import (
     mark_stage1_job_succeeded_no_output,
     release_stage1_job,
 )
+from memtui.trust.classes import cited_items
 
 NOT_RUN_CODES = frozenset({"batch_expired", "batch_cancelled"})  # error-file codes of requests no model saw
 STALE = "rollout changed since it was sent in the batch: result discarded"
@@ -74,27 +82,28 @@ def _candidate(conn: sqlite3.Connection, thread_id: str) -> Candidate | None:
 
 def _current(
     conn: sqlite3.Connection, thread_id: str, sent_stat: Any, sent_hash: str, need_words: bool
-) -> tuple[str | None, str | None]:
+) -> tuple[str | None, str | None, list[dict] | None]:
     """(hash of the rollout's rendered items now, the user's own words now): the hash decides whether the result
     still belongs to this rollout; the words check its quotes, as the synchronous path does (``phase1/quotes.py``).
 
     A file whose size and mtime are those it had when its request was written is the same file (the ingest's own
-    rule): it is re-read only when the output quotes the user. Any other file is read, rendered and hashed.
+    rule): it is re-read only when the output quotes the user or cites items (their origins give each statement its
+    trust class). Any other file is read, rendered and hashed.
     """
     job = _candidate(conn, thread_id)
     if job is None:
-        return None, None
+        return None, None, None
     try:
         st = os.stat(job.path)
     except OSError:
-        return None, None
+        return None, None, None
     if not need_words and sent_stat == [st.st_size, st.st_mtime_ns]:
-        return sent_hash, None
+        return sent_hash, None, None
     try:
         items = read_items(job)
     except ExtractionFailed:
-        return None, None
-    return input_hash(render_items(items)), user_words(items)
+        return None, None, None
+    return input_hash(render_items(items)), user_words(items), items
 
 
 def _account(summary: CollectSummary, status: str, error: str | None, dropped: int = 0) -> None:
@@ -165,7 +174,8 @@ def apply_one(
         error = _fail_reason(line)
     if output is not None:
         need_words = has_user_quote(output.raw_memory) or has_user_quote(output.rollout_summary)
-        current, said = _current(conn, thread_id, record.get("file_stat"), req["input_hash"], need_words)
+        need_words = need_words or bool(cited_items(output.raw_memory) or cited_items(output.rollout_summary))
+        current, said, items = _current(conn, thread_id, record.get("file_stat"), req["input_hash"], need_words)
         if current != req["input_hash"]:
             owned = mark_stage1_job_failed(conn, thread_id, token, STALE, 0)
             finish_job_run(
@@ -175,7 +185,8 @@ def apply_one(
         checked = Extraction(output=output, offline=False, model="", user_said=said)
         keep_faithful_quotes(checked)  # a line quoting words the user never said is dropped, as in the sync path
         record["dropped_quotes"] = len(checked.dropped_quotes)
-        out = redact_output(checked.output, redactions)
+        # each statement's class from the items it cites, after redaction, as in the sync path
+        out = mark_trust(checked, redact_output(checked.output, redactions), items)
         if out.raw_memory == "" or out.rollout_summary == "":
             owned = mark_stage1_job_succeeded_no_output(conn, thread_id, token)
             status = "no_output"

@@ -41,12 +41,12 @@ def run_prompt(args: argparse.Namespace) -> int:
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
     if args.project is not None:
         project = args.project.expanduser().resolve()
-        block = render_project_prompt(root, project, bpt)
+        block = render_project_prompt(root, project, bpt, include_untrusted=ctx.settings.export_tool_statements)
         if block is None:
             print(f"memtui export: the memory holds nothing for {tilde(project)}; nothing to export", file=sys.stderr)
             return 0
     else:
-        block = render_prompt(root, bpt)
+        block = render_prompt(root, bpt, include_untrusted=ctx.settings.export_tool_statements)
         if block is None:
             print(
                 f"memtui export: no memory summary approved yet at {root / 'memory_summary.md'} (agents get the "
@@ -72,7 +72,7 @@ def run_agents_md(args: argparse.Namespace) -> int:
         print(f"memtui export: warning: {target.path} is tracked by git (--allow-tracked)", file=sys.stderr)
     where = "everything" if target.scope == "global" else f"project {tilde(target.project or Path())}"
     print(f"memtui export: scope {target.scope} ({where}; {target.why})", file=sys.stderr)
-    block = render_for(target, root, bpt)
+    block = render_for(target, root, bpt, include_untrusted=ctx.settings.export_tool_statements)
     if block is None:
         print(
             "memtui export: nothing to export for this scope; an existing memtui section is emptied, nothing is added",

@@ -1,5 +1,6 @@
 """``memtui lint``: memory that would leak across projects (cross-project mentions, one-project "global"
-preferences, task groups without applies_to)."""
+preferences, task groups without applies_to), and untrusted statements (tool-only, possible injection, speaking for
+the user without the user's words, hidden characters)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from memtui.lint import lint_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("lint", help="flag memory that would leak across projects when exported")
+    p = sub.add_parser("lint", help="flag memory that would leak across projects, and untrusted statements")
     p.add_argument("--json", action="store_true", help="a JSON list of findings")
     p.set_defaults(func=run)
 

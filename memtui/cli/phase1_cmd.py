@@ -89,6 +89,11 @@ def print_summary(s: Phase1Summary) -> None:
         out(f" ({', '.join(s.opted_out)})\n" if s.opted_out else "\n")
         if s.opt_outs_waiting:
             out(f"            {s.opt_outs_waiting} more once the run awaiting review is decided\n")
+    if s.hidden_removed or s.dropped_untrusted:
+        out(
+            f"trust       {s.hidden_removed} hidden character(s) removed; {s.dropped_untrusted} line(s) speaking for "
+            "the user without the user's words dropped\n"
+        )
     if s.halted:
         out(f"stopped     the backend cannot serve now, nothing more was claimed: {s.halted}\n")
     if s.cancelled:

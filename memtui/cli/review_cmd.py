@@ -36,6 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="ID[,ID...]",
         help="leave these hunks out (their lines stay as in the baseline); `review show --hunks` lists the ids",
     )
+    approve.add_argument(
+        "--trust",
+        dest="trusted_ids",
+        default="",
+        metavar="ID[,ID...]",
+        help="let these hunks' tool-only or flagged lines into what agents load (recorded in the history)",
+    )
     approve.add_argument("--reason", default=None, help="why the hunks are left out; the next run is told")
     approve.add_argument("--json", action="store_true")
     reject = actions.add_parser("reject", help="undo the run's changes and remember why")
@@ -60,6 +67,10 @@ def _hunk_lines(hunks: list) -> str:
         body = h.text.split("\n")[1:]
         plus, minus = sum(x.startswith("+") for x in body), sum(x.startswith("-") for x in body)
         out.append(f"{h.id}  {h.file}  -{h.old_start},{h.old_count} +{h.new_start},{h.new_count}  (+{plus} -{minus})\n")
+        if classes := h.trust.get("classes"):
+            out.append("    trust: " + ", ".join(f"{c} {n}" for c, n in classes.items()) + "\n")
+        for flag in h.trust.get("flags", []):
+            out.append(f"    ! line {flag['line']}: {flag['text']}\n")
         for e in h.evidence:
             out.append(
                 f"    <- {e['thread_id']} {e.get('rollout_summary_file') or ''} score {e['score']}: {e['excerpt']}\n"
@@ -161,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
                 expected_tree=args.expect,
                 except_ids=except_ids,
                 reason=args.reason,
+                trusted_ids=[i for i in (args.trusted_ids or "").split(",") if i.strip()],
             )
             msg = f"approved run #{result.run_id}: new baseline {result.commit}, watermark {result.watermark}"
             if result.included_changes:

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from memtui.memroot.lock import memory_root_lock
 from memtui.phase2.workspace import write_if_changed
+from memtui.trust.hidden import strip_hidden
 
 SAVE_WAIT_SECONDS = 1.0
 
@@ -62,7 +63,7 @@ def save_file(root: Path, rel: str, text: str, expected_sha256: str | None, *, w
         disk = load_file(root, rel)
         if disk.sha256 != expected_sha256:
             raise SaveConflict(rel, disk)
-        data = text.encode("utf-8")
+        data = strip_hidden(text).text.encode("utf-8")  # pasted invisible characters never reach the memory root
         write_if_changed(path, data)  # atomic: a reader sees the old file or the new one
         return str(digest(data))
 

@@ -25,6 +25,8 @@ from memtui.redact import redact
 from memtui.rollouts import codex, jsonl
 from memtui.rollouts.filter import items_from_bytes
 from memtui.settings import Settings
+from memtui.trust.annotate import annotate, sources_of
+from memtui.trust.hidden import strip_hidden
 
 
 class StageOneOutput(BaseModel):
@@ -54,6 +56,9 @@ class Extraction:
     redactions: dict[str, int] = field(default_factory=dict)  # input-side redactions by kind
     user_said: str | None = None  # the user's own words (redacted, normalised), to check the output's quotes
     dropped_quotes: list[str] = field(default_factory=list)  # output lines quoting words the user never said
+    items: list[dict] | None = None  # the rollout's memory items, to derive each statement's trust class
+    hidden_removed: int = 0  # invisible characters removed from the output (``trust.hidden``)
+    dropped_untrusted: list[str] = field(default_factory=list)  # lines claiming the user's authority without it
 
 
 class ExtractionFailed(RuntimeError):
@@ -88,8 +93,21 @@ def file_size(path: str) -> int:
         return 0
 
 
+def remove_hidden(info: Extraction) -> None:
+    """Remove invisible characters from the output (``trust.hidden``), counted. Before the quote check and the
+    redaction: a secret or a quote split by a zero-width character is whole again when they look at it."""
+    out = info.output
+    fields = {name: strip_hidden(getattr(out, name) or "") for name in ("raw_memory", "rollout_summary")}
+    removed = sum(f.removed for f in fields.values())
+    if removed:
+        info.hidden_removed += removed
+        info.output = out.model_copy(update={name: f.text for name, f in fields.items()})
+
+
 def keep_faithful_quotes(info: Extraction) -> None:
-    """Drop output lines that quote the user with words no ``user`` item holds (``phase1/quotes.py``)."""
+    """Drop output lines that quote the user with words no ``user`` item holds (``phase1/quotes.py``); hidden
+    characters are removed first (``remove_hidden``)."""
+    remove_hidden(info)
     if info.user_said is None:
         return
     out = info.output
@@ -101,6 +119,19 @@ def keep_faithful_quotes(info: Extraction) -> None:
 
 
 MEMORY_TURNED_OFF = "memory turned off for this thread (its last session_meta); nothing was read or sent"
+
+
+def mark_trust(info: Extraction, out: StageOneOutput, items: list[dict] | None = None) -> StageOneOutput:
+    """``out`` (the redacted output: markers after a line would break a secret's multi-line context) with every
+    statement marked with the trust class its cited items earn (``trust.annotate``)."""
+    items = info.items if items is None else items
+    info.items = None  # not needed past this point; a big rollout's items should not outlive the job
+    sources, classes = sources_of(items or [])  # no items: nothing cited, every statement is the agent's
+    raw = annotate(out.raw_memory, sources, classes)
+    summary = annotate(out.rollout_summary, sources, classes)
+    info.hidden_removed += raw.hidden_removed + summary.hidden_removed
+    info.dropped_untrusted += raw.dropped + summary.dropped
+    return out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
 def read_items(job: Candidate) -> list[dict]:
@@ -162,6 +193,7 @@ class ModelExtractor:
             truncated_tokens=built.truncated_tokens,
             redactions=dict(red.counts),
             user_said=user_words(items),
+            items=items,
         )
         return built.message, info
 

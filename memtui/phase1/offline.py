@@ -480,6 +480,7 @@ class OfflineExtractor:
             user_said=quoted_words(items),
         )
         keep_faithful_quotes(info)  # the same guard as the model's output: every quote must be the user's words
+        info.items = items  # for the trust classes, marked after redaction (``run.py``)
         return info
 
     async def extract(self, job: Candidate) -> Extraction:

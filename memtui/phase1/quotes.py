@@ -55,6 +55,11 @@ def quote_is_faithful(quote: str, said: str) -> bool:
     return bool(fragments) and all(f in said for f in fragments)
 
 
+def user_quotes(text: str) -> list[str]:
+    """The quotes a line attributes to the user (``the user said: "..."``, ``remember: "..."``)."""
+    return [m.group("quote") for m in _QUOTED.finditer(text)] if text else []
+
+
 def has_user_quote(text: str) -> bool:
     """True when ``text`` quotes the user at all (issue 13: the batch path reads the rollout's words only then)."""
     return bool(text) and _QUOTED.search(text) is not None

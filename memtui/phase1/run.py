@@ -21,7 +21,15 @@ from pydantic import BaseModel, Field
 from memtui.context import Context
 from memtui.llm.backends.choose import make_backend
 from memtui.phase1.eligibility import Candidate, select_candidates
-from memtui.phase1.extractor import Extraction, ExtractionFailed, Extractor, ModelExtractor, StageOneOutput, add_counts
+from memtui.phase1.extractor import (
+    Extraction,
+    ExtractionFailed,
+    Extractor,
+    ModelExtractor,
+    StageOneOutput,
+    add_counts,
+    mark_trust,
+)
 from memtui.phase1.offline import OfflineExtractor
 from memtui.redact import redact
 from memtui.settings import Settings
@@ -65,6 +73,8 @@ class Phase1Summary(BaseModel):
     input_bytes: int = 0
     redactions: dict[str, int] = Field(default_factory=dict)
     dropped_quotes: int = 0  # issue 16: output lines quoting words the user never said, removed before storage
+    hidden_removed: int = 0  # invisible characters removed from the outputs before storage (``trust.hidden``)
+    dropped_untrusted: int = 0  # lines presenting tool or agent text as the user's, removed before storage
     seconds: float = 0.0
     offline: bool = False
     model: str = ""
@@ -272,7 +282,9 @@ class _Run:
             record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
         else:
             try:
-                record = self._store(job, token, result)
+                # CPU work over the whole rollout: off the event loop, so the other calls in flight keep going.
+                out = await asyncio.to_thread(mark_trust, result, redact_output(result.output, result.redactions))
+                record = self._store(job, token, result, out)
             except Exception as exc:  # storing failed: a recorded, backed-off failure, never a job left running
                 reason = f"storing the output failed: {type(exc).__name__}: {exc}"
                 owned = mark_stage1_job_failed(
@@ -283,11 +295,13 @@ class _Run:
         self._account(record)
         self._tick(job, record["outcome"])
 
-    def _store(self, job: Candidate, token: str, result: Any) -> dict[str, Any]:
+    def _store(self, job: Candidate, token: str, result: Any, out: Any) -> dict[str, Any]:
+        """Finalize one extraction: ``out`` is its output redacted and trust-marked (``mark_trust``)."""
         record = _measurements(result)
         self.summary.dropped_quotes += len(result.dropped_quotes)
-        out = redact_output(result.output, result.redactions)
         record["redactions"] = result.redactions
+        self.summary.hidden_removed += result.hidden_removed
+        self.summary.dropped_untrusted += len(result.dropped_untrusted)
         if out.raw_memory == "" or out.rollout_summary == "":
             owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
             record.update(outcome="no_output" if owned else "lost_lease", noop=1)

@@ -45,6 +45,7 @@ from memtui.phase2.workspace import (
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job, person_lines, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
+from memtui.trust.enforce import TrustViolation, enforce_run, run_evidence
 
 Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped", "busy"]
 Cancel = threading.Event | Callable[[], bool] | None
@@ -69,6 +70,7 @@ class Phase2Result(BaseModel):
     expired: int = 0  # retention at the start of the run: stage-1 outputs unused for max_unused_days, removed
     opted_out: list[str] = []  # rollouts forgotten at the start: their memory was turned off after extraction
     housekeeping: list[str] = []  # the two above as summary lines (counts and ids, never words)
+    hidden_removed: int = 0  # invisible characters the run tried to write, removed (``trust.hidden``)
 
     def message(self) -> str:
         return "".join(f"{line}\n" for line in self.housekeeping) + self._outcome_message()
@@ -86,7 +88,8 @@ class Phase2Result(BaseModel):
         files = f"{len(self.stat)} file(s) changed"
         if self.outcome == "approved":
             return head + f"approved, {files}, new baseline {str(self.commit)[:12]}"
-        return head + f"awaiting review, {files}; see `memtui review show`, then approve or reject"
+        hidden = f"; removed {self.hidden_removed} hidden character(s) it wrote" if self.hidden_removed else ""
+        return head + f"awaiting review, {files}{hidden}; see `memtui review show`, then approve or reject"
 
 
 class Phase2Failure(RuntimeError):
@@ -392,6 +395,14 @@ def _run_locked(
             say(f"tombstones: removed {banned} line(s) a person had deleted")
         remove_diff_file(root)
 
+        tag = "failed_trust_upgrade"
+        try:
+            trust = enforce_run(root, journal.pre, journal.post, run_evidence(selected), journal.write)
+        except TrustViolation as exc:
+            raise Phase2Failure(tag, f"refused: {exc}") from exc
+        if trust.hidden_removed:
+            say(f"hidden text: removed {trust.hidden_removed} invisible character(s) the run wrote")
+
         tag = "failed_invalid_artifacts"
         if (invalid := validate_artifacts(root)) is not None:
             raise Phase2Failure(tag, invalid)
@@ -411,7 +422,7 @@ def _run_locked(
         conn.execute(
             "UPDATE phase2_runs SET status='awaiting_review', finished_at=?, diff=?, stat=?, pre_snapshot=?, turns=?,"
             " prompt_tokens=?, completion_tokens=?, reviewed_tree=?, reviewed_files=?, lines_added=?,"
-            " lines_removed=? WHERE id=?",
+            " lines_removed=?, trust_report=? WHERE id=?",
             (
                 clock.now_s(),
                 full_diff,
@@ -424,6 +435,7 @@ def _run_locked(
                 json.dumps(baseline.tree_files(root, tree)),
                 added,
                 removed,
+                json.dumps(trust.as_json()),
                 run_id,
             ),
         )
@@ -436,6 +448,7 @@ def _run_locked(
             stat=stat,
             turns=turns,
             offline=offline,
+            hidden_removed=trust.hidden_removed,
         )
     except BaseException as exc:
         reason = str(exc) if isinstance(exc, Phase2Failure) else f"{tag}: {exc.__class__.__name__}: {exc}"

@@ -102,6 +102,7 @@ class Phase2Run(BaseModel):
     included_changes: list[tuple[str, str]] = []  # files a person chose to approve with the run
     kind: str = "consolidation"  # consolidation | restore (issue 11: a past version brought back through review)
     restore_of: int | None = None
+    trust_report: dict[str, Any] = {}  # what enforcing trust did (``trust.enforce.RunTrust``): hidden text per line
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Phase2Run:
@@ -110,6 +111,7 @@ class Phase2Run(BaseModel):
         d["stat"] = [tuple(x) for x in json.loads(d.get("stat") or "[]")]
         d["included_changes"] = [tuple(x) for x in json.loads(d.get("included_changes") or "[]")]
         d["reviewed_files"] = json.loads(d.get("reviewed_files") or "{}")
+        d["trust_report"] = json.loads(d.get("trust_report") or "{}")
         d["diff"] = d.get("diff") or ""
         d["input_diff"] = d.get("input_diff") or ""
         d.pop("pre_snapshot", None)
@@ -248,6 +250,7 @@ def approve(
     except_ids: list[str] | None = None,
     amendments: dict[str, str] | None = None,
     reason: str | None = None,
+    trusted_ids: list[str] | None = None,
 ) -> ReviewResult:
     """Commit exactly the tree the run produced as the new one-commit baseline, and record success.
 
@@ -257,7 +260,8 @@ def approve(
 
     Hunk by hunk (issue 11): ``except_ids`` leaves those hunks out (their lines stay as in the baseline) and
     records them as rejected with ``reason``; ``amendments`` ({hunk id: text}) commit a reviewer's text instead
-    of the run's new lines. The committed tree is the reviewed tree with exactly those changes, and the memory
+    of the run's new lines. ``trusted_ids`` approves a hunk's tool-only or flagged lines for what agents load. The
+    committed tree is the reviewed tree with exactly those changes, and the memory
     root is brought in line with it. A restore run commits only the memory files it restores.
     """
     from memtui.review import decide
@@ -267,7 +271,14 @@ def approve(
         _recover(ctx)
         run = _awaiting(conn, run_id)
         try:
-            p = decide.plan(root, run.diff, except_ids or [], amendments, reviewed_text=_reviewed_text(root, run))
+            p = decide.plan(
+                root,
+                run.diff,
+                except_ids or [],
+                amendments,
+                reviewed_text=_reviewed_text(root, run),
+                trusted_ids=trusted_ids or [],
+            )
         except ValueError as exc:
             raise ReviewError(str(exc)) from exc
         if p.partial and not (check := _check_plan(root, run, p)).ok:

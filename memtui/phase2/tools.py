@@ -76,8 +76,20 @@ class Journal:
             self.on_change(self)
 
     def write(self, rel: str, data: bytes) -> None:
+        had, before = rel in self.post, self.post.get(rel)
         self._record(rel, data)
-        write_if_changed(self.root / rel, data)  # atomic: a killed run leaves the old file or the new one
+        try:
+            write_if_changed(self.root / rel, data)  # atomic: a killed run leaves the old file or the new one
+        except BaseException:
+            # A failed write left the file as it was: keep the hash of that, so an undo still takes it back (a
+            # second write to a file, e.g. the trust markers after the agent's, must not make it look a person's).
+            if had:
+                self.post[rel] = before
+            else:
+                self.post.pop(rel, None)
+            if self.on_change:
+                self.on_change(self)
+            raise
 
     def delete(self, rel: str) -> None:
         self._record(rel, None)

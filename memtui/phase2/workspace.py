@@ -17,6 +17,7 @@ from memtui import clock
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.private import PRIVATE_FILE_MODE
 from memtui.state.selection import Stage1Output
+from memtui.trust.hidden import strip_hidden
 
 DIFF_FILENAME = "phase2_workspace_diff.md"
 DIFF_MAX_BYTES = 4 * 1024 * 1024
@@ -71,7 +72,8 @@ def render_rollout_summary(memory: Stage1Output) -> str:
     ]
     if memory.git_branch:
         lines.append(f"git_branch: {memory.git_branch}")
-    return "\n".join(lines) + "\n\n" + memory.rollout_summary + "\n"
+    # Outputs stored before hidden characters were removed at Phase 1 lose them here.
+    return "\n".join(lines) + "\n\n" + strip_hidden(memory.rollout_summary).text + "\n"
 
 
 def resolve_stems(root: Path, memories: Iterable[Stage1Output]) -> dict[str, str]:
@@ -121,7 +123,7 @@ def render_raw_memories(memories: Iterable[Stage1Output], stems: dict[str, str] 
             f"cwd: {m.cwd}\n"
             f"rollout_path: {m.rollout_path}\n"
             f"rollout_summary_file: {(stems or {}).get(m.thread_id) or summary_stem(m)}.md\n\n"
-            f"{m.raw_memory.strip()}\n"
+            f"{strip_hidden(m.raw_memory).text.strip()}\n"
         )
     return "".join(parts)
 

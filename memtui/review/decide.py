@@ -20,6 +20,8 @@ from memtui import clock, history
 from memtui.phase2 import baseline
 from memtui.phase2.workspace import write_if_changed
 from memtui.review.hunks import Hunk, HunkError, apply_decisions, parse_diff, resolve_ids
+from memtui.trust import markers
+from memtui.trust.markers import approve_untrusted
 
 MAX_DO_NOT_RELEARN = 40  # rejected hunks listed in the agent prompt, newest first
 
@@ -33,6 +35,8 @@ class Plan:
     amended: dict[str, str] = field(default_factory=dict)
     files: dict[str, str | None] = field(default_factory=dict)  # rel -> content to commit (None: absent)
     baseline_keys: dict[str, set[str]] = field(default_factory=dict)  # rel -> normalised lines of its baseline
+    trusted: set[str] = field(default_factory=set)  # hunks whose untrusted lines a person approved for agents
+    by_person: set[str] = field(default_factory=set)  # hunks amended with a reviewer's own text
 
     def new_lines(self, h: Hunk) -> list[str]:
         """What a left-out hunk really wanted to add: its '+' lines that are not already in the baseline (a line
@@ -46,7 +50,9 @@ class Plan:
 
     def hunk_refs(self, taken: bool) -> list[history.HunkRef]:
         return [
-            history.HunkRef(id=h.id, file=h.file, hash=h.content_hash, amended=h.id in self.amended)
+            history.HunkRef(
+                id=h.id, file=h.file, hash=h.content_hash, amended=h.id in self.by_person, trusted=h.id in self.trusted
+            )
             for h in self.hunks
             if (h.id not in self.rejected) == taken
         ]
@@ -88,9 +94,12 @@ def plan(
     amendments: dict[str, str] | None = None,
     *,
     reviewed_text=_workspace_text,
+    trusted_ids: Iterable[str] = (),
 ) -> Plan:
     """Resolve ids (prefixes allowed) and compute every decided file's content from the baseline and the run's
-    version (``reviewed_text``). Raises ``HunkError`` naming unknown ids or a baseline that moved."""
+    version (``reviewed_text``). ``trusted_ids``: hunks whose tool-only or flagged lines a person approved for
+    what agents load (their markers say ``approved``). Raises ``HunkError`` naming unknown ids or a baseline that
+    moved."""
     files = parse_diff(diff)
     hunks = [h for f in files for h in f.hunks]
     rejected = resolve_ids(hunks, list(except_ids))
@@ -100,7 +109,14 @@ def plan(
         if hid in rejected:
             raise HunkError(f"hunk {hid} is both left out and amended")
         amended[hid] = text
-    result = Plan(hunks=hunks, rejected=rejected, amended=amended)
+    by_person = set(amended)
+    trusted = resolve_ids(hunks, list(trusted_ids))
+    for hid in trusted:
+        if hid in rejected:
+            raise HunkError(f"hunk {hid} is both left out and approved for agents")
+        hunk = next(h for h in hunks if h.id == hid)
+        amended[hid] = approve_untrusted(amended.get(hid, hunk.new_text()))
+    result = Plan(hunks=hunks, rejected=rejected, amended=amended, trusted=trusted, by_person=by_person)
     for f in files:
         if not any(h.id in rejected or h.id in amended for h in f.hunks):
             continue
@@ -265,7 +281,7 @@ def normalize_line(line: str) -> str:
         return "task: " + " ".join(task.group(1).split()).lower()
     if not text or text.startswith(("#", "<!--")) or text in ("---", "v1"):
         return ""
-    text = re.sub(r"\s*\[Task \d+\]", "", text)
+    text = re.sub(r"\s*\[Task \d+\]", "", markers.strip(text))
     text = text.lstrip("-*> ").strip()
     return " ".join(text.split()).lower()
 

@@ -24,6 +24,7 @@ from memtui.phase2 import baseline
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.review.hunks import Hunk
+from memtui.trust.classes import cited_items
 
 EVIDENCE_FILES = (MEMORY_MD, MEMORY_SUMMARY)
 MAX_EVIDENCE = 5
@@ -81,7 +82,6 @@ _TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
 _TAG = re.compile(r"\[Task (\d+)\]")
 _SUMMARY_REF = re.compile(rf"{ROLLOUT_SUMMARIES}/([^\s)]+?\.md)")
 _THREAD_REF = re.compile(r"thread_id=([0-9A-Za-z_-]+)")
-_ITEM_REF = re.compile(r"\[items?\s+(\d+(?:\s*(?:,|-|–)\s*\d+)*)\]", re.I)
 _WORD = re.compile(r"[A-Za-z0-9_]{3,}")
 
 
@@ -110,17 +110,7 @@ class _Output:
 
 def item_refs(text: str) -> list[int]:
     """``[item 7]``, ``[items 3, 5]``, ``[items 4-6]`` -> [7], [3, 5], [4, 5, 6] (in order, once each)."""
-    out: list[int] = []
-    for m in _ITEM_REF.finditer(text):
-        for part in re.split(r"\s*,\s*", m.group(1)):
-            bounds = re.split(r"\s*[-–]\s*", part)
-            if len(bounds) == 2 and bounds[0].isdigit() and bounds[1].isdigit():
-                lo, hi = int(bounds[0]), int(bounds[1])
-                nums = range(lo, min(hi, lo + 50) + 1) if hi >= lo else [lo]
-            else:
-                nums = [int(b) for b in bounds if b.isdigit()]
-            out += [n for n in nums if n > 0 and n not in out]
-    return out
+    return cited_items(text)
 
 
 def _outputs(conn: sqlite3.Connection, thread_ids: list[str] | None) -> list[_Output]:
@@ -340,4 +330,5 @@ def hunk_infos(ctx: Context, diff: str, run: Any = None) -> list[Any]:
 
     hunks = hunks_of(diff)
     found = evidence_for_hunks(ctx, hunks, run)
-    return [HunkInfo.of(h, [e.model_dump() for e in found.get(h.id, [])]) for h in hunks]
+    hidden = (getattr(run, "trust_report", None) or {}).get("hidden", {})
+    return [HunkInfo.of(h, [e.model_dump() for e in found.get(h.id, [])], hidden.get(h.file)) for h in hunks]

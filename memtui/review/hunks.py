@@ -84,9 +84,14 @@ class HunkInfo(BaseModel):
     content_hash: str
     text: str
     evidence: list[dict[str, object]] = []
+    trust: dict[str, object] = {}  # classes of the lines it adds and their flags (``trust.review``)
 
     @classmethod
-    def of(cls, hunk: Hunk, evidence: list[dict[str, object]] | None = None) -> HunkInfo:
+    def of(
+        cls, hunk: Hunk, evidence: list[dict[str, object]] | None = None, hidden: dict[str, int] | None = None
+    ) -> HunkInfo:
+        from memtui.trust.review import hunk_trust
+
         return cls(
             id=hunk.id,
             file=hunk.file,
@@ -97,6 +102,7 @@ class HunkInfo(BaseModel):
             content_hash=hunk.content_hash,
             text=hunk.text,
             evidence=evidence or [],
+            trust=hunk_trust(hunk.text, hunk.new_start, hidden).as_json(),
         )
 
 

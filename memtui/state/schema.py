@@ -418,6 +418,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE phase2_runs ADD COLUMN health_drops TEXT;  -- JSON [sha256 of a normalised line]
     """,
+    # Trust: what enforcing trust classes did to a run (hidden characters removed per file and line, classes and
+    # flags counted), for its summary and its review. Counts and line numbers only: no rollout text.
+    """
+    ALTER TABLE phase2_runs ADD COLUMN trust_report TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -209,7 +209,7 @@ def _forget_runs(env: Env, t: Target) -> int:
         conn,
         "phase2_runs",
         "id",
-        ("stat", "reviewed_files", "included_changes", "written_files", "reason", "diff", "input_diff"),
+        ("stat", "reviewed_files", "included_changes", "written_files", "reason", "diff", "input_diff", "trust_report"),
         t,
     )
 
@@ -555,7 +555,7 @@ STORES: tuple[Store, ...] = (
                     _I,
                 ),
                 **_cols("input_diff diff pre_snapshot", _T),
-                **_cols("stat reviewed_files included_changes written_files reason", _N),
+                **_cols("stat reviewed_files included_changes written_files reason trust_report", _N),
             }
         },
         forget=_forget_runs,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from memtui import clock
 from memtui.phase2.workspace import TOMBSTONES
+from memtui.trust import markers
 
 TOMBSTONE_SOURCES = ("MEMORY.md", "memory_summary.md")  # plus anything under skills/
 MIN_TOMBSTONE_CHARS = 8
@@ -27,7 +28,9 @@ _TASK_REFS = re.compile(r"(?:\s*\[Task \d+\])+\s*$")
 
 
 def normalize_memory_line(text: str) -> str:
-    """A memory line reduced to what it says: no bullet, no ``[Task n]`` refs (numbering moves), lower case."""
+    """A memory line reduced to what it says: no bullet, no ``[Task n]`` refs (numbering moves), no trust marker
+    (memtui derives it again each run), lower case."""
+    text = markers.strip(text)
     m = _BULLET.match(text)
     body = m.group(1) if m else text.strip()
     return " ".join(_TASK_REFS.sub("", body).split()).lower()

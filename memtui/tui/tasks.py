@@ -184,9 +184,10 @@ def approve_task(
     except_ids: list[str] | None = None,
     amendments: dict[str, str] | None = None,
     reason: str | None = None,
+    trusted_ids: list[str] | None = None,
 ) -> TaskFn:
-    """Approve exactly the reviewed tree (with the hunks left out or amended), or it plus the changes the person
-    was shown (``include_changes``)."""
+    """Approve exactly the reviewed tree (with the hunks left out or amended, and those whose tool-only lines a
+    person let into what agents load), or it plus the changes the person was shown (``include_changes``)."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.phase2.review import approve
@@ -200,6 +201,7 @@ def approve_task(
             except_ids=except_ids,
             amendments=amendments,
             reason=reason,
+            trusted_ids=trusted_ids,
         )
         text = f"run #{result.run_id} approved, new baseline {str(result.commit)[:10]}"
         if getattr(result, "hunks_out", 0):

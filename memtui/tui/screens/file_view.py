@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Selection
 
+from memtui.trust.hidden import reveal
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.widgets.search import find_all
 
@@ -83,7 +84,7 @@ class FileViewScreen(MemtuiScreen):
 
     def load(self) -> None:
         try:
-            self.area.load_text(self.path.read_text(encoding="utf-8"))
+            self.area.load_text(reveal(self.path.read_text(encoding="utf-8")))
         except OSError as exc:
             self.title_bar.update(Content(f"{self.label}: cannot read ({exc})"))
             return

@@ -18,6 +18,7 @@ from textual.content import Content
 from textual.widgets import Label, Static, TabbedContent, TabPane, TextArea
 from textual.worker import get_current_worker
 
+from memtui.trust.hidden import reveal
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.choice import Choice, ChoiceModal, DiffModal
 from memtui.tui.screens.dialogs import TextPromptModal
@@ -93,9 +94,9 @@ class MemoryScreen(MemtuiScreen):
         from memtui.memroot.edit import load_file
 
         loaded = load_file(self.root, FILES[pane_id])
-        self.saved[pane_id] = loaded.text
+        self.saved[pane_id] = reveal(loaded.text)  # hidden characters shown as escapes; a save writes them visible
         self.hashes[pane_id] = loaded.sha256
-        self.query_one(f"#{pane_id}", TextArea).load_text(loaded.text)
+        self.query_one(f"#{pane_id}", TextArea).load_text(self.saved[pane_id])
         self._mark(pane_id)
 
     def reload(self, source: str = "") -> None:

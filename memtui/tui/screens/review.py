@@ -30,6 +30,7 @@ from memtui.tui.tasks import approve_task, commit_task, reject_task
 from memtui.tui.widgets.diff_view import DiffView, HunkView, parse_diff
 from memtui.tui.widgets.evidence_pane import EvidencePane
 from memtui.tui.widgets.lint_line import LintLine
+from memtui.tui.widgets.trust_line import TrustLine
 from memtui.tui.widgets.vim import VimOptionList
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class ReviewScreen(MemtuiScreen):
         Binding("enter", "open_file", "Open", show=False, id="review.open_file"),
         Binding("space", "toggle_hunk", "Leave out", id="review.toggle_hunk"),
         Binding("e", "amend_hunk", "Amend", id="review.amend_hunk"),
+        Binding("t", "trust_hunk", "For agents", show=False, id="review.trust_hunk"),
         Binding("v", "focus_evidence", "Evidence", id="review.evidence"),
         Binding("a", "approve", "Approve", id="review.approve"),
         Binding("x", "reject", "Reject", id="review.reject"),
@@ -82,6 +84,9 @@ class ReviewScreen(MemtuiScreen):
         self.state: Any = None  # memtui.phase2.review.ReviewState
         self.rejected: set[str] = set()  # hunk ids left out
         self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
+        self.trusted: set[str] = set()  # hunk ids whose tool-only or flagged lines go to agents (t)
+        self.trust: dict[str, Any] = {}  # hunk id -> its classes and flags (``trust.review.HunkTrust``)
+        self._titles: dict[str, Any] = {}  # hunk id -> its border title before the trust summary
         self.evidence: dict[str, list[Any]] = {}
         self.forgotten_mentions: list[dict[str, Any]] = []
 
@@ -108,6 +113,7 @@ class ReviewScreen(MemtuiScreen):
                 yield DiffView(id="diff")
                 yield Label("", id="since-title", classes="section-title")
                 yield DiffView(id="since-diff")
+                yield TrustLine(id="hunk-trust")
                 yield EvidencePane(id="evidence")
 
     def on_mount(self) -> None:
@@ -150,7 +156,8 @@ class ReviewScreen(MemtuiScreen):
         self.state = state
         self.evidence = evidence or {}
         if not same_run:
-            self.rejected, self.amended = set(), {}
+            self.rejected, self.amended, self.trusted = set(), {}, set()
+        self.trust = self._trust(run) if run is not None else {}
         meta = self.query_one("#review-meta", Static)
         files = self.query_one("#files", OptionList)
         diff = self.query_one("#diff", DiffView)
@@ -224,7 +231,7 @@ class ReviewScreen(MemtuiScreen):
             )
         diff.show_diff(run.diff, empty="The run changed no text.")
         for view in diff.hunks:
-            view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
+            self._decide(view)
         self._show_evidence()
         self.refresh_bindings()
 
@@ -233,9 +240,31 @@ class ReviewScreen(MemtuiScreen):
         pane = self.query_one(EvidencePane)
         if view is None:
             pane.show([], "No hunk selected.")
+            self.query_one(TrustLine).show(None)
             return
         pane.border_title = f"Evidence for {view.hunk.file} hunk {view.hunk.id}"
         pane.show(self.evidence.get(view.hunk.id), "")
+        self.query_one(TrustLine).show(self.trust.get(view.hunk.id))
+
+    @staticmethod
+    def _trust(run: Any) -> dict[str, Any]:
+        from memtui.review.hunks import hunks_of
+        from memtui.trust.review import hunk_trust
+
+        hidden = (run.trust_report or {}).get("hidden", {})
+        return {h.id: hunk_trust(h.text, h.new_start, hidden.get(h.file)) for h in hunks_of(run.diff)}
+
+    def _decide(self, view: HunkView) -> None:
+        """Show the hunk's decision on its border: in, left out, amended, and whether agents load its tool lines."""
+        hid = view.hunk.id
+        view.set_decision(hid in self.rejected, self.amended.get(hid))
+        trust = self.trust.get(hid)
+        if trust is not None and trust.summary():
+            title = self._titles.setdefault(hid, view.border_title or Content(""))
+            flags = f"  ⚑ {len(trust.flags)}" if trust.flags else ""
+            view.border_title = Content.assemble(title, (flags, "$text-error"), f"  {trust.summary().split(' · ')[0]}")
+        if hid in self.trusted and hid not in self.rejected:
+            view.border_subtitle = Content("✓ goes in · its tool lines go to agents (t: keep them out)")
 
     def _show_since(self) -> None:
         since = self.since_run
@@ -249,7 +278,7 @@ class ReviewScreen(MemtuiScreen):
             view.show_diff(since.diff, empty=", ".join(f"{s} {p}" for s, p in since.stat))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("approve", "reject", "toggle_hunk", "amend_hunk"):
+        if action in ("approve", "reject", "toggle_hunk", "amend_hunk", "trust_hunk"):
             return True if self.awaiting else None
         if action == "commit":
             return self.own_edits is not None  # hidden unless there are edits to commit
@@ -327,7 +356,26 @@ class ReviewScreen(MemtuiScreen):
             self.rejected.discard(hid)
         else:
             self.rejected.add(hid)
-        view.set_decision(hid in self.rejected, self.amended.get(hid))
+            self.trusted.discard(hid)
+        self._decide(view)
+
+    def action_trust_hunk(self) -> None:
+        """Let the hunk's tool-only and flagged lines into what agents load (or take that back): a person's
+        explicit decision, recorded in the history with the approval."""
+        view = self._current()
+        if view is None:
+            return
+        hid = view.hunk.id
+        trust = self.trust.get(hid)
+        if hid not in self.trusted and not (trust and any(f.kind in ("tool-only", "injection") for f in trust.flags)):
+            self.notify_literal("This hunk has no tool-only or flagged line; agents load it as it is.")
+            return
+        if hid in self.trusted:
+            self.trusted.discard(hid)
+        else:
+            self.trusted.add(hid)
+            self.rejected.discard(hid)
+        self._decide(view)
 
     def action_amend_hunk(self) -> None:
         view = self._current()
@@ -405,8 +453,11 @@ class ReviewScreen(MemtuiScreen):
         decisions = {
             "except_ids": sorted(self.rejected),
             "amendments": {k: v for k, v in self.amended.items() if k not in self.rejected},
+            "trusted_ids": sorted(self.trusted - self.rejected),
         }
         counts = f"{taken} hunk(s) go in" + (f" ({amended} amended)" if amended else "") + f", {left} left out."
+        if decisions["trusted_ids"]:
+            counts += f" {len(decisions['trusted_ids'])} hunk(s) let their tool-only lines reach agents."
         since = self.since_run
         if since is not None:
             names = ", ".join(f"{p} ({s})" for s, p in since.stat)
@@ -440,7 +491,13 @@ class ReviewScreen(MemtuiScreen):
             def decided(ok: bool | None) -> None:
                 if ok:
                     self.app.start_task(
-                        "approve", f"Approve #{run_id}", approve_task(run_id, amendments=decisions["amendments"])
+                        "approve",
+                        f"Approve #{run_id}",
+                        approve_task(
+                            run_id,
+                            amendments=decisions["amendments"],  # type: ignore[arg-type]
+                            trusted_ids=decisions["trusted_ids"],  # type: ignore[arg-type]
+                        ),
                     )
 
             self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)

@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 from memtui.search import SearchHit, refresh, search
 from memtui.tui.format import plural
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.widgets.text import mark_redactions
 
 RESULT_LIMIT = 50
 
@@ -71,7 +72,8 @@ class SearchScreen(MemtuiScreen):
         options = self.query_one("#search-hits", OptionList)
         options.clear_options()
         options.add_options(
-            Option(Content.assemble((h.location, "bold"), "\n  ", h.snippet or "(no text)")) for h in hits
+            Option(Content.assemble((h.location, "bold"), "\n  ", mark_redactions(h.snippet or "(no text)")))
+            for h in hits
         )
         meta = f"{plural(len(hits), 'hit')} for {query!r}, best first" if hits else f"no match for {query!r}"
         self.query_one("#search-meta", Static).update(Content(meta + ("; Enter opens one" if hits else "")))

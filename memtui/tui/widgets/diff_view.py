@@ -16,8 +16,9 @@ from textual.widgets import Static
 
 from memtui.redact import PLACEHOLDER
 from memtui.review.hunks import FileDiff, Hunk, parse_diff, unified_diff
+from memtui.trust.hidden import reveal
 from memtui.tui.widgets.search import Searchable, find_all
-from memtui.tui.widgets.text import REDACTION_STYLE
+from memtui.tui.widgets.text import REDACTION_STYLE, mark_hidden
 from memtui.tui.widgets.vim import VimScroll
 
 
@@ -56,7 +57,7 @@ def side_by_side(hunk_text: str) -> Table:
     table = Table.grid(expand=True, padding=(0, 1))
     table.add_column(ratio=1, overflow="fold")
     table.add_column(ratio=1, overflow="fold")
-    lines = hunk_text.splitlines()
+    lines = reveal(hunk_text).splitlines()
     table.add_row(Text(lines[0] if lines else "", style="bold"), Text(""))
     old: list[str] = []
     new: list[str] = []
@@ -104,7 +105,7 @@ class HunkView(Searchable):
 
     @staticmethod
     def _content(text: str) -> Content:
-        return mark_placeholders(highlight(text, language="diff", theme=DiffTheme))
+        return mark_hidden(mark_placeholders(highlight(reveal(text), language="diff", theme=DiffTheme)))
 
     def search(self, query: str, current: int | None = None) -> int:
         if not self.split:
