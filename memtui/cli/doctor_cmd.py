@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context()
+    ctx = make_context(read_only=not args.reset_state)
     db = ctx.paths.state_db
     if args.reset_state:
         if db.exists():

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from memtui import forget
 
-    ctx = make_context()
+    ctx = make_context(read_only=True)
     try:
         result = forget.unforget(ctx, args.thread_id) if args.undo else forget.forget(ctx, args.thread_id, args.reason)
     except forget.ForgetError as exc:

@@ -452,6 +452,10 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
             for _, path in worktree_view(root, with_diff=False).stat
             if path != RAW_MEMORIES and not path.startswith(ROLLOUT_SUMMARIES + "/")
         ]
+        if not changed:  # new inputs alone stay pending for Phase 2: a commit of them would record an empty change
+            if expected_tree is not None:
+                baseline.run_git(root, "read-tree", "HEAD")
+            raise ReviewError("nothing to commit: MEMORY.md, memory_summary.md and skills/ match the baseline")
         commit = baseline.commit_keeping(root, [RAW_MEMORIES, ROLLOUT_SUMMARIES], message or MANUAL_MESSAGE)
         from memtui import history
 

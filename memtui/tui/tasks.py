@@ -124,6 +124,8 @@ def describe_phase2(r: Phase2Result) -> TaskOutcome:
     if r.outcome == "skipped":
         if reason.startswith("cooldown"):
             reason = COOLDOWN
+        elif reason.startswith("nothing to consolidate"):
+            reason = NO_MEMORIES
         elif reason.startswith("awaiting review"):
             reason = f"run #{r.run_id} is awaiting review: approve or reject it first (screen 3)"
         return TaskOutcome(verb, reason, "warning")
@@ -133,21 +135,15 @@ def describe_phase2(r: Phase2Result) -> TaskOutcome:
 def phase2_task(force: bool = False) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.phase2.consolidate import run_phase2
-        from memtui.state.selection import get_phase2_input_selection
 
-        s = ctx.settings
-        memory = ctx.paths.memory_root / "MEMORY.md"
-        if not memory.exists() and not get_phase2_input_selection(
-            ctx.conn, s.max_raw_memories_for_consolidation, s.max_unused_days
-        ):
-            return TaskOutcome("skipped", NO_MEMORIES, "warning")
         steps = [0]
 
         def step(message: str) -> None:
             steps[0] += 1
             progress(0, None, f"step {steps[0]}: {message}")
 
-        return describe_phase2(run_phase2(ctx, force=force, progress=step, cancel=cancel))
+        # a person asked for this run: the failure backoff (for automatic runs) does not hold it back
+        return describe_phase2(run_phase2(ctx, force=force, retry=True, progress=step, cancel=cancel))
 
     return run
 
