@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
@@ -155,7 +155,11 @@ class MemtuiApp(App[int]):
 
     def on_mount(self) -> None:
         if self.keymap:
+            from memtui.tui.keymap import keymap_warnings
+
             self.set_keymap(self.keymap)
+            for warning in keymap_warnings(self.keymap, "config.toml [keymap]"):
+                self.notify(warning, title="Keymap", severity="warning", timeout=20, markup=False)
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
@@ -368,11 +372,11 @@ class MemtuiApp(App[int]):
         self.push_screen(ConfirmModal("Phase 2, ignoring the cooldown (y/n)", body, "Run Phase 2"), decided)
 
     def approve_pending(self) -> None:
-        self.switch_mode("review")
+        self.reach_mode("review")
         self.call_after_refresh(lambda: self._review_action("approve"))
 
     def reject_pending(self) -> None:
-        self.switch_mode("review")
+        self.reach_mode("review")
         self.call_after_refresh(lambda: self._review_action("reject"))
 
     def _review_action(self, action: str) -> None:
@@ -424,14 +428,28 @@ class MemtuiApp(App[int]):
         self._ask_unsaved(editor, "quitting", ("Save and quit", "Quit without saving", "Cancel"), self.exit)
 
     async def action_switch_mode(self, mode: str) -> None:
-        """Switch screens; leaving the memory editor with unsaved changes asks first."""
+        """Switch screens; leaving the memory editor with unsaved changes asks first.
+
+        A number key always reaches its screen: screens opened on top of it (a rollout opened from the review, a
+        search) are closed on the way. A dialog waiting for an answer keeps the key: it is answered first."""
         from memtui.tui.screens.memory import MemoryScreen
 
         screen = self.screen
-        if not (isinstance(screen, MemoryScreen) and mode != "memory" and screen.unsaved()):
-            self.switch_mode(mode)
+        if isinstance(screen, ModalScreen):
+            if not getattr(screen, "NAVIGABLE", False):
+                return
+            self.pop_screen()
+        editor = next((s for s in self.screen_stack if isinstance(s, MemoryScreen)), None)
+        if not (editor is not None and mode != "memory" and editor.unsaved()):
+            self.reach_mode(mode)
             return
-        self._ask_unsaved(screen, "leaving the editor", ("Save", "Discard", "Stay"), lambda: self.switch_mode(mode))
+        self._ask_unsaved(editor, "leaving the editor", ("Save", "Discard", "Stay"), lambda: self.reach_mode(mode))
+
+    def reach_mode(self, mode: str) -> None:
+        """Show ``mode``'s own screen: switch to it, then close whatever was opened on top of it."""
+        self.switch_mode(mode)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
 
     def _ask_unsaved(
         self, editor: MemoryScreen, when: str, labels: tuple[str, str, str], proceed: Callable[[], object]

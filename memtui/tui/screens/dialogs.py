@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from memtui.tui.widgets.vim import VimOptionList
+
 
 class ConfirmModal(ModalScreen[bool]):
     """``y``/``enter`` confirms, ``n``/``escape`` cancels."""
@@ -144,7 +146,7 @@ class PickModal(ModalScreen[Any]):
         with Vertical(classes="dialog wide"):
             yield Label(Content(self.title_text), classes="dialog-title")
             if self.choices:
-                yield OptionList(*[Option(Content(label), id=str(i)) for i, (label, _) in enumerate(self.choices)])
+                yield VimOptionList(*[Option(Content(label), id=str(i)) for i, (label, _) in enumerate(self.choices)])
             else:
                 yield Static(Content(self.empty), classes="dialog-body")
 
