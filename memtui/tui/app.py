@@ -109,6 +109,8 @@ class MemtuiApp(App[int]):
     }
     # Screens get a class per width: -narrow (80 columns), -medium, -wide (200 columns).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (160, "-wide")]
+    # ... and a class per height: dialogs lay out for 24 rows (-short) so their buttons stay on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("1", "switch_mode('rollouts')", "Rollouts", show=False, id="memtui.rollouts"),
         Binding("2", "switch_mode('jobs')", "Jobs", show=False, id="memtui.jobs"),

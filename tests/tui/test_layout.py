@@ -93,11 +93,42 @@ async def _buttons_visible(app, pilot) -> list[Button]:  # type: ignore[no-untyp
     width, height = app.size
     buttons = list(screen.query(Button))
     assert buttons
-    toasts = [t.region for t in app.screen.query("Toast")] if app.screen.query("Toast") else []
     for button in buttons:
         region = button.region
         assert region.width and region.height, f"{button.label} is not shown"
         assert region.right <= width and region.bottom <= height, f"{button.label} is off screen: {region}"
-        for toast in toasts:
-            assert not toast.overlaps(region), f"a toast covers {button.label}"
+        for y in range(region.y, region.bottom):  # what is drawn on top at each cell of the button
+            for x in range(region.x, region.right):
+                top, _ = screen.get_widget_at(x, y)
+                assert top is button or button in top.ancestors, f"{top!r} covers {button.label} at {x},{y}"
     return buttons
+
+
+async def test_the_amend_dialog_keeps_save_and_cancel_on_screen_at_80x24(snapshot_home: Path) -> None:
+    app = app_for(snapshot_home)
+    async with app.run_test(size=NARROW) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("e")
+        buttons = await _buttons_visible(app, pilot)
+        assert [str(b.label) for b in buttons] == ["Use this text", "Cancel"]
+        assert "ctrl+s keeps this text" in str(app.screen.query_one(".dialog-keys", Label).render())
+        area = app.screen.query_one("#amend-text")
+        assert area.size.height >= 3
+
+
+async def test_toasts_never_cover_the_commit_dialogs_buttons(snapshot_home: Path) -> None:
+    app = app_for(snapshot_home)
+    async with app.run_test(size=NARROW, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("4", "enter")
+        await pilot.press(*"x")
+        await pilot.press("ctrl+o")  # saves (a toast says so), then asks for the commit message
+        await settle(pilot)
+        for n in range(3):
+            app.notify(f"something happened in the background, number {n}, with a long explanation", timeout=30)
+        await settle(pilot)
+        assert app.screen.query("Toast"), "the toasts should be up"
+        buttons = await _buttons_visible(app, pilot)
+        assert [str(b.label) for b in buttons] == ["Commit", "Cancel"]

@@ -113,11 +113,12 @@ class TextAreaModal(ModalScreen[str | None]):
         self.title_text, self.body, self.text, self.confirm_label = title, body, text, confirm_label
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide text-dialog"):
             yield Label(Content(self.title_text), classes="dialog-title")
             yield Static(Content(self.body), classes="dialog-body")
             yield TextArea(self.text, id="amend-text", soft_wrap=True, show_line_numbers=False)
             with Horizontal(classes="dialog-buttons"):
+                yield Label(Content("ctrl+s keeps this text · esc cancels"), classes="dialog-keys")
                 yield Button(self.confirm_label, variant="primary", id="confirm")
                 yield Button("Cancel", id="cancel")
 
