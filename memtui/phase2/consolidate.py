@@ -34,6 +34,7 @@ from memtui.phase2.prompt_inputs import (
 from memtui.phase2.tools import Journal, MemoryTools, restore
 from memtui.phase2.workspace import (
     DIFF_FILENAME,
+    SYNC_MANIFEST,
     remove_diff_file,
     render_diff_file,
     sync_workspace,
@@ -275,7 +276,7 @@ def _run_locked(
         say(f"selection: {len(selected)} memories")
 
         tag = "failed_sync_workspace_inputs"
-        synced = sync_workspace(root, selected)
+        synced = sync_workspace(root, selected, ctx.paths.home / SYNC_MANIFEST)
         say(
             f"sync: {synced['summaries_written']} summaries written, {synced['summaries_deleted']} deleted, "
             f"raw_memories.md {'rewritten' if synced['raw_rewritten'] else 'unchanged'}"

@@ -12,7 +12,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -280,6 +280,7 @@ class MemtuiApp(App[int]):
     @on(TaskFinished)
     def _task_finished(self, message: TaskFinished) -> None:
         out = message.outcome
+        out = replace(out, summary=tasks.screen_words(out.summary))
         state = self._end_task(message.name, out.verb, out.summary, out.severity)
         if not (state and state.quiet and not out.news and out.severity == "information"):
             super().notify(
@@ -289,9 +290,10 @@ class MemtuiApp(App[int]):
 
     @on(TaskFailed)
     def _task_failed(self, message: TaskFailed) -> None:
-        self._end_task(message.name, "failed", message.error, "error")
-        self.task_errors.append(message.error)
-        super().notify(message.error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
+        error = tasks.screen_words(message.error)
+        self._end_task(message.name, "failed", error, "error")
+        self.task_errors.append(error)
+        super().notify(error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
         self.data_changed(message.name)
 
     @on(Worker.StateChanged)

@@ -104,6 +104,31 @@ def phase1_task(thread_id: str | None = None) -> TaskFn:
     return run
 
 
+# ---- the screens' words ----------------------------------------------------------------------------
+
+# The domain's messages name the CLI command that does the next step; in the UI the same step is a key or a screen.
+CLI_TO_SCREEN = {
+    "`memtui review show`, then approve (all or --except hunks) or reject": (
+        "review it on screen 3, then approve (all, or space leaves hunks out) or reject"
+    ),
+    "`memtui review approve --include-changes`": "approving with those changes (a on screen 3)",
+    "(`memtui review show`)": "(screen 3)",
+    "`memtui review show`": "the Review screen (3)",
+    "`memtui review commit`": "c on screen 3",
+    "`memtui history`": "the History screen (6)",
+    "`memtui status`": "the Rollouts screen (1)",
+    "`memtui phase2 --retry` (or the Jobs screen's t)": "the Jobs screen's t (screen 2)",
+    "(use --force)": "(palette: Phase 2, ignoring the cooldown)",
+}
+
+
+def screen_words(text: str) -> str:
+    """A domain message as the UI says it: the key or screen for each CLI command it names."""
+    for cli, screen in CLI_TO_SCREEN.items():
+        text = text.replace(cli, screen)
+    return text
+
+
 # ---- Phase 2 --------------------------------------------------------------------------------------
 
 NO_MEMORIES = "no memories to consolidate yet: Phase 1 extracts them first (palette: Phase 1)"
