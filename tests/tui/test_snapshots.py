@@ -73,7 +73,7 @@ CASES: dict[str, Callable[[Pilot], Awaitable[None]]] = {
     "memory": steps("4"),
     "memory_editing": steps("4", "enter", "x"),
     "memory_commit_dialog": steps("4", "enter", "x", "ctrl+o"),
-    "memory_unsaved_dialog": steps("4", "enter", "x", "1"),
+    "memory_unsaved_dialog": steps("4", "enter", "x", "escape", "1"),
     "citations": steps("5", then=_answer),
     "citation_jump": steps("5", then=_jump),
     "help": steps("f1"),
