@@ -14,6 +14,7 @@ import zstandard
 from memtui.cli import main
 from memtui.context import open_context
 from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES
+from tests.conftest import approve_root
 from tests.fixtures.rollouts import write_codex_rollout
 
 MARKER = "ZEBRAQUARTZ4471"
@@ -65,8 +66,7 @@ def build_pipeline(isolated_env, capsys, *, seed: dict[str, str] | None = None):
         root.mkdir(parents=True, exist_ok=True)
         for rel, text in seed.items():
             (root / rel).write_text(text)
-        code, out, err = cli(capsys, "review", "commit", "--message", "my own notes")
-        assert code == 0, out + err
+        approve_root(root)  # the person's own files, committed as the baseline before the first run
     code, out, err = cli(capsys, "--set", "provider=offline", "phase2", "--force")
     assert code == 0 and "awaiting review" in out, out + err
     return isolated_env

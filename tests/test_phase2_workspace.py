@@ -161,3 +161,34 @@ def test_validate_consolidation_artifacts(tmp_path):
     (tmp_path / "memory_summary.md").write_text("v1\n## User Profile\n")
     assert validate_artifacts(tmp_path) is None
     assert DIFF_FILENAME == "phase2_workspace_diff.md"
+
+
+def test_the_sync_manifest_only_saves_work_never_skips_a_needed_write(tmp_path, monkeypatch) -> None:
+    """A no-change sync with the manifest renders and reads nothing; any change on disk or in the row is written."""
+    import memtui.phase2.workspace as workspace
+
+    root, manifest = tmp_path / "memories", tmp_path / "phase2_sync.json"
+    rows = [out(f"t-{i}") for i in range(5)]
+    assert sync_workspace(root, rows, manifest)["summaries_written"] == 5
+    folder = root / "rollout_summaries"
+    files = sorted(folder.iterdir())
+    rendered: list[str] = []
+    real = workspace.render_rollout_summary
+    monkeypatch.setattr(workspace, "render_rollout_summary", lambda m: rendered.append(m.thread_id) or real(m))
+    assert sync_workspace(root, rows, manifest)["summaries_written"] == 0
+    assert rendered == []  # nothing rendered or compared: the manifest matched every file
+    # a person's edit of one file (another size), a changed row, a lost manifest: each is written back
+    files[0].write_text("edited by hand\n")
+    changed = [*rows[:1], out("t-1", rollout_summary="a new summary of t-1"), *rows[2:]]
+    assert sync_workspace(root, changed, manifest)["summaries_written"] == 2
+    assert sorted(rendered) == ["t-0", "t-1"]
+    assert files[0].read_text() == real(rows[0]) and "a new summary" in files[1].read_text()
+    manifest.write_text("{cut sho")
+    rendered.clear()
+    assert sync_workspace(root, changed, manifest)["summaries_written"] == 0
+    assert len(rendered) == 5  # without a readable manifest every file is compared by its bytes
+    # the same size and content but touched: compared by bytes, not rewritten
+    rendered.clear()
+    os.utime(files[2], ns=(1, 1))
+    assert sync_workspace(root, changed, manifest)["summaries_written"] == 0
+    assert rendered == ["t-2"]

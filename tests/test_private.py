@@ -44,6 +44,8 @@ def test_a_new_home_and_everything_in_it_is_private(fresh_home, isolated_env, ca
     write_codex_rollout(isolated_env["CODEX_HOME"], mtime=1_700_000_000, cwd="/work/proj")
     assert main(["ingest"]) == 0
     assert main(["phase1", "--all", "--offline"]) == 0
+    # a person's line, so Phase 2 has something to consolidate whatever the offline extractor made of the rollout
+    (resolve_paths().memory_root / "MEMORY.md").write_text("# Memory\n- use uv\n")
     assert main(["phase2", "--offline", "--force"]) == 0
     assert main(["review", "approve"]) == 0
     paths = resolve_paths()

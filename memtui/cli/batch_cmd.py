@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 
     from memtui.batch import ops
 
-    ctx = make_context()
+    ctx = make_context(read_only=True)
     try:
         if args.verb == "status":
             rows = ops.status(ctx)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,9 +28,36 @@ def set_flag_overrides(pairs: list[str]) -> None:
         _FLAG_OVERRIDES[key.strip()] = value.strip()
 
 
-def make_context(**overrides: Any) -> Context:
-    """The effective context with command-line flags as the top layer (None = flag not given)."""
-    return open_context({**_FLAG_OVERRIDES, **{k: v for k, v in overrides.items() if v is not None}})
+class NoHome(SettingsError):
+    """A read-only command was pointed at a home that does not exist (it must not create one)."""
+
+    def __init__(self, home: Path) -> None:
+        super().__init__(
+            f"no memtui home at {home}: nothing to show. Create it with `memtui ingest` (indexes your rollouts) or "
+            "try `memtui demo`; --home PATH or MEMTUI_HOME choose another home."
+        )
+
+
+def make_context(*, read_only: bool = False, **overrides: Any) -> Context:
+    """The effective context with command-line flags as the top layer (None = flag not given).
+
+    ``read_only``: a command that only shows what is there refuses a missing home instead of creating an empty one.
+    """
+    ctx = open_context({**_FLAG_OVERRIDES, **{k: v for k, v in overrides.items() if v is not None}})
+    if read_only and not ctx.paths.home.is_dir():
+        raise NoHome(ctx.paths.home)
+    return ctx
+
+
+def positive_int(text: str) -> int:
+    """An argparse type for counts (``--limit``, ``--concurrency``): a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def print_json(obj: Any) -> None:

@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
                 "engines": engines,
             }
         )
+        _warn_keymap(ctx)
         return 0
     width = max(map(len, rows))
     for name, row in rows.items():
@@ -84,4 +85,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"{'  ' + name:<{width}}  {line}")
     for name, value in paths.items():
         print(f"{name:<{width}}  {value}")
+    _warn_keymap(ctx)
     return 0
+
+
+def _warn_keymap(ctx) -> None:  # type: ignore[no-untyped-def]
+    """An unknown binding id in [keymap] is otherwise ignored without a word (the TUI warns at start-up too)."""
+    import sys
+
+    if ctx.settings.keymap:
+        from memtui.tui.keymap import keymap_warnings
+
+        for warning in keymap_warnings(ctx.settings.keymap, f"{ctx.paths.config_file} [keymap]"):
+            print(f"memtui config: warning: {warning}", file=sys.stderr)

@@ -112,7 +112,7 @@ def reset_state(db: Path, *, ask: bool) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context()
+    ctx = make_context(read_only=not args.reset_state)
     db = ctx.paths.state_db
     if args.reset_state:
         return reset_state(db, ask=not args.yes)

@@ -37,7 +37,7 @@ def _warn(root: Path, bytes_per_token: float) -> None:
 
 
 def run_prompt(args: argparse.Namespace) -> int:
-    ctx = make_context()
+    ctx = make_context(read_only=True)
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
     if args.project is not None:
         project = args.project.expanduser().resolve()
@@ -59,8 +59,22 @@ def run_prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+def target_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be the file to write (it is a folder), said before anything is read or written."""
+    path = path.expanduser()
+    if path.is_dir():
+        return (
+            f"{path} is a folder; give the file to write, e.g. {path / 'AGENTS.md'} (Codex) or "
+            f"{path / 'CLAUDE.md'} (Claude Code)"
+        )
+    return None
+
+
 def run_agents_md(args: argparse.Namespace) -> int:
-    ctx = make_context()
+    if problem := target_problem(args.path):
+        print(f"memtui export: {problem}", file=sys.stderr)
+        return 2
+    ctx = make_context(read_only=True)
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
     target = resolve_target(args.path, ctx.paths, args.scope, args.project)
     try:
@@ -73,6 +87,9 @@ def run_agents_md(args: argparse.Namespace) -> int:
     where = "everything" if target.scope == "global" else f"project {tilde(target.project or Path())}"
     print(f"memtui export: scope {target.scope} ({where}; {target.why})", file=sys.stderr)
     block = render_for(target, root, bpt, include_untrusted=ctx.settings.export_tool_statements)
+    if block is None and not target.path.exists():
+        print(f"memtui export: nothing to export for this scope, so {args.path} was not created", file=sys.stderr)
+        return 1
     if block is None:
         print(
             "memtui export: nothing to export for this scope; an existing memtui section is emptied, nothing is added",

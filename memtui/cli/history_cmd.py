@@ -44,7 +44,7 @@ def _line(d: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     from memtui import history
 
-    ctx = make_context()
+    ctx = make_context(read_only=True)
     try:
         action = args.history_action
         if action is None:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtui.cli.common import Progress, make_context, print_json
+from memtui.cli.common import Progress, make_context, positive_int, print_json
 
 if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
     from memtui.phase1.run import Phase1Summary
@@ -19,8 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="extract memories from eligible rollouts",
         description="Claim eligible rollouts and turn each into a raw memory and a summary (or a no-op).",
     )
-    p.add_argument("--limit", type=int, help="claim at most N jobs in this run")
-    p.add_argument("--concurrency", type=int, help="parallel model calls and the global running-job cap")
+    p.add_argument("--limit", type=positive_int, help="claim at most N jobs in this run")
+    p.add_argument("--concurrency", type=positive_int, help="parallel model calls and the global running-job cap")
     p.add_argument("--thread", metavar="ID", help="extract this one thread now (ignores age, idle and up-to-date)")
     p.add_argument("--all", action="store_true", help="ignore the age and idle windows")
     p.add_argument("--offline", action="store_true", help="deterministic extractor, no model")
@@ -41,6 +41,16 @@ def run(args: argparse.Namespace) -> int:
     ctx = make_context(
         concurrency=args.concurrency, extract_model=args.model, provider="offline" if args.offline else None
     )
+    if args.thread is not None:
+        from memtui.views import thread_exists
+
+        if not thread_exists(ctx.conn, args.thread):
+            print(
+                f"memtui phase1: no rollout with id {args.thread!r} is indexed; `memtui search` or the Rollouts "
+                "screen shows the ids (run `memtui ingest` first for a new session)",
+                file=sys.stderr,
+            )
+            return 2
     if args.batch or args.export_batch or args.import_batch:
         return run_bulk(args, ctx)
     progress = Progress("phase 1")

@@ -17,7 +17,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "approved baseline, consolidate them. The result awaits `memtui review approve|reject` unless --auto-approve.",
     )
     p.add_argument("--offline", action="store_true", default=None, help="deterministic merge, no model")
-    p.add_argument("--force", action="store_true", help="skip the success cooldown (never the lock)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run now: skip the success cooldown and the failure backoff (never the lock)",
+    )
+    p.add_argument(
+        "--retry", action="store_true", help="run now after a failed run (the backoff holds back automatic runs only)"
+    )
     p.add_argument("--auto-approve", action="store_true", help="approve the result right away")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=run)
@@ -26,12 +33,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from memtui.phase2.consolidate import run_phase2
 
-    ctx = make_context()
+    ctx = make_context(read_only=True)
     try:
         result = run_phase2(
             ctx,
             offline=args.offline,
             force=args.force,
+            retry=args.retry,
             auto_approve=args.auto_approve,
             progress=lambda msg: print(f"phase2: {msg}", file=sys.stderr, flush=True),
         )

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     approve.add_argument(
         "--except",
         dest="except_ids",
-        default="",
+        default=None,
         metavar="ID[,ID...]",
         help="leave these hunks out (their lines stay as in the baseline); `review show --hunks` lists the ids",
     )
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     from memtui.phase2.baseline import BaselineError
 
     action = args.review_action or "show"
-    ctx = make_context()
+    ctx = make_context(read_only=True)
     try:
         if action == "show":
             return _show(ctx, bool(getattr(args, "stat", False)), bool(args.json), bool(getattr(args, "hunks", False)))
@@ -165,7 +165,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"committed your edits: new baseline {commit}")
             return 0
         if action == "approve":
-            except_ids = [i for i in (args.except_ids or "").split(",") if i.strip()]
+            except_ids = [i.strip() for i in (args.except_ids or "").split(",") if i.strip()]
+            if args.except_ids is not None and not except_ids:
+                print(
+                    "memtui review: --except needs hunk ids (`memtui review show --hunks` lists them); nothing was "
+                    "approved",
+                    file=sys.stderr,
+                )
+                return 2
             result = review.approve(
                 ctx,
                 include_changes=args.include_changes,

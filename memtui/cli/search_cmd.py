@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memtui.cli.common import Progress, make_context, print_json
+from memtui.cli.common import Progress, make_context, positive_int, print_json
 from memtui.search import DEFAULT_LIMIT, refresh, search
 
 
@@ -20,13 +20,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("query", nargs="+", help="words to find")
     p.add_argument("--project", type=Path, help="only this project's text and text tied to no project")
-    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, help=f"at most this many hits (default {DEFAULT_LIMIT})")
+    p.add_argument(
+        "--limit", type=positive_int, default=DEFAULT_LIMIT, help=f"at most this many hits (default {DEFAULT_LIMIT})"
+    )
     p.add_argument("--json", action="store_true", help="a JSON list of hits")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context()
+    ctx = make_context(read_only=True)
     query = " ".join(args.query)
     bar = Progress("search index")
     try:

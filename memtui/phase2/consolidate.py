@@ -36,6 +36,7 @@ from memtui.phase2.prompt_inputs import (
 from memtui.phase2.tools import Journal, MemoryTools, restore, sha256
 from memtui.phase2.workspace import (
     DIFF_FILENAME,
+    SYNC_MANIFEST,
     remove_diff_file,
     render_diff_file,
     sync_workspace,
@@ -53,8 +54,12 @@ Cancel = threading.Event | Callable[[], bool] | None
 _SKIP_REASONS = {
     global_job.ClaimOutcome.SKIPPED_RUNNING: "lock held: another Phase 2 run is in progress",
     global_job.ClaimOutcome.SKIPPED_COOLDOWN: "cooldown: the last consolidation succeeded recently (use --force)",
-    global_job.ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE: "retry backoff: the last run failed recently",
+    global_job.ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE: "retry backoff: the last run failed recently, so automatic "
+    "runs wait; `memtui phase2 --retry` (or the Jobs screen's t) runs it now",
 }
+NOTHING_TO_CONSOLIDATE = (
+    "nothing to consolidate: no memories yet and no MEMORY.md; `memtui ingest` then `memtui phase1` extract them"
+)
 
 
 class Phase2Result(BaseModel):
@@ -226,6 +231,7 @@ def run_phase2(
     *,
     offline: bool | None = None,
     force: bool = False,
+    retry: bool = False,
     auto_approve: bool = False,
     progress: Callable[[str], None] | None = None,
     cancel: Cancel = None,
@@ -234,6 +240,9 @@ def run_phase2(
 
     The whole run holds the memory-root lock. When the root is busy (an approve, a save, a live git process) the
     outcome is ``busy``: nothing ran, no failure is recorded and no retry backoff starts.
+
+    The failure backoff holds back automatic runs only: a run a person asks for (``retry``, or ``force``, which also
+    skips the success cooldown) runs now. With no memory and no MEMORY.md there is nothing to consolidate.
     """
     from memtui.phase2.recovery import settle
 
@@ -243,6 +252,8 @@ def run_phase2(
         say(note)
     if (waiting := review.pending_run(ctx.conn)) is not None:
         return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
+    if _nothing_to_consolidate(ctx):
+        return Phase2Result(outcome="skipped", reason=NOTHING_TO_CONSOLIDATE)
     try:
         with memory_root_lock(root, "Phase 2", wait=PHASE2_WAIT_SECONDS):
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="Phase 2")
@@ -251,7 +262,9 @@ def run_phase2(
             done = housekeeping(ctx)  # retention and opt-outs first, as the seed does (the lock is re-entrant)
             for line in done.lines():
                 say(line)
-            result = _run_locked(ctx, offline=offline, force=force, auto_approve=auto_approve, say=say, cancel=cancel)
+            result = _run_locked(
+                ctx, offline=offline, force=force, retry=retry, auto_approve=auto_approve, say=say, cancel=cancel
+            )
             return result.model_copy(
                 update={"expired": done.expired, "opted_out": done.opted_out, "housekeeping": done.lines()}
             )
@@ -260,8 +273,23 @@ def run_phase2(
         return Phase2Result(outcome="busy", reason=str(exc))
 
 
+def _nothing_to_consolidate(ctx: Context) -> bool:
+    """No memory file and no selected memory: a run would only commit empty files (checked before the lock)."""
+    root, s = ctx.paths.memory_root, ctx.settings
+    if any((root / name).exists() for name in ("MEMORY.md", "memory_summary.md")):
+        return False
+    return not get_phase2_input_selection(ctx.conn, s.max_raw_memories_for_consolidation, s.max_unused_days)
+
+
 def _run_locked(
-    ctx: Context, *, offline: bool | None, force: bool, auto_approve: bool, say: Callable[[str], None], cancel: Cancel
+    ctx: Context,
+    *,
+    offline: bool | None,
+    force: bool,
+    retry: bool,
+    auto_approve: bool,
+    say: Callable[[str], None],
+    cancel: Cancel,
 ) -> Phase2Result:
     from memtui.phase2.recovery import recover_locked
 
@@ -272,7 +300,9 @@ def _run_locked(
     if (waiting := review.pending_run(conn)) is not None:
         return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
     cooldown = 0 if force else s.phase2_cooldown_hours * 3600
-    claim = global_job.try_claim_global_phase2_job(conn, review.worker_id(), s.job_lease_seconds, cooldown)
+    claim = global_job.try_claim_global_phase2_job(
+        conn, review.worker_id(), s.job_lease_seconds, cooldown, skip_backoff=force or retry
+    )
     if not claim.claimed or claim.token is None:
         return Phase2Result(outcome="skipped", reason=_SKIP_REASONS[claim.outcome])
     token = claim.token
@@ -298,7 +328,7 @@ def _run_locked(
         say(f"selection: {len(selected)} memories")
 
         tag = "failed_sync_workspace_inputs"
-        synced = sync_workspace(root, selected)
+        synced = sync_workspace(root, selected, ctx.paths.home / SYNC_MANIFEST)
         say(
             f"sync: {synced['summaries_written']} summaries written, {synced['summaries_deleted']} deleted, "
             f"raw_memories.md {'rewritten' if synced['raw_rewritten'] else 'unchanged'}"

@@ -647,6 +647,9 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         changed = [
             p for _, p in baseline.compare_files(baseline.tree_files(root, "HEAD"), baseline.tree_files(root, checked))
         ]
+        if not changed:  # new inputs alone stay pending for Phase 2: a commit of them would record an empty change
+            baseline.run_git(root, "read-tree", "HEAD")
+            raise ReviewError("nothing to commit: MEMORY.md, memory_summary.md and skills/ match the baseline")
         from memtui.state import person_lines
 
         # a person's own lines: forget never removes them

@@ -6,9 +6,11 @@ stays valid: a no-change run over thousands of summaries costs one quick ``git a
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
+import zlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +25,9 @@ DIFF_FILENAME = "phase2_workspace_diff.md"
 DIFF_MAX_BYTES = 4 * 1024 * 1024
 RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_SUMMARIES = "rollout_summaries"
+SYNC_MANIFEST = (
+    "phase2_sync.json"  # in the home, beside state.sqlite: what the last sync wrote (see sync_rollout_summaries)
+)
 MEMORY_MD = "MEMORY.md"
 MEMORY_SUMMARY = "memory_summary.md"
 TOMBSTONES = "tombstones.md"  # memory lines a person deleted (phase2/prompt_inputs.py)
@@ -128,21 +133,64 @@ def render_raw_memories(memories: Iterable[Stage1Output], stems: dict[str, str] 
     return "".join(parts)
 
 
+def _fingerprint(m: Stage1Output) -> str:
+    """What a summary file's bytes are made of (a cheap checksum of the row, not the rendered text)."""
+    head = f"{m.thread_id}|{m.source_updated_at}|{m.rollout_path}|{m.cwd}|{m.git_branch or ''}"
+    return f"{zlib.crc32(head.encode())}:{zlib.crc32(m.rollout_summary.encode())}:{len(m.rollout_summary)}"
+
+
+def _load_manifest(path: Path | None) -> dict[str, list[object]]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}  # missing or cut short by a kill: every file is checked by its bytes, as without a manifest
+    return data if isinstance(data, dict) else {}
+
+
 def sync_rollout_summaries(
-    root: Path, memories: list[Stage1Output], stems: dict[str, str] | None = None
+    root: Path, memories: list[Stage1Output], stems: dict[str, str] | None = None, manifest: Path | None = None
 ) -> tuple[int, int]:
-    """One file per selected row; every other ``*.md`` in ``rollout_summaries/`` goes. Returns (written, deleted)."""
+    """One file per selected row; every other ``*.md`` in ``rollout_summaries/`` goes. Returns (written, deleted).
+
+    With ``manifest`` (a file outside the memory root), a file the last sync wrote from the same row, still of the
+    size and mtime it had then, is not rendered or read again: a no-change run costs one ``stat`` per summary
+    instead of a render and a read. Anything else (a file edited, replaced or touched since, a manifest lost or cut
+    short) falls back to comparing the bytes, so the manifest can only save work, never skip a needed write.
+    """
     folder = root / ROLLOUT_SUMMARIES
     folder.mkdir(parents=True, exist_ok=True)
     stems = stems if stems is not None else resolve_stems(root, memories)
     wanted = {stems[m.thread_id]: m for m in memories}
+    known = _load_manifest(manifest)
+    on_disk: dict[str, tuple[int, int]] = {}
     deleted = 0
     with os.scandir(folder) as it:
         for entry in it:
-            if entry.name.endswith(".md") and entry.name[:-3] not in wanted and not entry.is_dir(follow_symlinks=False):
+            if not entry.name.endswith(".md") or entry.is_dir(follow_symlinks=False):
+                continue
+            if entry.name[:-3] not in wanted:
                 os.unlink(entry.path)
                 deleted += 1
-    written = sum(write_if_changed(folder / f"{stem}.md", render_rollout_summary(m)) for stem, m in wanted.items())
+            elif entry.is_file(follow_symlinks=False):
+                st = entry.stat(follow_symlinks=False)
+                on_disk[entry.name] = (st.st_size, st.st_mtime_ns)
+    written = 0
+    record: dict[str, list[object]] = {}
+    for stem, m in wanted.items():
+        name = f"{stem}.md"
+        fingerprint = _fingerprint(m)
+        seen = known.get(name)
+        if seen is not None and seen[0] == fingerprint and on_disk.get(name) == tuple(seen[1:]):
+            record[name] = seen
+            continue
+        path = folder / name
+        written += write_if_changed(path, render_rollout_summary(m))
+        st = os.lstat(path)
+        record[name] = [fingerprint, st.st_size, st.st_mtime_ns]
+    if manifest is not None and record != known:
+        write_if_changed(manifest, json.dumps(record, separators=(",", ":")))
     return written, deleted
 
 
@@ -175,10 +223,10 @@ def prune_old_extension_resources(root: Path, retention_days: int = EXTENSION_RE
     return removed
 
 
-def sync_workspace(root: Path, memories: list[Stage1Output]) -> dict[str, int]:
+def sync_workspace(root: Path, memories: list[Stage1Output], manifest: Path | None = None) -> dict[str, int]:
     root.mkdir(parents=True, exist_ok=True)
     stems = resolve_stems(root, memories)
-    written, deleted = sync_rollout_summaries(root, memories, stems)
+    written, deleted = sync_rollout_summaries(root, memories, stems, manifest)
     raw = rebuild_raw_memories(root, memories, stems)
     pruned = prune_old_extension_resources(root)
     return {"summaries_written": written, "summaries_deleted": deleted, "raw_rewritten": int(raw), "pruned": pruned}

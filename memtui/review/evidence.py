@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from memtui.context import Context
 from memtui.phase2 import baseline
 from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
+from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.review.hunks import Hunk
 from memtui.trust.classes import cited_items
 
@@ -303,6 +303,22 @@ def _health_evidence(ctx: Context, removed: list[str]) -> list[Evidence]:
         )
         for e in evidence_for_lines(ctx.conn, removed)
     ]
+
+
+def why_no_evidence(hunk: Hunk) -> str:
+    """Why a hunk has no evidence listed, in the words of what the hunk is (said instead of a bare "none")."""
+    if hunk.file == RAW_MEMORIES or hunk.file.startswith(ROLLOUT_SUMMARIES + "/"):
+        return (
+            f"{hunk.file} is an input of the run (what Phase 1 extracted), not memory the agent wrote: "
+            "its source is the rollout itself."
+        )
+    if hunk.file not in EVIDENCE_FILES:
+        return f"{hunk.file} is not read for evidence (only MEMORY.md and memory_summary.md are)."
+    if hunk.whole_file:
+        return "A change of the whole file with no text lines (a mode or a deletion): no line to trace."
+    if not hunk.added:
+        return "This hunk only removes lines: evidence is traced for what comes in, not for what goes."
+    return "No selected rollout matches these lines: no task reference and no raw memory shares their words."
 
 
 def _first_line(text: str) -> str:

@@ -352,6 +352,17 @@ def _republish_approved(env: Env, _t: Target | None = None) -> int:
     return 0
 
 
+def _drop_sync_manifest(env: Env, _t: Target | None = None) -> int:
+    """The manifest names summary files (a forgotten rollout's words can be in a name); it only saves work, so the
+    next sync, which renders every summary again without it, writes a fresh one."""
+    from memtui.phase2.workspace import SYNC_MANIFEST
+
+    if env.home is None or not (env.home / SYNC_MANIFEST).is_file():
+        return 0
+    (env.home / SYNC_MANIFEST).unlink()
+    return 1
+
+
 def sweep_work(env: Env, _t: Target | None = None) -> int:
     """Scratch folders of Phase 2 runs (a copy of ``.git`` for a CLI agent's run, the agent's last message) that a
     killed process left. Only under the memory-root lock, when no Phase 2 runs."""
@@ -656,6 +667,11 @@ STORES: tuple[Store, ...] = (
         paths=("memories-approved", ".memories-approved-*", ".memories-approved-*/*", ".memories-approved.*.link"),
         forget=_republish_approved,
         when="rebuilt from each approved baseline (the next approved Phase 2 run); older copies are removed",
+    ),
+    Store(
+        "the last sync's manifest (summary file names and their stamps)",
+        paths=("phase2_sync.json",),
+        forget=_drop_sync_manifest,
     ),
     Store("work folders", paths=("work", "work/*"), forget=sweep_work),
     Store("read-only diff views", paths=(".memories-views", ".memories-views/*"), forget=_sweep_views),

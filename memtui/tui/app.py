@@ -12,7 +12,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
@@ -111,6 +111,8 @@ class MemtuiApp(App[int]):
     }
     # Screens get a class per width: -narrow (80 columns), -medium, -wide (200 columns).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-medium"), (160, "-wide")]
+    # ... and a class per height: dialogs lay out for 24 rows (-short) so their buttons stay on screen.
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
     BINDINGS = [
         Binding("1", "switch_mode('rollouts')", "Rollouts", show=False, id="memtui.rollouts"),
         Binding("2", "switch_mode('jobs')", "Jobs", show=False, id="memtui.jobs"),
@@ -158,7 +160,11 @@ class MemtuiApp(App[int]):
 
     def on_mount(self) -> None:
         if self.keymap:
+            from memtui.tui.keymap import keymap_warnings
+
             self.set_keymap(self.keymap)
+            for warning in keymap_warnings(self.keymap, "config.toml [keymap]"):
+                self.notify(warning, title="Keymap", severity="warning", timeout=20, markup=False)
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
@@ -277,6 +283,7 @@ class MemtuiApp(App[int]):
     @on(TaskFinished)
     def _task_finished(self, message: TaskFinished) -> None:
         out = message.outcome
+        out = replace(out, summary=tasks.screen_words(out.summary))
         state = self._end_task(message.name, out.verb, out.summary, out.severity)
         if not (state and state.quiet and not out.news and out.severity == "information"):
             super().notify(
@@ -286,9 +293,10 @@ class MemtuiApp(App[int]):
 
     @on(TaskFailed)
     def _task_failed(self, message: TaskFailed) -> None:
-        self._end_task(message.name, "failed", message.error, "error")
-        self.task_errors.append(message.error)
-        super().notify(message.error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
+        error = tasks.screen_words(message.error)
+        self._end_task(message.name, "failed", error, "error")
+        self.task_errors.append(error)
+        super().notify(error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
         self.data_changed(message.name)
 
     @on(Worker.StateChanged)
@@ -371,11 +379,11 @@ class MemtuiApp(App[int]):
         self.push_screen(ConfirmModal("Phase 2, ignoring the cooldown (y/n)", body, "Run Phase 2"), decided)
 
     def approve_pending(self) -> None:
-        self.switch_mode("review")
+        self.reach_mode("review")
         self.call_after_refresh(lambda: self._review_action("approve"))
 
     def reject_pending(self) -> None:
-        self.switch_mode("review")
+        self.reach_mode("review")
         self.call_after_refresh(lambda: self._review_action("reject"))
 
     def _review_action(self, action: str) -> None:
@@ -427,14 +435,28 @@ class MemtuiApp(App[int]):
         self._ask_unsaved(editor, "quitting", ("Save and quit", "Quit without saving", "Cancel"), self.exit)
 
     async def action_switch_mode(self, mode: str) -> None:
-        """Switch screens; leaving the memory editor with unsaved changes asks first."""
+        """Switch screens; leaving the memory editor with unsaved changes asks first.
+
+        A number key always reaches its screen: screens opened on top of it (a rollout opened from the review, a
+        search) are closed on the way. A dialog waiting for an answer keeps the key: it is answered first."""
         from memtui.tui.screens.memory import MemoryScreen
 
         screen = self.screen
-        if not (isinstance(screen, MemoryScreen) and mode != "memory" and screen.unsaved()):
-            self.switch_mode(mode)
+        if isinstance(screen, ModalScreen):
+            if not getattr(screen, "NAVIGABLE", False):
+                return
+            self.pop_screen()
+        editor = next((s for s in self.screen_stack if isinstance(s, MemoryScreen)), None)
+        if not (editor is not None and mode != "memory" and editor.unsaved()):
+            self.reach_mode(mode)
             return
-        self._ask_unsaved(screen, "leaving the editor", ("Save", "Discard", "Stay"), lambda: self.switch_mode(mode))
+        self._ask_unsaved(editor, "leaving the editor", ("Save", "Discard", "Stay"), lambda: self.reach_mode(mode))
+
+    def reach_mode(self, mode: str) -> None:
+        """Show ``mode``'s own screen: switch to it, then close whatever was opened on top of it."""
+        self.switch_mode(mode)
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
 
     def _ask_unsaved(
         self, editor: MemoryScreen, when: str, labels: tuple[str, str, str], proceed: Callable[[], object]

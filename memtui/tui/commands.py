@@ -40,7 +40,7 @@ class MemtuiCommands(Provider):
             ("help: Keys and screens", "Show the help screen", app.action_help),
         ]
         for mode, label in app.SCREEN_LABELS.items():
-            cmds.append((f"open: {label}", f"Switch to the {label} screen", partial(app.switch_mode, mode)))
+            cmds.append((f"open: {label}", f"Switch to the {label} screen", partial(app.reach_mode, mode)))
         return cmds
 
     async def discover(self) -> Hits:

@@ -120,6 +120,31 @@ def phase1_task(thread_id: str | None = None) -> TaskFn:
     return run
 
 
+# ---- the screens' words ----------------------------------------------------------------------------
+
+# The domain's messages name the CLI command that does the next step; in the UI the same step is a key or a screen.
+CLI_TO_SCREEN = {
+    "`memtui review show`, then approve (all or --except hunks) or reject": (
+        "review it on screen 3, then approve (all, or space leaves hunks out) or reject"
+    ),
+    "`memtui review approve --include-changes`": "approving with those changes (a on screen 3)",
+    "(`memtui review show`)": "(screen 3)",
+    "`memtui review show`": "the Review screen (3)",
+    "`memtui review commit`": "c on screen 3",
+    "`memtui history`": "the History screen (6)",
+    "`memtui status`": "the Rollouts screen (1)",
+    "`memtui phase2 --retry` (or the Jobs screen's t)": "the Jobs screen's t (screen 2)",
+    "(use --force)": "(palette: Phase 2, ignoring the cooldown)",
+}
+
+
+def screen_words(text: str) -> str:
+    """A domain message as the UI says it: the key or screen for each CLI command it names."""
+    for cli, screen in CLI_TO_SCREEN.items():
+        text = text.replace(cli, screen)
+    return text
+
+
 # ---- Phase 2 --------------------------------------------------------------------------------------
 
 NO_MEMORIES = "no memories to consolidate yet: Phase 1 extracts them first (palette: Phase 1)"
@@ -145,6 +170,8 @@ def _describe_phase2(r: Phase2Result) -> TaskOutcome:
     if r.outcome == "skipped":
         if reason.startswith("cooldown"):
             reason = COOLDOWN
+        elif reason.startswith("nothing to consolidate"):
+            reason = NO_MEMORIES
         elif reason.startswith("awaiting review"):
             reason = f"run #{r.run_id} is awaiting review: approve or reject it first (screen 3)"
         return TaskOutcome(verb, reason, "warning")
@@ -154,21 +181,15 @@ def _describe_phase2(r: Phase2Result) -> TaskOutcome:
 def phase2_task(force: bool = False) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.phase2.consolidate import run_phase2
-        from memtui.state.selection import get_phase2_input_selection
 
-        s = ctx.settings
-        memory = ctx.paths.memory_root / "MEMORY.md"
-        if not memory.exists() and not get_phase2_input_selection(
-            ctx.conn, s.max_raw_memories_for_consolidation, s.max_unused_days
-        ):
-            return TaskOutcome("skipped", NO_MEMORIES, "warning")
         steps = [0]
 
         def step(message: str) -> None:
             steps[0] += 1
             progress(0, None, f"step {steps[0]}: {message}")
 
-        return describe_phase2(run_phase2(ctx, force=force, progress=step, cancel=cancel))
+        # a person asked for this run: the failure backoff (for automatic runs) does not hold it back
+        return describe_phase2(run_phase2(ctx, force=force, retry=True, progress=step, cancel=cancel))
 
     return run
 

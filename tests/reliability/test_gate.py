@@ -274,7 +274,10 @@ def test_sqlite_leak_scan_after_approve_reject_and_a_manual_commit(tmp_path: Pat
             assert marker in review.pending_run(ctx.conn).input_diff
             review.reject(ctx, "later")
             current = load_file(home.root, "MEMORY.md")
-            save_file(home.root, "MEMORY.md", current.text.replace(f"- {marker}\n", ""), current.sha256)
+            # (and writes another, so there is something to commit: an unchanged memory is refused as empty)
+            save_file(
+                home.root, "MEMORY.md", current.text.replace(f"- {marker}\n", "- keep PRs small\n"), current.sha256
+            )
             shown = review.review_state(ctx).own_edits
             review.commit_manual_edit(ctx, "drop the line", expected_tree=shown.tree)
             ctx.close()

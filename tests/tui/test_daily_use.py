@@ -131,7 +131,7 @@ async def test_palette_offers_phase2_ignoring_the_cooldown_with_a_confirmation(
 
     calls: list[bool] = []
 
-    def fake(ctx, *, offline=None, force=False, auto_approve=False, progress=None, cancel=None):  # type: ignore[no-untyped-def]
+    def fake(ctx, *, offline=None, force=False, retry=False, auto_approve=False, progress=None, cancel=None):  # type: ignore[no-untyped-def]
         calls.append(force)
         return consolidate.Phase2Result(outcome="no_changes", selected=3)
 

@@ -409,7 +409,7 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
 
     started = threading.Event()
 
-    def slow_phase2(ctx, *, offline=None, force=False, auto_approve=False, progress=None, cancel=None):  # type: ignore[no-untyped-def]
+    def slow_phase2(ctx, *, offline=None, force=False, retry=False, auto_approve=False, progress=None, cancel=None):  # type: ignore[no-untyped-def]
         progress("syncing the workspace [3 files]")
         started.set()
         assert cancel.wait(5), "never cancelled"

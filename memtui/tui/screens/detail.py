@@ -191,7 +191,7 @@ class RolloutDetailScreen(MemtuiScreen):
         yield Static("", id="detail-meta", markup=False)
         with Horizontal(id="detail-body"):
             yield VimScroll(id="conversation", can_focus=True)
-            with VerticalScroll(id="memory-side"):
+            with VimScroll(id="memory-side"):
                 yield Label("raw_memory", classes="section-title")
                 yield Searchable(Content(""), id="raw-memory")
                 yield Label("rollout_summary", classes="section-title")

@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from memtui.tui.widgets.vim import VimOptionList
+
 
 class ConfirmModal(ModalScreen[bool]):
     """``y``/``enter`` confirms, ``n``/``escape`` cancels."""
@@ -111,11 +113,12 @@ class TextAreaModal(ModalScreen[str | None]):
         self.title_text, self.body, self.text, self.confirm_label = title, body, text, confirm_label
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide text-dialog"):
             yield Label(Content(self.title_text), classes="dialog-title")
             yield Static(Content(self.body), classes="dialog-body")
             yield TextArea(self.text, id="amend-text", soft_wrap=True, show_line_numbers=False)
             with Horizontal(classes="dialog-buttons"):
+                yield Label(Content("ctrl+s keeps this text · esc cancels"), classes="dialog-keys")
                 yield Button(self.confirm_label, variant="primary", id="confirm")
                 yield Button("Cancel", id="cancel")
 
@@ -144,7 +147,7 @@ class PickModal(ModalScreen[Any]):
         with Vertical(classes="dialog wide"):
             yield Label(Content(self.title_text), classes="dialog-title")
             if self.choices:
-                yield OptionList(*[Option(Content(label), id=str(i)) for i, (label, _) in enumerate(self.choices)])
+                yield VimOptionList(*[Option(Content(label), id=str(i)) for i, (label, _) in enumerate(self.choices)])
             else:
                 yield Static(Content(self.empty), classes="dialog-body")
 

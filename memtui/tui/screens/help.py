@@ -4,25 +4,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import Label, Static
 
+from memtui.tui.app import MemtuiApp
 from memtui.tui.format import home_path
 from memtui.tui.widgets.vim import VimScroll
-
-if TYPE_CHECKING:
-    from memtui.tui.app import MemtuiApp
 
 INTRO = """memtui curates the long-term memory of your coding agents.
 1 Rollouts: every indexed session; enter opens one (conversation, memory, job history).
 2 Jobs: stage-1 extraction jobs and the Phase 2 consolidation job; retry, or release a stale lease.
-3 Review: the consolidation awaiting review, hunk by hunk with its evidence; space leaves a hunk out, e amends
-  it, v focuses the evidence (enter opens the rollout at the cited item); approve or reject.
+3 Review: the consolidation awaiting review, hunk by hunk with its evidence; space leaves a hunk out, e amends it, v focuses the evidence (enter opens the rollout at the cited item); approve or reject.
 4 Memory: edit MEMORY.md and memory_summary.md; commit your edit as a manual change.
 5 Citations: paste an agent answer; enter jumps to the cited lines or opens a cited rollout.
 6 History: every decision and each kept version's diff; r restores a version through review.
@@ -46,7 +44,7 @@ def keymap_text(home: Path) -> str:
         f"Home: {home_path(home)}\n"
         f"Remap keys in {config}, in a [keymap] table: binding id = key(s), for example\n"
         '    [keymap]\n    "review.approve" = "A"\n    "memtui.jobs" = "f2,2"\n'
-        "The ids are in the right column; the change applies the next time memtui starts."
+        "Each id follows its action, after the description; the change applies the next time memtui starts."
     )
 
 
@@ -67,7 +65,17 @@ def help_rows(app: MemtuiApp) -> list[tuple[str, str, str]]:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,f1,question_mark", "dismiss", "Close", id="help.close")]
+    NAVIGABLE = True  # not a question: a number key closes it on the way to its screen
+    # A modal screen keeps the app's keys from firing: the number keys are repeated here, under the app's ids, so
+    # a remapped screen key works here too.
+    BINDINGS = [
+        Binding("escape,q,f1,question_mark", "dismiss", "Close", id="help.close"),
+        *[
+            Binding(b.key, f"app.{b.action}", b.description, show=False, id=b.id)
+            for b in MemtuiApp.BINDINGS
+            if isinstance(b, Binding) and b.action.startswith("switch_mode")
+        ],
+    ]
 
     def __init__(self, bindings: list[tuple[str, str, str]], home: Path | str) -> None:
         super().__init__()
@@ -75,19 +83,26 @@ class HelpScreen(ModalScreen[None]):
         self.home = Path(home)
 
     def compose(self) -> ComposeResult:
+        key_width = max((cell_len(key) for key, _, _ in self.rows), default=4) + 2
         with VimScroll(id="help"):
             yield Static(Content("memtui help (esc closes; j/k scroll)"), classes="dialog-title")
             yield Static(Content(INTRO), id="help-intro")
-            yield DataTable(id="help-keys", cursor_type="none", zebra_stripes=True)
+            yield Static(Content.styled("Key", "bold").pad_right(key_width - 3).append("Action · binding id"))
+            with Vertical(id="help-keys"):
+                # Keys and ids are never cut: the key column is as wide as the widest key, and the description
+                # wraps with the id after it (an id has no spaces, so a line break never falls inside one).
+                for key, desc, binding_id in self.rows:
+                    with Horizontal(classes="help-row"):
+                        label = Label(Content.styled(key, "bold $text-accent"), classes="help-key")
+                        label.styles.width = key_width
+                        yield label
+                        yield Static(
+                            Content.assemble(desc, ("  " + binding_id if binding_id else "", "$text-muted")),
+                            classes="help-action",
+                        )
             yield Static(Content(keymap_text(self.home)), id="help-keymap")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("Key", key="key")
-        table.add_column("Action", key="action")
-        table.add_column("Binding id", key="id")
-        for key, desc, binding_id in self.rows:
-            table.add_row(Content(key), Content(desc), Content(binding_id))
         self.query_one(VimScroll).focus()
 
     async def action_dismiss(self, result: None = None) -> None:

@@ -20,6 +20,7 @@ from memtui.tui.format import fmt_size, fmt_time
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.dialogs import ConfirmModal
 from memtui.tui.widgets.diff_view import DiffView
+from memtui.tui.widgets.vim import VimDataTable
 
 KIND_LABELS = {
     "approve": "approve",
@@ -48,7 +49,7 @@ class HistoryScreen(MemtuiScreen):
     def compose_body(self) -> ComposeResult:
         yield Static("", id="history-meta", markup=False)
         with Horizontal(id="history-body"):
-            yield DataTable(id="decisions", cursor_type="row", zebra_stripes=True)
+            yield VimDataTable(id="decisions", cursor_type="row", zebra_stripes=True)
             with Vertical(id="history-side"):
                 yield Static("", id="decision-detail", markup=False)
                 yield DiffView(id="version-diff")
@@ -90,10 +91,6 @@ class HistoryScreen(MemtuiScreen):
             Content.assemble(
                 (f"{len(decisions)} decisions", "bold"),
                 f"  {kept[0]} versions kept ({fmt_size(kept[1])} compressed, history_versions = {keep})",
-                (
-                    "   r restores the highlighted version through review",
-                    "$text-muted",
-                ),
             )
         )
         table = self.query_one("#decisions", DataTable)

@@ -45,7 +45,7 @@ class MemoryScreen(MemtuiScreen):
         Binding("ctrl+o", "commit", "Commit as manual change", id="memory.commit"),
         Binding("ctrl+t", "toggle_diff", "Diff", id="memory.toggle_diff"),
         Binding("ctrl+r", "revert", "Revert", id="memory.revert"),
-        Binding("escape", "leave_editor", "Leave editor", show=False, id="memory.leave"),
+        Binding("escape", "leave_editor", "View mode", id="memory.leave"),
         Binding("enter,e", "edit", "Edit", id="memory.edit"),
     ]
 
@@ -134,6 +134,7 @@ class MemoryScreen(MemtuiScreen):
         tabs = self.query_one(TabbedContent)
         label = FILES[pane_id] + (" ●" if self.dirty(pane_id) else "")
         tabs.get_tab(f"pane-{pane_id}").label = Content(label)
+        self.refresh_bindings()  # save and revert show while there is something to save
 
     def show_file(self, name: str) -> None:
         for pane_id, fname in FILES.items():
@@ -215,8 +216,31 @@ class MemoryScreen(MemtuiScreen):
         self._show_warnings()
         self.query_one("#edit-diff", DiffView).show_diff(diff or "", empty=empty)
 
+    # ---- modes: view (the tab bar has focus: digits switch screens, enter edits) and edit (the text has focus) ----
+
+    @property
+    def editing(self) -> bool:
+        focused = self.focused
+        return isinstance(focused, TextArea) and focused.id in FILES
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer shows the keys of the current mode."""
+        if not self.is_mounted:
+            return True
+        if action == "edit":
+            return not self.editing
+        if action == "leave_editor":
+            return self.editing
+        if action in ("save", "revert"):
+            return self.editing or bool(self.unsaved())
+        return super().check_action(action, parameters)
+
+    def on_descendant_focus(self) -> None:
+        self.refresh_bindings()
+
     def action_save(self) -> None:
-        self.save_all()
+        if self.save_all():
+            self.action_leave_editor()  # saved: back to view mode, where digits switch screens again
 
     def save_all(self, after: Callable[[], object] | None = None) -> bool:
         """Save every edited file, each only over what it loaded; True when all were saved (then ``after()``).
@@ -324,6 +348,7 @@ class MemoryScreen(MemtuiScreen):
         )
 
     def action_commit(self) -> None:
+        self.action_leave_editor()  # the dialog returns focus here: view mode after the commit
         self.save_all(after=self._ask_commit)
 
     def _ask_commit(self) -> None:

@@ -191,7 +191,9 @@ class ReviewScreen(MemtuiScreen):
                 error = getattr(state, "error", None)
                 diff.show_diff("", empty=f"Nothing to review. ({error})" if error else "Nothing to review.")
             meta.update(Content(text))
-            self.query_one(EvidencePane).show([], "Nothing awaits review.")
+            self.query_one(EvidencePane).show(
+                [], "Your own edits: their source is you." if self.own_edits is not None else "Nothing awaits review."
+            )
             self.refresh_bindings()
             return
         assert run is not None
@@ -242,8 +244,10 @@ class ReviewScreen(MemtuiScreen):
             pane.show([], "No hunk selected.")
             self.query_one(TrustLine).show(None)
             return
+        from memtui.review.evidence import why_no_evidence
+
         pane.border_title = f"Evidence for {view.hunk.file} hunk {view.hunk.id}"
-        pane.show(self.evidence.get(view.hunk.id), "")
+        pane.show(self.evidence.get(view.hunk.id), why_no_evidence(view.hunk))
         self.query_one(TrustLine).show(self.trust.get(view.hunk.id))
 
     @staticmethod
@@ -285,6 +289,19 @@ class ReviewScreen(MemtuiScreen):
         if action == "toggle_split":
             return self.size.width >= SPLIT_MIN_WIDTH  # hidden where it cannot work
         return super().check_action(action, parameters)
+
+    def on_key(self, event: events.Key) -> None:
+        """A decision key with nothing awaiting review (its binding is disabled) says why instead of doing nothing."""
+        if self.awaiting or (self.run is None and self.state is None):
+            return
+        actions = {b.action for b in self._bindings.key_to_bindings.get(event.key, [])}
+        if actions & {"approve", "reject", "toggle_hunk", "amend_hunk"}:
+            event.stop()
+            if self.own_edits is not None:
+                text = "No consolidation awaits review: these are your own edits. c commits them."
+            else:
+                text = "No consolidation awaits review: nothing to approve, reject or leave out. P runs Phase 2."
+            self.notify_literal(text, severity="warning")
 
     def loader_failed(self, error: BaseException) -> None:
         self.meta.update(Content(f"Cannot load the consolidation: {type(error).__name__}: {error}"))

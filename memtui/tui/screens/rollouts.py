@@ -6,6 +6,7 @@ shows the highlighted rollout in full), and Preview takes whatever width is left
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -153,6 +154,9 @@ class RolloutsScreen(MemtuiScreen):
         worker = get_current_worker()
         started = time.perf_counter()
         conn = self.app.ctx.new_conn()
+        # A newer keystroke cancels this worker: its queries stop at once instead of running on (a count over
+        # 100k rows) beside the new filter's.
+        conn.set_progress_handler(lambda: int(worker.is_cancelled), 2000)
         try:
             if total is None and index == 0:
                 rows = views.rollout_rows(conn, filter_text, sort, descending, 0, window)
@@ -170,6 +174,10 @@ class RolloutsScreen(MemtuiScreen):
             index = min(max(index, 0), max(total - 1, 0))
             offset = max(0, min(index - window // 2, total - window))
             rows = views.rollout_rows(conn, filter_text, sort, descending, offset, window)
+        except sqlite3.OperationalError:
+            if worker.is_cancelled:
+                return  # interrupted by the progress handler: superseded
+            raise
         finally:
             conn.close()
         if not worker.is_cancelled:

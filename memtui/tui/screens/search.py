@@ -16,6 +16,7 @@ from memtui.search import SearchHit, refresh, search
 from memtui.tui.format import plural
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.widgets.text import mark_redactions
+from memtui.tui.widgets.vim import VimOptionList
 
 RESULT_LIMIT = 50
 
@@ -38,13 +39,14 @@ class SearchScreen(MemtuiScreen):
         super().__init__()
         self.initial = query
         self.hits: list[SearchHit] = []
+        self.shown_query: str | None = None  # the query whose hits are listed
 
     def compose_body(self) -> ComposeResult:
         yield Input(
             self.initial, placeholder="search memory, summaries and messages (every word must match)", id="search-input"
         )
         yield Static("type words and press Enter", id="search-meta", markup=False)
-        yield OptionList(id="search-hits")
+        yield VimOptionList(id="search-hits")
 
     def on_mount(self) -> None:
         if self.initial:
@@ -52,7 +54,12 @@ class SearchScreen(MemtuiScreen):
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
-        self.run_search(event.value)
+        """Enter runs a new query; on the query already shown, it opens the highlighted hit (as in the list)."""
+        hits = self.query_one("#search-hits", OptionList)
+        if self.hits and event.value == self.shown_query and hits.highlighted is not None:
+            self._open_hit(hits.highlighted)
+        else:
+            self.run_search(event.value)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def run_search(self, query: str) -> None:
@@ -68,7 +75,7 @@ class SearchScreen(MemtuiScreen):
             self.app.call_from_thread(self._show, query, hits)
 
     def _show(self, query: str, hits: list[SearchHit]) -> None:
-        self.hits = hits
+        self.hits, self.shown_query = hits, query
         options = self.query_one("#search-hits", OptionList)
         options.clear_options()
         options.add_options(
@@ -86,7 +93,10 @@ class SearchScreen(MemtuiScreen):
 
     @on(OptionList.OptionSelected, "#search-hits")
     def _open(self, event: OptionList.OptionSelected) -> None:
-        hit = self.hits[event.option_index]
+        self._open_hit(event.option_index)
+
+    def _open_hit(self, index: int) -> None:
+        hit = self.hits[index]
         if hit.kind == "memory":
             self.mapp.open_cited(hit.source, hit.line or 1, hit.line or 1)
         else:  # a message hit opens at its transcript item; a summary or raw-memory hit at the top

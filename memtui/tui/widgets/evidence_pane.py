@@ -10,6 +10,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from memtui.tui.widgets.text import mark_redactions
+from memtui.tui.widgets.vim import VimOptionList
 
 
 def _day(ts: int | None) -> str:
@@ -18,7 +19,7 @@ def _day(ts: int | None) -> str:
     return fmt_time(ts)[:10] if ts else "-"
 
 
-class EvidencePane(OptionList):
+class EvidencePane(VimOptionList):
     """One option per rollout behind the hunk; ``enter`` opens it at the cited transcript item."""
 
     DEFAULT_CSS = """
