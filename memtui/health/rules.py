@@ -49,7 +49,25 @@ _VALUE_KINDS: dict[str, frozenset[str]] = {
     "db": frozenset(["postgres", "postgresql", "mysql", "sqlite", "mariadb"]),
     "container": frozenset(["docker", "podman"]),
     "cloud_region": frozenset(["us-east-1", "us-west-2", "eu-west-1", "eu-central-1"]),
+    "logging_library": frozenset(
+        ["structlog", "loguru", "logbook", "log4j", "logback", "slf4j", "winston", "pino", "bunyan", "zap", "logrus"]
+    ),
 }
+# Words that say the opposite of each other without a negator: "agents can write to it" after "read-only".
+_OPPOSITES: dict[str, frozenset[str]] = {
+    "read-only": frozenset(["write", "writable", "writeable", "read-write"]),
+    "readonly": frozenset(["write", "writable", "writeable", "read-write"]),
+    "optional": frozenset(["required", "mandatory"]),
+    "required": frozenset(["optional"]),
+    "mandatory": frozenset(["optional"]),
+    "enabled": frozenset(["disabled"]),
+    "disabled": frozenset(["enabled"]),
+    "public": frozenset(["private"]),
+    "private": frozenset(["public"]),
+    "sync": frozenset(["async"]),
+    "async": frozenset(["sync"]),
+}
+_OPPOSITE_WORDS = frozenset(_OPPOSITES).union(*_OPPOSITES.values())  # compared as written, not by their roots
 _KIND_OF = {value: kind for kind, values in _VALUE_KINDS.items() for value in values}
 _NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
 _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
@@ -173,8 +191,27 @@ def stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> list[str]:
-    """Content terms in order: normalised words, stemmed, stop words out."""
+def root(word: str) -> str:
+    """``stem`` and the verb's endings too, so "committing" meets "commit" and "optimized" meets "optimize".
+
+    Only for comparing sentences: the search index stems its own way (porter), so its queries use ``stem``."""
+    w = stem(word)
+    if w in _OPPOSITE_WORDS or not w.isalpha():
+        return w
+    if len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+    elif len(w) > 5 and w.endswith("ed"):
+        w = w[:-2]
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "lsz":
+        w = w[:-1]  # committ -> commit, runn -> run
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def terms(text: str, *, roots: bool = True) -> list[str]:
+    """Content terms in order: normalised words, stemmed (to their roots unless ``roots`` is off), stop words
+    out."""
     out = []
     for w in normalized(text.replace("`", " ")).split():
         w = w.strip(":,;'\"()")
@@ -184,7 +221,8 @@ def terms(text: str) -> list[str]:
             continue
         if len(w) < 2 or w in STOP:
             continue
-        s = w if w in _KIND_OF else stem(w)  # values are names: "postgres" is no plural
+        # values are names: "postgres" is no plural
+        s = w if w in _KIND_OF else root(w) if roots else stem(w)
         if s not in STOP:
             out.append(s)
     return out
@@ -255,6 +293,9 @@ def _substituted(block: Clause, said: Clause) -> bool:
     restated there positively), or is itself negated there."""
     mine = block.values()
     theirs = said.values()
+    for term, sign in block.polarity.items():
+        if any(said.polarity.get(o) == sign for o in _OPPOSITES.get(term, ())) and term not in said.polarity:
+            return True
     for value, kind in mine.items():
         if said.polarity.get(value) == -block.polarity[value]:
             return True
@@ -306,7 +347,11 @@ def relate_clause(block: Clause, sentence: str) -> Relation | None:
             return Relation.CONTRADICTED
         return None
     what = shared - block.context  # a restatement says the what again, not only the where
-    if durable and coverage >= 0.5 and len(shared) >= 2 and what and (kept_values or not block.values()):
+    # half the block's words can be its subject alone ("API responses ... should include a request id"): a sentence
+    # holding only half of them restates the block when it says little else (half of both sentences' words shared)
+    overlap = len(shared) / max(1, len(block.terms | said.terms))
+    close = coverage >= 0.75 or (coverage >= 0.5 and overlap >= 0.5)
+    if durable and close and len(shared) >= 2 and what and (kept_values or not block.values()):
         return Relation.RESTATED  # a block that names values is restated only with one of them
     return None
 
@@ -335,6 +380,6 @@ def candidate_terms(block: list[Clause], limit: int = 8) -> list[str]:
     (longest) topic words."""
     all_terms: dict[str, None] = {}
     for c in block:
-        for t in sorted(c.terms, key=lambda t: (value_kind(t) is None, -len(t), t)):
+        for t in sorted(set(terms(c.text, roots=False)), key=lambda t: (value_kind(t) is None, -len(t), t)):
             all_terms.setdefault(t, None)
     return list(all_terms)[:limit]
