@@ -9,6 +9,7 @@ then times no-change runs (selection + sync of unchanged files + git dirty check
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -16,6 +17,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+
+def _rollout(tid: str, cwd: str, i: int) -> str:
+    """A two-message Codex rollout (session_meta, one user message, one answer)."""
+    ts = "2026-07-01T00:00:00.000Z"
+    lines = [
+        {"timestamp": ts, "type": "session_meta", "payload": {"id": tid, "timestamp": ts, "cwd": cwd, "source": "cli"}},
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"task {i}"}]},
+        },
+        {
+            "timestamp": ts,
+            "type": "response_item",
+            "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]},
+        },
+    ]
+    return "".join(json.dumps(x) + "\n" for x in lines)
 
 
 def main() -> int:
@@ -39,15 +59,19 @@ def main() -> int:
     clock.freeze(now)
     ctx = open_context()
     conn = ctx.conn
+    rollouts = tmp / "rollouts"
+    rollouts.mkdir()
     body = "Details of what happened, which commands worked, and what to avoid next time. " * 18  # ~1.5 KB
     with conn:
         conn.execute("BEGIN")
         for i in range(args.n):
             tid = f"0194f5a6-89ab-7cde-8123-{i:012x}"
+            path = rollouts / f"{tid}.jsonl"  # a real file, as ingest leaves it: its messages are indexed once
+            path.write_text(_rollout(tid, f"/work/proj{i % 40}", i))
             conn.execute(
                 "INSERT INTO threads (id, source_kind, path, cwd, session_source, updated_at, ingested_at)"
                 " VALUES (?, 'codex', ?, ?, 'cli', ?, ?)",
-                (tid, f"/rollouts/{tid}.jsonl", f"/work/proj{i % 40}", now - i, now),
+                (tid, str(path), f"/work/proj{i % 40}", now - i, now),
             )
             conn.execute(
                 "INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug,"

@@ -284,7 +284,8 @@ def refresh_messages(
     stale = [
         r[0]
         for r in conn.execute(
-            "SELECT substr(s.key, 8) FROM search_sources s LEFT JOIN threads t ON 'thread:' || t.id = s.key"
+            # joined on the thread's primary key: matching ``'thread:' || t.id`` would compare every pair of rows
+            "SELECT substr(s.key, 8) FROM search_sources s LEFT JOIN threads t ON t.id = substr(s.key, 8)"
             " WHERE s.key LIKE 'thread:%' AND (t.id IS NULL OR t.ingest_status != 'indexed'"
             " OR EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id))"  # issue 11: forgotten
         )

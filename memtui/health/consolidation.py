@@ -18,10 +18,11 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtui import clock
+from memtui import clock, search
+from memtui.health import watermark
 from memtui.health.blocks import Block
 from memtui.health.rules import Relation, clauses, relate_message, statement_of
-from memtui.health.signals import BlockHealth, compute_health
+from memtui.health.signals import BlockHealth, HealthReport, compute_health
 from memtui.health.store import Proposal
 from memtui.phase2.workspace import MEMORY_MD
 from memtui.state import tombstones
@@ -46,8 +47,27 @@ def _cite(thread_id: str, item: int) -> str:
     return f"[thread {thread_id} item {item}]"
 
 
-def binding_inputs(conn: sqlite3.Connection, memory_root: Path, unused_days: int = 30) -> HealthInputs:
-    report = compute_health(conn, memory_root, unused_days=unused_days)
+def binding_inputs(
+    conn: sqlite3.Connection, memory_root: Path, unused_days: int = 30, baseline_commit: str | None = None
+) -> HealthInputs:
+    """``baseline_commit`` (the approved baseline's commit) lets a run whose inputs are unchanged since a
+    computation that bound nothing skip the scan (``watermark``); without it health is computed in full."""
+    digest = None
+    if baseline_commit is not None:
+        search.ensure_index(conn)
+        search.refresh_messages(conn)  # new user messages change the fingerprint
+        search.purge_deleted(conn)
+        if watermark.is_clean(conn, digest := watermark.fingerprint(conn, baseline_commit)):
+            return HealthInputs()
+    report = compute_health(conn, memory_root, unused_days=unused_days, refresh=digest is None)
+    out = _inputs(report)
+    if baseline_commit is not None:
+        empty = not (out.lines or out.drop or out.update_needs_model)
+        watermark.remember(conn, watermark.fingerprint(conn, baseline_commit) if empty else None)
+    return out
+
+
+def _inputs(report: HealthReport) -> HealthInputs:
     out = HealthInputs()
     for b in report.blocks:
         where = f"MEMORY.md line {b.line}: {b.text}"

@@ -214,10 +214,10 @@ def _run_agent(
     return asyncio.run(main())
 
 
-def _health_inputs(ctx: Context, say: Callable[[str], None]) -> HealthInputs:
+def _health_inputs(ctx: Context, say: Callable[[str], None], base: str) -> HealthInputs:
     """Memory health's binding inputs; a failure to compute them is said and leaves the run without them."""
     try:
-        health = binding_inputs(ctx.conn, ctx.paths.memory_root, ctx.settings.max_unused_days)
+        health = binding_inputs(ctx.conn, ctx.paths.memory_root, ctx.settings.max_unused_days, base)
     except (sqlite3.Error, OSError, baseline.BaselineError) as exc:
         say(f"memory health not computed ({exc}); the run goes on without its inputs")
         return HealthInputs()
@@ -342,7 +342,7 @@ def _run_locked(
         person_lines.record_added(conn, diff, edited)  # a person's lines: forget never removes them
         record_tombstones(conn, root, changes, diff)  # a person's deletions outlive the diff that shows them
         invalid = validate_artifacts(root)
-        health = _health_inputs(ctx, say)
+        health = _health_inputs(ctx, say, base)
         if not changes and invalid is None and not health.asks_for_change(offline):
             if not global_job.mark_global_phase2_job_succeeded(conn, token, new_watermark, pairs):
                 raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
