@@ -24,6 +24,7 @@ from memtui.health.blocks import Block
 from memtui.health.rules import Relation, clauses, relate_message, statement_of
 from memtui.health.signals import BlockHealth, HealthReport, compute_health
 from memtui.health.store import Proposal
+from memtui.memroot.approved import approved
 from memtui.phase2.workspace import MEMORY_MD
 from memtui.state import tombstones
 from memtui.state.tombstones import line_hash, normalize_memory_line
@@ -130,13 +131,20 @@ def record_drops(conn: sqlite3.Connection, run_id: int, drops: dict[str, object]
         )
 
 
-def ban_approved_removals(conn: sqlite3.Connection, run_id: int, before: str | None, after: str | None) -> int:
-    """Lines memory health asked run ``run_id`` to remove that the approved change did remove: banned from later
-    runs (a hunk left out keeps its line, and bans nothing). Returns how many were new."""
+def asked_removals(conn: sqlite3.Connection, run_id: int) -> set[str]:
+    """Hashes of the lines memory health asked run ``run_id`` to remove (``record_drops``)."""
     row = conn.execute("SELECT health_drops FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
-    asked = set(json.loads(row[0])) if row and row[0] else set()
+    return set(json.loads(row[0])) if row and row[0] else set()
+
+
+def ban_approved_removals(conn: sqlite3.Connection, root: Path, run_id: int, before: str | None) -> int:
+    """Lines memory health asked run ``run_id`` to remove that the approved change did remove: banned from later
+    runs (a hunk left out keeps its line, and bans nothing). ``before``: the approved MEMORY.md the change replaced.
+    Returns how many were new."""
+    asked = asked_removals(conn, run_id)
     if not asked or before is None:
         return 0
-    still = {line_hash(x) for x in (after or "").splitlines()}
+    after = approved(root).read_text(MEMORY_MD) or ""
+    still = {line_hash(x) for x in after.splitlines()}
     removed = [x for x in before.splitlines() if (h := line_hash(x)) in asked and h not in still]
     return tombstones.add(conn, [(MEMORY_MD, x) for x in removed])

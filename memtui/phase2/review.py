@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from memtui import clock
 from memtui.context import Context
+from memtui.health.consolidation import asked_removals, ban_approved_removals
 from memtui.history import is_snapshot_path
 from memtui.memroot.approved import approved
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
@@ -291,7 +292,8 @@ def approve(
         try:
             remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
             baseline.ensure_baseline(root)
-            memory_before = approved(root).read_text(MEMORY_MD)
+            # what memory health's removals are checked against after the commit (read only for a run that has any)
+            memory_before = approved(root).read_text(MEMORY_MD) if asked_removals(conn, run.id) else None
             tree = baseline.write_worktree_tree(root)
             if run.reviewed_tree is None and not include_changes:
                 raise ReviewError(
@@ -444,9 +446,7 @@ def _record_approved(
         person_lines.record(
             conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
         )
-    from memtui.health.consolidation import ban_approved_removals
-
-    ban_approved_removals(conn, run.id, memory_before, approved(ctx.paths.memory_root).read_text(MEMORY_MD))
+    ban_approved_removals(conn, ctx.paths.memory_root, run.id, memory_before)
     forget_run_content(conn, run.id)
     forget.finish_after_approval(ctx, run.id)
     return decision
