@@ -293,6 +293,29 @@ def test_an_approve_killed_after_its_commit_is_finished_on_the_next_start(partia
     ctx.close()
 
 
+def test_approving_again_after_an_approve_killed_after_its_commit_answers_with_that_approve(frozen_clock):
+    """The person repeats `review approve` after the kill: recovery finishes the killed approve under the same lock,
+    and the command reports that approve instead of saying nothing awaits review."""
+    ctx = open_context()
+    run = _awaiting_run(ctx)
+    ctx.close()
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_COMMIT, "review", "approve"],
+        env={**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW)},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    ctx = open_context()
+    result = review.approve(ctx)
+    assert (result.run_id, result.status, result.commit) == (run.id, "approved", head_commit(ctx.paths.memory_root))
+    decisions = [r[0] for r in ctx.conn.execute("SELECT id FROM decisions WHERE run_id=?", (run.id,))]
+    assert decisions == [result.decision]  # recorded once
+    with pytest.raises(review.ReviewError, match="no Phase 2 run is awaiting review"):
+        review.approve(ctx)  # and only once: a third approve has nothing left
+    ctx.close()
+
+
 # --- busy is an answer --------------------------------------------------------------------------------------------
 
 

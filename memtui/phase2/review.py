@@ -269,7 +269,12 @@ def approve(
 
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     with memory_root_lock(root, "approve"):
+        asked = get_run(conn, run_id) if run_id is not None else pending_run(conn)
         _recover(ctx)
+        if asked is not None and asked.status == "awaiting_review":
+            done = get_run(conn, asked.id)
+            if done is not None and done.status == "approved":  # an approve of this run was killed after its commit
+                return _finished_approve(conn, done)
         run = _awaiting(conn, run_id)
         try:
             p = decide.plan(
@@ -350,6 +355,23 @@ def approve(
         decision=decision,
         hunks_in=len(p.hunk_refs(True)),
         hunks_out=len(p.rejected),
+    )
+
+
+def _finished_approve(conn: sqlite3.Connection, run: Phase2Run) -> ReviewResult:
+    """The approve recovery just finished: the decision the killed command committed is the answer (the person's
+    repeated request cannot decide differently, the baseline already holds it)."""
+    row = conn.execute(
+        "SELECT id FROM decisions WHERE run_id=? AND kind IN ('approve', 'partial_approve') ORDER BY id DESC LIMIT 1",
+        (run.id,),
+    ).fetchone()
+    job = global_job.read_global_job(conn)
+    return ReviewResult(
+        run_id=run.id,
+        status="approved",
+        commit=run.new_commit,
+        watermark=job["last_success_watermark"] if job else None,
+        decision=row[0] if row else None,
     )
 
 
