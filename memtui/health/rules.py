@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 from memtui.phase1.offline import _STOPWORDS
 from memtui.phase1.statements import is_rule_like, normalized, sentences
@@ -167,11 +168,11 @@ _NUMBER_WORDS = {
     )
 } | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "ninety": "90", "hundred": "100"}
 _NUMBER_WORD = re.compile(
-    r"(?<!\bthe\s)(?<!\bthis\s)(?<!\bthat\s)(?<!\bwhich\s)(?<!\bany\s)(?<!\bno\s)(?<!\beach\s)(?<!-)"
     r"\b(" + "|".join(_NUMBER_WORDS) + r")\b"
     r"(?=\s+(?!(?:of|another|more|by|or|and|at|else|thousand|million|" + "|".join(_NUMBER_WORDS) + r")\b)[a-z])",
     re.I,
 )
+_NOT_A_NUMBER_AFTER = re.compile(r"(?:\b(?:the|this|that|which|any|no|each)\s|-)$", re.I)  # "the one", "twenty-one"
 # a capitalised word inside a sentence is a name (a tool, a language, a service): another name in the same place
 # says something else ("with Cypress" after "with Playwright"); acronyms of the trade are no names
 _GENERIC_CAPS = frozenset(
@@ -355,7 +356,7 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
     """Content terms in order: normalised words, stemmed (to their roots unless ``roots`` is off), stop words
     out."""
     out = []
-    if roots:
+    if roots and " " in text:  # a number word needs the word after it
         text = numerals(text)
     for w in normalized(text.replace("`", " ")).split():
         w = w.strip(":,;'\"()")
@@ -372,10 +373,17 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)  # clause_of reads every sentence word by word; words repeat across messages
+def _word_terms(word: str) -> tuple[str, ...]:
+    return tuple(terms(word))
+
+
 def numerals(text: str) -> str:
     """``text`` with the numbers said in words written as digits ("two approvals" -> "2 approvals")."""
 
     def digits(m: re.Match[str]) -> str:
+        if _NOT_A_NUMBER_AFTER.search(text, max(0, m.start() - 8), m.start()):
+            return m.group(0)
         before = text[: m.start()].split()[-1:]
         if before and before[0].lower() in _NUMBER_WORDS:  # "two hundred", "twenty five": left as words
             return m.group(0)
@@ -430,16 +438,21 @@ def clause_of(text: str) -> Clause:
         if m := _NEGATOR.search(phrase):
             end = _SCOPE_END.search(phrase, m.end())
             negated = (m.end(), end.start() if end else len(phrase))
-        old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abc" if r.group(g)]
-        if f := _FORBIDDEN.search(phrase):
+        low = phrase.lower()  # the three patterns below are slow to try on every phrase: only where they can match
+        old = []
+        if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut")):
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abc" if r.group(g)]
+        if any(w in low for w in ("is", "are", "'s", "'re")) and (f := _FORBIDDEN.search(phrase)):
             old.append((0, f.start()))
-        new = {r.end() for r in _NEW_VALUE.finditer(phrase)}
+        new = (
+            {r.end() for r in _NEW_VALUE.finditer(phrase)} if any(w in low for w in ("to", "replac", "favo")) else set()
+        )
         where = _SCOPE_END.search(phrase)
         number = ""
         for m in re.finditer(r"\S+", phrase):
             raw = m.group(0).strip("`'\"()[]:;.!")
             in_old = any(a <= m.start() < b for a, b in old)
-            for t in terms(m.group(0)):
+            for t in _word_terms(m.group(0)):
                 sign = -1 if (negated[0] <= m.start() < negated[1] and negated[1] > negated[0]) or in_old else 1
                 polarity.setdefault(t, sign)
                 if number and number != t:
@@ -467,9 +480,17 @@ def statement_of(bullet: str) -> str:
 
 
 def clauses(statement: str) -> list[Clause]:
+    return list(_clauses(statement))
+
+
+@lru_cache(maxsize=4096)
+def _clauses(statement: str) -> tuple[Clause, ...]:
     parts = [p for s in sentences(statement) for p in _CLAUSE_SPLIT.split(s) if p and p.strip()]
     out = [c for p in parts if (c := clause_of(p)).polarity]
-    return out or [clause_of(statement)]
+    return tuple(out or [clause_of(statement)])
+
+
+_rule_like = lru_cache(maxsize=8192)(is_rule_like)
 
 
 def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
@@ -508,22 +529,42 @@ def _flipped(block: Clause, said: Clause) -> list[str]:
     return [t for t in block.terms & said.terms if block.polarity[t] != said.polarity[t]]
 
 
-def relate_clause(block: Clause, sentence: str) -> Relation | None:
-    """How one sentence of the user relates to one clause of a block (see the module docstring)."""
+@dataclass(frozen=True)
+class _Reading:
+    """What the rules read in one sentence of the user, whatever block it is compared with (read once per
+    sentence, not per clause; not cached, since it is the user's words)."""
+
+    text: str
+    question: bool
+    said: Clause
+    durable: bool
+    correction: bool
+    changed: bool
+
+
+def _read(sentence: str) -> _Reading | None:
     s = sentence.strip()
     question = s.endswith("?")
     if not s or (question and not _REPROACH.search(s)):
         return None
-    said = clause_of(s)
+    return _Reading(
+        s, question, clause_of(s), is_rule_like(s), _CORRECTION.search(s) is not None, _CHANGE.search(s) is not None
+    )
+
+
+def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | None:
+    """How one sentence of the user relates to one clause of a block (see the module docstring)."""
+    reading = _read(sentence) if isinstance(sentence, str) else sentence
+    if reading is None:
+        return None
+    s, question, said = reading.text, reading.question, reading.said
+    durable, correction, changed = reading.durable, reading.correction, reading.changed
     shared = block.terms & said.terms
     if not shared:
         return None
     topic = block.terms - set(block.values())
     shared_topic = shared & topic
     coverage = len(shared) / max(1, len(block.terms))
-    durable = is_rule_like(s)
-    correction = _CORRECTION.search(s) is not None
-    changed = _CHANGE.search(s) is not None
     flips = _flipped(block, said)
     substituted = _substituted(block, said, changed)
     # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
@@ -562,7 +603,7 @@ def relate_clause(block: Clause, sentence: str) -> Relation | None:
         and len(shared) >= 2
         and len(kept_values) == len(block.values())
         and _PAST.search(s) is None
-        and not is_rule_like(block.text)
+        and not _rule_like(block.text)
     ):
         return Relation.RESTATED
     return None
@@ -574,7 +615,8 @@ _ORDER = {Relation.CONTRADICTED: 0, Relation.CORRECTED: 1, Relation.RESTATED: 2}
 def relate(block_statement: str | list[Clause], sentence: str) -> Relation | None:
     """The strongest relation of ``sentence`` to any clause of a block: contradicted > corrected > restated."""
     parts = clauses(block_statement) if isinstance(block_statement, str) else block_statement
-    found = [r for c in parts if (r := relate_clause(c, sentence)) is not None]
+    reading = _read(sentence)
+    found = [r for c in parts if (r := relate_clause(c, reading)) is not None]
     return min(found, key=_ORDER.__getitem__) if found else None
 
 
