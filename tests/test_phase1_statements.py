@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.phase1.statements import is_durable, normalized, sentences
+from memtui.phase1.statements import is_durable, is_rule_like, normalized, sentences
 from tests.fixtures.offline_eval import EVAL_SET
 from tests.fixtures.offline_tuning import TUNING_SET
 
@@ -44,3 +44,22 @@ def test_held_out_figures_meet_their_targets():
     m = bench.measure()
     assert m["statements"] >= 60 and m["durable"] * 2 == m["statements"]
     assert m["precision"] >= bench.PRECISION_TARGET and m["recall"] >= bench.RECALL_TARGET
+
+
+@pytest.mark.parametrize(
+    ("sentence", "rule_like"),
+    [
+        ("Every shell script has to start with set -euo pipefail.", True),
+        ("Keep the cache TTL at 300 seconds.", True),
+        ("Before each commit, run cargo clippy with -D warnings.", True),
+        ("Force-pushing to main is not allowed.", True),
+        ("The smoke tests take five minutes on every run.", False),  # recurring, but no instruction
+        ("Run the linters before each release this time.", False),  # time-limited
+        ("Do we have to keep the cache?", False),
+    ],
+)
+def test_rule_like_takes_standing_rules_without_a_normative_word_and_leaves_the_extractor_alone(sentence, rule_like):
+    """Memory health's wider recogniser; the extractor's own (``is_durable``) does not take these forms."""
+    assert is_rule_like(sentence) is rule_like
+    if rule_like:
+        assert not is_durable(sentence)

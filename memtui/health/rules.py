@@ -2,17 +2,22 @@
 
 A block's statement (the user's quoted words when the bullet quotes them, else the bullet's text) is cut into
 clauses; each clause has content terms (the normalised words of ``phase1.statements.normalized``, lightly stemmed,
-stop words out) and, per term, a polarity: negative when a negator (never, don't, avoid, not, no longer...) stands
-before it in its phrase. A later sentence of the user is then:
+numbers in words as digits, stop words out) and, per term, a polarity: negative when a negator (never, don't,
+avoid, not, no longer, dropped...) stands before it in its phrase, when it is the old side of a replacement ("from
+X to Y", "replaced X with Y") or the subject of "is not allowed" / "is retired". A capitalised word inside a
+sentence is a name, remembered with the word before it (its place). A later sentence of the user is then:
 
-- **restated**: a durable statement (the offline extractor's recogniser, ``phase1.statements.is_durable``) holding
-  most of a clause's terms with the same polarities and no other value in their place;
-- **contradicted**: a durable or change-marked statement ("now", "no longer", "instead", "anymore") on the same
-  topic that flips a shared term's polarity ("use npm" after "never npm"), puts another value of the same kind in
-  a value's place ("Thursdays" after "Tuesdays", port 8002 after 8001, yarn after pnpm) or says the old value is
-  out ("not on Tuesdays");
-- **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "again") on the clause's topic
-  that agrees with the block;
+- **restated**: a rule-like statement (``phase1.statements.is_rule_like``: the offline extractor's durable
+  statements, and standing rules said without a normative word) holding most of a clause's terms with the same
+  polarities and one of its values; or, for a block that states a fact, the same fact said plainly with all its
+  values and next to nothing else;
+- **contradicted**: a rule-like or change-marked statement ("now", "no longer", "instead", "switched", "actually")
+  on the same topic that flips a shared term's polarity ("use npm" after "never npm"), puts another value of the
+  same kind in a value's place ("Thursdays" after "Tuesdays", port 8002 after 8001, yarn after pnpm, one approval
+  after two), another name in a name's place ("with Cypress" after "with Playwright", or the new side of a
+  replacement) or says the old value is out ("not on Tuesdays", "dropped iOS 15");
+- **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "why did you ...?") on the
+  clause's topic that agrees with the block;
 - otherwise nothing.
 
 Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/fixtures/health_eval.py`` by
@@ -22,11 +27,12 @@ Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 
 from memtui.phase1.offline import _STOPWORDS
-from memtui.phase1.statements import is_durable, normalized, sentences
+from memtui.phase1.statements import is_rule_like, normalized, sentences
 
 
 class Relation(StrEnum):
@@ -67,14 +73,138 @@ _OPPOSITES: dict[str, frozenset[str]] = {
     "sync": frozenset(["async"]),
     "async": frozenset(["sync"]),
 }
+# past forms without -ed, to their base, so "is written in German" meets "Write ... in English"
+_IRREGULAR = {
+    form: base
+    for base, forms in {
+        "write": "wrote written",
+        "run": "ran",
+        "build": "built",
+        "keep": "kept",
+        "make": "made",
+        "give": "gave given",
+        "take": "took taken",
+        "send": "sent",
+        "begin": "began begun",
+        "choose": "chose chosen",
+        "drive": "drove driven",
+        "freeze": "froze frozen",
+        "hide": "hid hidden",
+        "show": "shown",
+        "know": "knew known",
+        "break": "broke broken",
+        "speak": "spoke spoken",
+        "find": "found",
+        "hold": "held",
+        "leave": "left",
+        "lose": "lost",
+        "pay": "paid",
+        "sell": "sold",
+        "spend": "spent",
+        "throw": "threw thrown",
+        "bring": "brought",
+        "buy": "bought",
+        "teach": "taught",
+        "catch": "caught",
+        "fall": "fell fallen",
+        "feed": "fed",
+        "grow": "grew grown",
+        "stand": "stood",
+        "understand": "understood",
+        "win": "won",
+        "shut": "shut",
+        "split": "split",
+        "sit": "sat",
+        "mean": "meant",
+        "lend": "lent",
+        "bind": "bound",
+        "wind": "wound",
+        "light": "lit",
+        "slide": "slid",
+        "strike": "struck",
+        "swing": "swung",
+        "draw": "drew drawn",
+        "fly": "flew flown",
+        "ride": "rode ridden",
+        "rise": "rose risen",
+        "shake": "shook shaken",
+        "steal": "stole stolen",
+        "tear": "tore torn",
+        "wear": "wore worn",
+        "forbid": "forbade forbidden",
+    }.items()
+    for form in forms.split()
+}
 _OPPOSITE_WORDS = frozenset(_OPPOSITES).union(*_OPPOSITES.values())  # compared as written, not by their roots
 _KIND_OF = {value: kind for kind, values in _VALUE_KINDS.items() for value in values}
 _NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
+# numbers in words are numbers ("one approval" after "two approvals"), but not as a pronoun ("the one", "one of")
+_NUMBER_WORDS = {
+    w: str(n)
+    for n, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "ninety": "90", "hundred": "100"}
+_NUMBER_WORD = re.compile(
+    r"\b(" + "|".join(_NUMBER_WORDS) + r")\b"
+    r"(?=\s+(?!(?:of|another|more|by|or|and|at|else|thousand|million|" + "|".join(_NUMBER_WORDS) + r")\b)[a-z])",
+    re.I,
+)
+_NOT_A_NUMBER_AFTER = re.compile(r"(?:\b(?:the|this|that|which|any|no|each)\s|-)$", re.I)  # "the one", "twenty-one"
+# a capitalised word inside a sentence is a name (a tool, a language, a service): another name in the same place
+# says something else ("with Cypress" after "with Playwright"); acronyms of the trade are no names
+_GENERIC_CAPS = frozenset(
+    ["i", "ci", "cd", "pr", "prs", "api", "apis", "ui", "ux", "db", "id", "ids", "url", "urls", "ok", "todo", "cli"]
+)
+_ARTICLE = frozenset(["the", "a", "an", "our", "my", "their", "its"])
+# the old value of a replacement: "from X to Y" after a change verb, "replaced X with Y", "X was replaced by Y"
+_REPLACED = re.compile(
+    r"\b(?:switch|mov|migrat|chang|went|gone|port|upgrad|downgrad|transition)\w*\b[^,;]*?\bfrom\s+(?P<a>.+?)\s+(?:to|for)\b"
+    r"|\b(?:replac|swap|exchang|substitut)\w*\s+(?P<b>.+?)(?:\s+(?:with|by|for)\b|$)"
+    r"|(?P<c>\S+)\s+(?:is|was|has\s+been|got|gets|are|were|have\s+been)\s+replaced\b",
+    re.I,
+)
+# the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
+# the block's name wherever the block put it
+_NEW_VALUE = re.compile(
+    r"\b(?:(?:switch|mov|migrat|chang|port|transition)\w*|went)\s+(?:\S+\s+){0,4}?(?:over\s+)?to\s+(?:the\s+)?"
+    r"|\breplac\w*\s+(?:\S+\s+){1,4}?(?:with|by)\s+(?:the\s+)?|\bin\s+favou?r\s+of\s+(?:the\s+)?",
+    re.I,
+)
+# a rule negated after its subject: "force-pushing to main is not allowed"
+_FORBIDDEN = re.compile(
+    r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
+    r"|forbidden|banned|prohibited|off[- ]limits|not\s+an?\s+option|retired|deprecated|gone|obsolete)\b",
+    re.I,
+)
 _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
 
 _NEGATOR = re.compile(
     r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
-    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over)\b",
+    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more|dropp?(?:ed|ing)?|ditch(?:ed|ing)?"
+    r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated)\b",
     re.I,
 )
 _CLAUSE_SPLIT = re.compile(
@@ -85,7 +215,8 @@ _SCOPE_END = re.compile(r"\s(?:in|for|when|while|during|within|inside|unless|if|
 _PHRASE_SPLIT = re.compile(r",|\bbut\b|\bbecause\b|\bso\b", re.I)
 _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
-    r"|not\s+\w+\s+any\s*more)\b",
+    r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
+    r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with))\b",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -94,6 +225,14 @@ _CORRECTION = re.compile(
     r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i)\b",
     re.I,
 )
+# what happened, not what holds
+_PAST = re.compile(
+    r"\b(?:was|were|did|had|yesterday|last\s+(?:night|week|time|month)|earlier|ago|ran|went|came|took|wrote|broke"
+    r"|failed|crashed|happened)\b",
+    re.I,
+)
+# a question that reproaches the agent is a correction, the only question that relates to a rule
+_REPROACH = re.compile(r"^(?:why\s+did(?:n'?t)?\s+you|didn'?t\s+i\s+(?:tell|say|ask))\b", re.I)
 _QUOTE = re.compile(r'(?:the user said|remember|forget):\s*"(.+?)"', re.I)
 _TAIL = re.compile(r"\s*(?:\[(?:item|items|Task)\s[^\]]*\]\s*)+|\s*->.*$")
 _EXTRA_STOP = frozenset(
@@ -196,8 +335,12 @@ def root(word: str) -> str:
 
     Only for comparing sentences: the search index stems its own way (porter), so its queries use ``stem``."""
     w = stem(word)
+    head, dash, last = w.rpartition("-")
+    if dash and head and last.isalpha() and w not in _OPPOSITE_WORDS:
+        return f"{head}-{root(last)}"  # force-pushing -> force-push
     if w in _OPPOSITE_WORDS or not w.isalpha():
         return w
+    w = _IRREGULAR.get(w, w)
     if len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
     elif len(w) > 5 and w.endswith("ed"):
@@ -213,19 +356,40 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
     """Content terms in order: normalised words, stemmed (to their roots unless ``roots`` is off), stop words
     out."""
     out = []
+    if roots and " " in text:  # a number word needs the word after it
+        text = numerals(text)
     for w in normalized(text.replace("`", " ")).split():
         w = w.strip(":,;'\"()")
         key, eq, value = w.partition("=")
         if eq and key and value:  # TZ=UTC, --workers=1: the setting is the topic, its value a value of that setting
             out += [key.strip("-"), f"{key.strip('-')}={value}"]
             continue
-        if len(w) < 2 or w in STOP:
+        if (len(w) < 2 and not w.isdigit()) or w in STOP:
             continue
         # values are names: "postgres" is no plural
         s = w if w in _KIND_OF else root(w) if roots else stem(w)
         if s not in STOP:
             out.append(s)
     return out
+
+
+@lru_cache(maxsize=65536)  # clause_of reads every sentence word by word; words repeat across messages
+def _word_terms(word: str) -> tuple[str, ...]:
+    return tuple(terms(word))
+
+
+def numerals(text: str) -> str:
+    """``text`` with the numbers said in words written as digits ("two approvals" -> "2 approvals")."""
+
+    def digits(m: re.Match[str]) -> str:
+        if _NOT_A_NUMBER_AFTER.search(text, max(0, m.start() - 8), m.start()):
+            return m.group(0)
+        before = text[: m.start()].split()[-1:]
+        if before and before[0].lower() in _NUMBER_WORDS:  # "two hundred", "twenty five": left as words
+            return m.group(0)
+        return _NUMBER_WORDS[m.group(1).lower()]
+
+    return _NUMBER_WORD.sub(digits, text)
 
 
 def value_kind(term: str) -> str | None:
@@ -244,14 +408,19 @@ class Clause:
     text: str
     polarity: dict[str, int]  # term -> +1 / -1
     context: frozenset[str] = frozenset()  # terms of where or when it applies ("in the plugin API"), not of what
+    names: dict[str, str] = field(default_factory=dict)  # name term (capitalised, no known kind) -> the word before
+    units: dict[str, str] = field(default_factory=dict)  # number term -> the term after it ("2" -> "approval")
 
     @property
     def terms(self) -> frozenset[str]:
         return frozenset(self.polarity)
 
+    def kind(self, term: str) -> str | None:
+        return value_kind(term) or ("name" if term in self.names else None)
+
     def values(self) -> dict[str, str]:
         """value term -> its kind."""
-        return {t: k for t in self.polarity if (k := value_kind(t)) is not None}
+        return {t: k for t in self.polarity if (k := self.kind(t)) is not None}
 
 
 def clause_of(text: str) -> Clause:
@@ -259,19 +428,47 @@ def clause_of(text: str) -> Clause:
     follows ("over inheritance | in the plugin API": the plugin API is where, not what is negated)."""
     polarity: dict[str, int] = {}
     context: set[str] = set()
-    for phrase in _PHRASE_SPLIT.split(text):
+    names: dict[str, str] = {}
+    units: dict[str, str] = {}
+    number = ""  # the last number seen in this phrase, waiting for its unit
+    before = ""  # the word before the current one, articles skipped: the place a name stands in
+    first = True
+    for phrase in _PHRASE_SPLIT.split(numerals(text)):
         negated = (0, 0)
         if m := _NEGATOR.search(phrase):
             end = _SCOPE_END.search(phrase, m.end())
             negated = (m.end(), end.start() if end else len(phrase))
+        low = phrase.lower()  # the three patterns below are slow to try on every phrase: only where they can match
+        old = []
+        if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut")):
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abc" if r.group(g)]
+        if any(w in low for w in ("is", "are", "'s", "'re")) and (f := _FORBIDDEN.search(phrase)):
+            old.append((0, f.start()))
+        new = (
+            {r.end() for r in _NEW_VALUE.finditer(phrase)} if any(w in low for w in ("to", "replac", "favo")) else set()
+        )
         where = _SCOPE_END.search(phrase)
+        number = ""
         for m in re.finditer(r"\S+", phrase):
-            for t in terms(m.group(0)):
-                sign = -1 if negated[0] <= m.start() < negated[1] and negated[1] > negated[0] else 1
+            raw = m.group(0).strip("`'\"()[]:;.!")
+            in_old = any(a <= m.start() < b for a, b in old)
+            for t in _word_terms(m.group(0)):
+                sign = -1 if (negated[0] <= m.start() < negated[1] and negated[1] > negated[0]) or in_old else 1
                 polarity.setdefault(t, sign)
+                if number and number != t:
+                    units.setdefault(number, t)
+                number = t if value_kind(t) == "number" else ""
                 if where is not None and m.start() >= where.end() and value_kind(t) is None:
                     context.add(t)
-    return Clause(text, polarity, frozenset(context - {t for t in polarity if t not in context}))
+                unit = _NUMBER.match(before) is not None  # "200 KB": a unit, not a name
+                capital = raw[:1].isupper() and raw.lower() not in _GENERIC_CAPS
+                if capital and not first and not unit and value_kind(t) is None:
+                    names.setdefault(t, "*" if m.start() in new else before)
+            first = first and not raw
+            if raw.lower() not in _ARTICLE:
+                before = raw.lower()
+    context -= set(names)
+    return Clause(text, polarity, frozenset(context - {t for t in polarity if t not in context}), names, units)
 
 
 def statement_of(bullet: str) -> str:
@@ -283,56 +480,101 @@ def statement_of(bullet: str) -> str:
 
 
 def clauses(statement: str) -> list[Clause]:
+    return list(_clauses(statement))
+
+
+@lru_cache(maxsize=4096)
+def _clauses(statement: str) -> tuple[Clause, ...]:
     parts = [p for s in sentences(statement) for p in _CLAUSE_SPLIT.split(s) if p and p.strip()]
     out = [c for p in parts if (c := clause_of(p)).polarity]
-    return out or [clause_of(statement)]
+    return tuple(out or [clause_of(statement)])
 
 
-def _substituted(block: Clause, said: Clause) -> bool:
+_rule_like = lru_cache(maxsize=8192)(is_rule_like)
+
+
+def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
     """A value of the block has, in the later sentence, another value of its kind in its place (and is not
-    restated there positively), or is itself negated there."""
+    restated there positively), or is itself negated there. Names of no known kind stand in for each other only
+    in the same place ("with Cypress" for "with Playwright") of a sentence that says things changed.
+
+    "value" for a value of a known kind replaced or negated, "name" for a name standing in for another, else None.
+    """
     mine = block.values()
     theirs = said.values()
     for term, sign in block.polarity.items():
         if any(said.polarity.get(o) == sign for o in _OPPOSITES.get(term, ())) and term not in said.polarity:
-            return True
+            return "value"
+    by_name = False
     for value, kind in mine.items():
         if said.polarity.get(value) == -block.polarity[value]:
-            return True
+            return "value"
         if value in said.polarity:
             continue
-        if any(k == kind and v != value and said.polarity[v] == block.polarity[value] for v, k in theirs.items()):
-            return True
-    return False
+        for v, k in theirs.items():
+            if v == value or said.polarity[v] != block.polarity[value] or v in block.polarity:
+                continue
+            units = (block.units.get(value), said.units.get(v))
+            if k == kind == "number" and None not in units and units[0] != units[1]:
+                continue  # "1 working day" is no number of approvals
+            if k == kind != "name":
+                return "value"
+            place = said.names.get(v, v)
+            if changed and "name" in (k, kind) and place in ("*", block.names.get(value, value)):
+                by_name = True
+    return "name" if by_name else None
 
 
 def _flipped(block: Clause, said: Clause) -> list[str]:
     return [t for t in block.terms & said.terms if block.polarity[t] != said.polarity[t]]
 
 
-def relate_clause(block: Clause, sentence: str) -> Relation | None:
-    """How one sentence of the user relates to one clause of a block (see the module docstring)."""
+@dataclass(frozen=True)
+class _Reading:
+    """What the rules read in one sentence of the user, whatever block it is compared with (read once per
+    sentence, not per clause; not cached, since it is the user's words)."""
+
+    text: str
+    question: bool
+    said: Clause
+    durable: bool
+    correction: bool
+    changed: bool
+
+
+def _read(sentence: str) -> _Reading | None:
     s = sentence.strip()
-    if not s or s.endswith("?"):
+    question = s.endswith("?")
+    if not s or (question and not _REPROACH.search(s)):
         return None
-    said = clause_of(s)
+    return _Reading(
+        s, question, clause_of(s), is_rule_like(s), _CORRECTION.search(s) is not None, _CHANGE.search(s) is not None
+    )
+
+
+def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | None:
+    """How one sentence of the user relates to one clause of a block (see the module docstring)."""
+    reading = _read(sentence) if isinstance(sentence, str) else sentence
+    if reading is None:
+        return None
+    s, question, said = reading.text, reading.question, reading.said
+    durable, correction, changed = reading.durable, reading.correction, reading.changed
     shared = block.terms & said.terms
     if not shared:
         return None
     topic = block.terms - set(block.values())
     shared_topic = shared & topic
     coverage = len(shared) / max(1, len(block.terms))
-    durable = is_durable(s)
-    correction = _CORRECTION.search(s) is not None
-    changed = _CHANGE.search(s) is not None
     flips = _flipped(block, said)
-    substituted = _substituted(block, said)
+    substituted = _substituted(block, said, changed)
     # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
     # Thursdays" share a day's kind and a verb, not a topic
     topic_coverage = len(shared_topic) / max(1, len(topic))
     on_topic = len(shared_topic) >= 2 or (len(shared_topic) >= 1 and topic_coverage >= 0.5)
     kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v]]
-    if correction and not changed and (not substituted or kept_values):
+    if substituted == "name" and topic_coverage < 2 / 3:
+        substituted = None  # a name in the same place of a sentence on another subject ("the backend", "the build")
+    if question or (correction and not changed and (not substituted or kept_values)):
         # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
         if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
             return Relation.CORRECTED
@@ -353,6 +595,17 @@ def relate_clause(block: Clause, sentence: str) -> Relation | None:
     close = coverage >= 0.75 or (coverage >= 0.5 and overlap >= 0.5)
     if durable and close and len(shared) >= 2 and what and (kept_values or not block.values()):
         return Relation.RESTATED  # a block that names values is restated only with one of them
+    # a fact ("The cache TTL is 300 seconds.") is restated by the same fact said plainly, with all its values and
+    # next to nothing else: a plain sentence that adds a word or two is news about the subject ("... is down")
+    if (
+        not question
+        and overlap >= 0.8
+        and len(shared) >= 2
+        and len(kept_values) == len(block.values())
+        and _PAST.search(s) is None
+        and not _rule_like(block.text)
+    ):
+        return Relation.RESTATED
     return None
 
 
@@ -362,7 +615,8 @@ _ORDER = {Relation.CONTRADICTED: 0, Relation.CORRECTED: 1, Relation.RESTATED: 2}
 def relate(block_statement: str | list[Clause], sentence: str) -> Relation | None:
     """The strongest relation of ``sentence`` to any clause of a block: contradicted > corrected > restated."""
     parts = clauses(block_statement) if isinstance(block_statement, str) else block_statement
-    found = [r for c in parts if (r := relate_clause(c, sentence)) is not None]
+    reading = _read(sentence)
+    found = [r for c in parts if (r := relate_clause(c, reading)) is not None]
     return min(found, key=_ORDER.__getitem__) if found else None
 
 

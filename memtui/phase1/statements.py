@@ -73,6 +73,102 @@ def is_durable(sentence: str) -> bool:
     return not (_PLEASE.search(s) and not standing)
 
 
+# Rules said without a normative word: "has to", a standing "keep X at Y", or an instruction with a recurrence
+# ("before every deploy, run ..."). Too broad for the extractor, which would keep every request that says "each";
+# used where another signal already ties the sentence to a known rule (memory health's restatements).
+_OBLIGATION = re.compile(
+    r"\b(?:has|have|had|got)\s+to\b|\b(?:is|are)\s+(?:to\s+be|(?:not\s+)?(?:allowed|permitted|required|mandatory)"
+    r"|forbidden|banned|prohibited|off[- ]limits)\b",
+    re.IGNORECASE,
+)
+_STANDING_VERB = re.compile(r"^(?:keep|stick\s+(?:to|with)|stay|leave)\b", re.IGNORECASE)
+_RECURRENCE = re.compile(r"\b(?:each|every|whenever|any\s+time)\b", re.IGNORECASE)
+_LEADING_CONDITION = re.compile(
+    r"^(?:before|after|on|for|with|in|at|when|whenever|once)\b[^,]{1,80},\s*", re.IGNORECASE
+)
+# base forms that start an instruction; an imperative needs a verb, and without a tagger a list of the verbs that
+# instructions to a coding agent start with is what tells "Run the tests on every push" from "Tests run on every push"
+_INSTRUCTION_VERBS = frozenset(
+    [
+        "add",
+        "ask",
+        "avoid",
+        "build",
+        "bump",
+        "call",
+        "check",
+        "clean",
+        "clear",
+        "close",
+        "commit",
+        "compile",
+        "create",
+        "delete",
+        "deploy",
+        "document",
+        "format",
+        "generate",
+        "include",
+        "install",
+        "keep",
+        "label",
+        "lint",
+        "log",
+        "merge",
+        "migrate",
+        "name",
+        "open",
+        "pin",
+        "prefer",
+        "push",
+        "put",
+        "rebase",
+        "record",
+        "release",
+        "remove",
+        "rename",
+        "run",
+        "save",
+        "send",
+        "set",
+        "ship",
+        "sign",
+        "sort",
+        "squash",
+        "start",
+        "store",
+        "tag",
+        "test",
+        "translate",
+        "type",
+        "update",
+        "upgrade",
+        "upload",
+        "use",
+        "validate",
+        "verify",
+        "write",
+    ]
+)
+
+
+def is_rule_like(sentence: str) -> bool:
+    """``is_durable``, or a standing rule said without a normative word (see ``_OBLIGATION`` above), still not a
+    question, time-limited, about the agent's output or an idiom."""
+    s = sentence.strip()
+    if is_durable(s):
+        return True
+    if not (MIN_CHARS <= len(s) <= MAX_CHARS) or s.endswith("?"):
+        return False
+    if _TIME_LIMITED.search(s) or _IDIOM.search(s) or _ABOUT_THE_OUTPUT.search(s) or _AT_THE_AGENT.search(s):
+        return False
+    main = _LEADING_CONDITION.sub("", s)
+    first = main.split(maxsplit=1)[0].lower() if main.split() else ""
+    if _OBLIGATION.search(s) or _STANDING_VERB.search(main):
+        return True
+    return _RECURRENCE.search(s) is not None and first in _INSTRUCTION_VERBS
+
+
 def normalized(statement: str) -> str:
     """The dedupe key: lower case, words only."""
     words = (w.strip("./=-") for w in re.findall(r"[a-z0-9_+./=-]+", statement.lower()))
