@@ -231,6 +231,45 @@ def _node_id(name: str) -> str:
     return "".join(ch if ch.isalnum() else "_" for ch in name)
 
 
+def import_circles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """Groups that import each other round a circle (strongly connected, more than one), each sorted, in order."""
+    succ: dict[str, set[str]] = defaultdict(set)
+    for source, target in edges:
+        succ[source].add(target)
+        succ.setdefault(target, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm; a few dozen nodes, so recursion depth is no concern
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(succ[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(succ):
+        if node not in index:
+            visit(node)
+    return sorted(circles)
+
+
 def render_architecture(pyproject: Path = ROOT / "pyproject.toml") -> str:
     import grimp
 
@@ -278,7 +317,10 @@ def render_architecture(pyproject: Path = ROOT / "pyproject.toml") -> str:
             "",
         ]
 
-    out += ["### Modules", ""]
+    circles = import_circles(edges)
+    out += ["Groups that reach each other through their imports (each line one circle, or several sharing groups):", ""]
+    out += [f"- {', '.join(circle)}" for circle in circles] or ["- none"]
+    out += ["", "### Modules", ""]
     for group in shown:
         members = [m for m in modules if (group_of[m] or outside).name == group.name]
         if not members:

@@ -60,6 +60,14 @@ def test_every_setting_and_command_is_in_the_references():
     commands = [name for name, _, _ in gen_docs._subcommands(build_parser())]
     assert len(commands) >= 19
     assert [name for name in commands if f"### `memtui {name}`" not in cli] == []
+    described = cli[: cli.index(gen_docs.BEGIN)]  # the hand-written table says what each command does
+    assert [name for name in commands if f"`memtui {name}" not in described] == []
+
+
+def test_import_circles_are_found():
+    edges = [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("e", "d"), ("f", "a")]
+    assert gen_docs.import_circles(edges) == [["a", "b", "c"], ["d", "e"]]
+    assert gen_docs.import_circles([("a", "b"), ("b", "c")]) == []
 
 
 def test_the_drawing_follows_the_layers_contract(tmp_path):
