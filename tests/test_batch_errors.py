@@ -69,7 +69,7 @@ def test_a_batch_that_fails_validation_keeps_its_reason(home, server):  # noqa: 
 
 
 def test_the_readme_vllm_recipe_passes_the_model():
-    text = README.read_text(encoding="utf-8")
+    text = "\n".join(p.read_text(encoding="utf-8") for p in [README, *sorted(README.parent.glob("docs/*.md"))])
     recipes = re.findall(r"vllm run-batch [^\n`]*", text)
-    assert recipes, "the README has a vllm run-batch recipe"
+    assert recipes, "the README or docs/ have a vllm run-batch recipe"
     assert all("--model" in r for r in recipes), recipes
