@@ -1,7 +1,8 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
 """A DataTable that holds one window of a list paged from SQL.
 
-A DataTable with 100,000 rows takes seconds to build and render, so it only ever holds ``WINDOW`` rows.
+A DataTable with 100,000 rows takes seconds to build and render, so it only ever holds ``window`` rows (at most
+``WINDOW``; ``fit_window`` sizes it to the screen).
 Moving the cursor past either edge (or paging, or jumping to the ends) asks the owner for the window
 around an absolute row index; the owner queries SQL in a worker and calls ``show_window``.
 """
