@@ -84,13 +84,24 @@ def _like(term: str) -> str:
     return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def _filter_clause(filter_text: str) -> tuple[str, list[Any]]:
-    """Every whitespace-separated term must match one column; `status:x` and `source:x` match exactly."""
+# Statuses the job row alone decides (the first branches of STATUS_SQL): a count filters on the job's indexed
+# status instead of evaluating the whole CASE, with its subqueries, for every thread.
+_JOB_DECIDES = {"running": "running", "failed": "error"}
+
+
+def _filter_clause(filter_text: str, *, by_job_status: bool = False) -> tuple[str, list[Any]]:
+    """Every whitespace-separated term must match one column; `status:x` and `source:x` match exactly.
+
+    ``by_job_status``: `status:running` and `status:failed` test the job's status, the same rows by STATUS_SQL's
+    first branches; a count uses it (an ordered page is faster walking the threads by date, as it stops early)."""
     clauses: list[str] = []
     args: list[Any] = []
     for term in filter_text.split():
         key, _, value = term.partition(":")
-        if value and key == "status":
+        if value and key == "status" and by_job_status and value.lower() in _JOB_DECIDES:
+            clauses.append("j.status = ?")
+            args.append(_JOB_DECIDES[value.lower()])
+        elif value and key == "status":
             clauses.append(f"({STATUS_SQL}) = ?")
             args.append(value.lower())
         elif value and key == "source":
@@ -104,8 +115,10 @@ def _filter_clause(filter_text: str) -> tuple[str, list[Any]]:
 
 
 def count_rollouts(conn: sqlite3.Connection, filter_text: str = "") -> int:
-    where, args = _filter_clause(filter_text)
+    where, args = _filter_clause(filter_text, by_job_status=True)
     needs_join = "status:" in filter_text
+    if where == "1":  # no filter: a bare COUNT(*) reads SQLite's smallest index; "WHERE 1" walks the table
+        return int(conn.execute("SELECT COUNT(*) FROM threads").fetchone()[0])
     sql = f"SELECT COUNT(*) FROM threads t {_JOINS if needs_join else ''} WHERE {where}"
     return int(conn.execute(sql, args).fetchone()[0])
 

@@ -23,7 +23,7 @@ from memtui.health.consolidation import HealthInputs, binding_inputs, record_dro
 from memtui.llm.backends.choose import CLI_PROVIDERS
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
-from memtui.phase2 import baseline, review
+from memtui.phase2 import baseline, review, unchanged
 from memtui.phase2.cli_agent import Tree, changed_paths, scan
 from memtui.phase2.offline import consolidate_offline
 from memtui.phase2.prompt import PromptInputs, history_budget_bytes, render_consolidation_prompt
@@ -281,6 +281,22 @@ def _nothing_to_consolidate(ctx: Context) -> bool:
     return not get_phase2_input_selection(ctx.conn, s.max_raw_memories_for_consolidation, s.max_unused_days)
 
 
+def _no_changes(
+    conn: Any, offline: bool, base: str, claimed: int, new_watermark: int, selected: int, say: Callable[[str], None]
+) -> Phase2Result:
+    """Record a run that found the workspace equal to the baseline (after its success was recorded)."""
+    now = clock.now_s()
+    cur = conn.execute(
+        # selected stays NULL: the flags in stage1_outputs hold it, and thousands of no-change rows must stay small
+        "INSERT INTO phase2_runs (status, started_at, finished_at, offline, baseline_commit, claimed_watermark,"
+        " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
+        (now, now, int(offline), base, claimed, new_watermark, None),
+    )
+    forget.finish_without_changes(conn)
+    say("no changes since the baseline")
+    return Phase2Result(outcome="no_changes", run_id=cur.lastrowid, selected=selected, offline=offline)
+
+
 def _run_locked(
     ctx: Context,
     *,
@@ -316,18 +332,28 @@ def _run_locked(
     tag = "failed_prepare_workspace"
     turns = 0
     try:
+        if (same := unchanged.check(conn, root, s, offline)) is not None:
+            say(f"selection: {same.selected} memories, as the last run read them")
+            new_watermark = max(claim.input_watermark, same.max_source_updated_at)
+            if not global_job.mark_global_phase2_job_succeeded(conn, token, new_watermark, None):
+                raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
+            say(unchanged.SAID)
+            return _no_changes(conn, offline, same.base, claim.input_watermark, new_watermark, same.selected, say)
         root.mkdir(parents=True, exist_ok=True)
         remove_diff_file(root)
         base = baseline.ensure_baseline(root)
         remove_leftover_views(root)
 
         tag = "failed_load_stage1_outputs"
+        inputs = unchanged.read_inputs(conn, s, offline)  # before the selection: a later write defeats the record
         selected = get_phase2_input_selection(conn, s.max_raw_memories_for_consolidation, s.max_unused_days)
+        selection_cutoff = unchanged.cutoff(s)
         pairs = [(m.thread_id, m.source_updated_at) for m in selected]
         new_watermark = max([claim.input_watermark, *(m.source_updated_at for m in selected)])
         say(f"selection: {len(selected)} memories")
 
         tag = "failed_sync_workspace_inputs"
+        unchanged.start(conn, root)
         synced = sync_workspace(root, selected, ctx.paths.home / SYNC_MANIFEST)
         say(
             f"sync: {synced['summaries_written']} summaries written, {synced['summaries_deleted']} deleted, "
@@ -344,18 +370,10 @@ def _run_locked(
         invalid = validate_artifacts(root)
         health = _health_inputs(ctx, say, base)
         if not changes and invalid is None and not health.asks_for_change(offline):
+            unchanged.remember(conn, root, inputs, base=base, selected=selected, selection_cutoff=selection_cutoff)
             if not global_job.mark_global_phase2_job_succeeded(conn, token, new_watermark, pairs):
                 raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
-            now = clock.now_s()
-            cur = conn.execute(
-                # selected stays NULL: the flags in stage1_outputs hold it, and thousands of no-change rows must stay small
-                "INSERT INTO phase2_runs (status, started_at, finished_at, offline, baseline_commit, claimed_watermark,"
-                " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
-                (now, now, int(offline), base, claim.input_watermark, new_watermark, None),
-            )
-            forget.finish_without_changes(conn)
-            say("no changes since the baseline")
-            return Phase2Result(outcome="no_changes", run_id=cur.lastrowid, selected=len(selected), offline=offline)
+            return _no_changes(conn, offline, base, claim.input_watermark, new_watermark, len(selected), say)
         say(f"workspace: {len(changes)} file(s) changed since the baseline")
 
         tag = "failed_workspace_diff_file"

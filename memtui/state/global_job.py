@@ -149,9 +149,10 @@ def heartbeat_global_phase2_job(conn: sqlite3.Connection, token: str, lease_seco
 
 
 def mark_global_phase2_job_succeeded(
-    conn: sqlite3.Connection, token: str, completed_watermark: int, selected: list[tuple[str, int]]
+    conn: sqlite3.Connection, token: str, completed_watermark: int, selected: list[tuple[str, int]] | None
 ) -> bool:
-    """Owned running -> done; watermark never moves back; selection flags set on the exact consumed snapshots."""
+    """Owned running -> done; watermark never moves back; selection flags set on the exact consumed snapshots
+    (``None``: the run consumed the selection the flags already hold, so they are left as they are)."""
     now = clock.now_s()
     with immediate(conn):
         cur = conn.execute(
@@ -162,6 +163,8 @@ def mark_global_phase2_job_succeeded(
         )
         if cur.rowcount != 1:
             return False
+        if selected is None:
+            return True
         # Same result as "clear all flags, then set the exact pairs", but rows already right are not rewritten, so a
         # no-change run over thousands of selected rows writes (almost) nothing.
         conn.execute(

@@ -423,6 +423,46 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE phase2_runs ADD COLUMN trust_report TEXT;
     """,
+    # One counter that moves on every write to a table a Phase 2 run's selection or health reads (stage-1 outputs,
+    # threads, forgotten rollouts): a no-change run that finds it where the last full run left it can skip the
+    # selection's text fetch (memtui/phase2/unchanged.py). The selection flags are left out: only a run's own
+    # success record sets them, to the selection it read.
+    """
+    CREATE TABLE IF NOT EXISTS data_versions (
+        name TEXT PRIMARY KEY,
+        version INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT OR IGNORE INTO data_versions (name, version) VALUES ('phase2_inputs', 0);
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_stage1_ai AFTER INSERT ON stage1_outputs BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_stage1_au AFTER UPDATE OF
+        thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug, generated_at, usage_count, last_usage
+        ON stage1_outputs BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_stage1_ad AFTER DELETE ON stage1_outputs BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_threads_ai AFTER INSERT ON threads BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_threads_au AFTER UPDATE ON threads BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_threads_ad AFTER DELETE ON threads BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_forgotten_ai AFTER INSERT ON forgotten_threads BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_forgotten_au AFTER UPDATE ON forgotten_threads BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    CREATE TRIGGER IF NOT EXISTS phase2_inputs_forgotten_ad AFTER DELETE ON forgotten_threads BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
+    END;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -580,6 +580,7 @@ STORES: tuple[Store, ...] = (
         forget=_forget_health,
     ),
     Store("run journals and flags", {"meta": {"key": _I, "value": _N}}, forget=_forget_journals),
+    Store("change counters (a name and a number)", {"data_versions": _cols("name version", _I)}),
     Store(
         "decisions (audit records)",
         {

@@ -27,6 +27,8 @@ from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.widgets.columns import NARROW, Column, apply_columns, hidden_note, layout_columns
 from memtui.tui.widgets.windowed_table import WindowedTable
 
+_CANCEL_CHECK_OPS = 100_000  # SQLite virtual-machine steps between two checks for a superseded query
+
 COLUMNS = [
     Column("updated", "Updated", 16, 0, 11),
     Column("project", "Project", 18, 1, 14),
@@ -109,6 +111,8 @@ class RolloutsScreen(MemtuiScreen):
         self.shown: list[views.RolloutRow] = []
         self.layout_cols: list[tuple[Column, int]] = []
         self.narrow = False
+        self._position_text = ""
+        self._detail_row: views.RolloutRow | None = None
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="filter-bar"):
@@ -120,10 +124,13 @@ class RolloutsScreen(MemtuiScreen):
 
     def on_mount(self) -> None:
         self._set_columns(self.app.size.width)
+        self.table.fit_window(self.app.size.height)
         self.reload("mount")
 
     def on_resize(self, event: events.Resize) -> None:
         self._set_columns(event.size.width)
+        if self.table.fit_window(event.size.height) > len(self.shown) and self.table.row_total > len(self.shown):
+            self.load_window(self.table.absolute_row, count=False)  # taller: fetch the rows that now fit
 
     def _set_columns(self, width: int) -> None:
         """Show the columns that fit; rebuild the table only when the set changes, else just resize."""
@@ -145,7 +152,7 @@ class RolloutsScreen(MemtuiScreen):
         """Fetch the window around absolute row ``index`` (and the count when the filter changed)."""
         table = self.table
         self._fetch(
-            index, None if count else table.row_total, self.filter_text, self.sort, self.descending, table.WINDOW
+            index, None if count else table.row_total, self.filter_text, self.sort, self.descending, table.window
         )
 
     @work(thread=True, exclusive=True, group="rollouts-page", exit_on_error=False)
@@ -154,9 +161,10 @@ class RolloutsScreen(MemtuiScreen):
         worker = get_current_worker()
         started = time.perf_counter()
         conn = self.app.ctx.new_conn()
-        # A newer keystroke cancels this worker: its queries stop at once instead of running on (a count over
-        # 100k rows) beside the new filter's.
-        conn.set_progress_handler(lambda: int(worker.is_cancelled), 2000)
+        # A newer keystroke cancels this worker: its queries stop within a millisecond or so instead of running on
+        # (a count over 100k rows) beside the new filter's. Not checked more often: each check takes the GIL from
+        # the thread painting the rows just fetched.
+        conn.set_progress_handler(lambda: int(worker.is_cancelled), _CANCEL_CHECK_OPS)
         try:
             if total is None and index == 0:
                 rows = views.rollout_rows(conn, filter_text, sort, descending, 0, window)
@@ -225,12 +233,17 @@ class RolloutsScreen(MemtuiScreen):
         of = f"{table.row_total:,}" if self.counted else f"{table.row_total:,}+"
         text = f"{table.absolute_row + 1:,} of {of}" if table.row_total else "0 rollouts"
         text += hidden_note(len(self.layout_cols), len(COLUMNS))
-        self.position.update(text)
+        if text != self._position_text:  # a load, its cursor move and its count each land here: lay out once
+            self._position_text = text
+            self.position.update(text)
         self._show_row_detail()
 
     def _show_row_detail(self) -> None:
         """The highlighted rollout in full: id, project, file, uses, and why it was skipped or failed."""
         row = self.rows.get(self.selected_thread() or "")
+        if row is self._detail_row and row is not None:
+            return  # the same rollout: its text is already shown
+        self._detail_row = row
         if row is None:
             self.row_detail.update("")
             return

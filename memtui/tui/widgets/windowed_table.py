@@ -1,7 +1,8 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
 """A DataTable that holds one window of a list paged from SQL.
 
-A DataTable with 100,000 rows takes seconds to build and render, so it only ever holds ``WINDOW`` rows.
+A DataTable with 100,000 rows takes seconds to build and render, so it only ever holds ``window`` rows (at most
+``WINDOW``; ``fit_window`` sizes it to the screen).
 Moving the cursor past either edge (or paging, or jumping to the ends) asks the owner for the window
 around an absolute row index; the owner queries SQL in a worker and calls ``show_window``.
 """
@@ -19,6 +20,8 @@ from textual.widgets import DataTable
 
 class WindowedTable(DataTable):
     WINDOW = 100  # rows held at once: a few screens' worth; building them is most of a filter's cost
+    MIN_WINDOW = 24  # ``fit_window``: never fewer rows than this
+    MARGIN = 10  # ``fit_window``: rows beyond the screen's height, so a few cursor moves need no fetch
 
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
@@ -42,6 +45,7 @@ class WindowedTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.window_offset = 0
         self.row_total = 0
+        self.window = self.WINDOW  # rows fetched per window; an owner may hold fewer (``fit_window``)
 
     @property
     def absolute_row(self) -> int:
@@ -56,10 +60,16 @@ class WindowedTable(DataTable):
         if rows:
             self.move_cursor(row=min(max(cursor - offset, 0), len(rows) - 1), animate=False)
 
+    def fit_window(self, screen_height: int) -> int:
+        """Hold what fits a screen of ``screen_height`` lines plus a margin, not ``WINDOW`` rows: every row held is
+        built again on each filter or sort, so fewer rows make each keystroke cheaper. Returns the new size."""
+        self.window = min(self.WINDOW, max(self.MIN_WINDOW, screen_height + self.MARGIN))
+        return self.window
+
     def window_for(self, index: int) -> int:
         """The offset of the window that puts ``index`` near its middle."""
         index = min(max(index, 0), max(self.row_total - 1, 0))
-        return max(0, min(index - self.WINDOW // 2, self.row_total - self.WINDOW))
+        return max(0, min(index - self.window // 2, self.row_total - self.window))
 
     def _need(self, index: int) -> None:
         index = min(max(index, 0), max(self.row_total - 1, 0))
