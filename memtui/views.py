@@ -376,7 +376,20 @@ def release_stale_lease(conn: sqlite3.Connection, kind: str, job_key: str) -> bo
 # ---- citations found in rollouts --------------------------------------------------------------------
 
 
-def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CitationEventRow:
+    """A recorded citation block, as the citations screen offers it."""
+
+    key: str
+    origin: str
+    thread_id: str | None
+    body: str
+    rollout_ids: list[str]
+    recorded_at: int
+    entries: int  # how many entries the block holds
+
+
+def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[CitationEventRow]:
     """Recorded citation blocks (newest first) so a person can pick one instead of pasting."""
     rows = conn.execute(
         """SELECT e.key, e.origin, e.thread_id, e.body, e.rollout_ids, e.recorded_at,
@@ -386,12 +399,21 @@ def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[dict
     ).fetchall()
     out = []
     for r in rows:
-        d = dict(r)
         try:
-            d["rollout_ids"] = json.loads(d["rollout_ids"] or "[]")
+            ids = json.loads(r["rollout_ids"] or "[]")
         except ValueError:
-            d["rollout_ids"] = []
-        out.append(d)
+            ids = []
+        out.append(
+            CitationEventRow(
+                key=r["key"],
+                origin=r["origin"],
+                thread_id=r["thread_id"],
+                body=r["body"],
+                rollout_ids=[str(i) for i in ids] if isinstance(ids, list) else [],
+                recorded_at=r["recorded_at"],
+                entries=r["entries"],
+            )
+        )
     return out
 
 

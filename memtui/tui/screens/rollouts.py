@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
@@ -312,7 +313,7 @@ class RolloutsScreen(MemtuiScreen):
         table = self.table
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
         return str(key.value) if key.value else None
 
     def action_extract(self) -> None:
