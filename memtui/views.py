@@ -77,6 +77,7 @@ class RolloutRow:
     preview: str
     path: str
     source_kind: str
+    lease_expired: bool = False  # running, but its worker's lease ran out: the screens say "stale"
 
 
 def _like(term: str) -> str:
@@ -154,13 +155,17 @@ def skip_reason(ingest_status: str, ingest_reason: str | None, never: str | None
     return label(never, SKIP_REASON)
 
 
+def _lease_expired(r: sqlite3.Row) -> bool:
+    return bool(r["status"] == "running" and (r["lease_until"] or 0) <= clock.now_s())
+
+
 def _status_reason(r: sqlite3.Row) -> str:
     status = r["status"]
     if status == "skipped":
         return skip_reason(r["ingest_status"], r["ingest_reason"], r["never"], r["session_source"])
     if status == "failed":
         return r["last_error"] or ""
-    if status == "running" and (r["lease_until"] or 0) <= clock.now_s():
+    if _lease_expired(r):
         return "lease expired"
     return ""
 
@@ -181,6 +186,7 @@ def _rollout_row(r: sqlite3.Row) -> RolloutRow:
         preview=r["preview"],
         path=r["path"],
         source_kind=r["source_kind"],
+        lease_expired=_lease_expired(r),
     )
 
 

@@ -139,3 +139,11 @@ def test_an_amended_approve_killed_after_its_commit_is_finished_from_its_typed_i
     kinds = [r[0] for r in ctx.conn.execute("SELECT kind FROM decisions WHERE run_id=?", (run.id,))]
     assert kinds == ["partial_approve"]  # an amended hunk makes the approve a partial one
     ctx.close()
+
+
+def test_a_stale_lease_is_a_flag_on_the_row_not_words_the_screen_matches() -> None:
+    from memtui.tui.screens.rollouts import status_cell
+
+    assert status_cell("running", "", lease_expired=True).plain == "stale lease"
+    # the words alone no longer decide: a reason that reads the same is shown as it is
+    assert status_cell("running", "lease expired").plain.endswith("lease expired")

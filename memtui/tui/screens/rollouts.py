@@ -51,8 +51,8 @@ STATUS_STYLE = {
 }
 
 
-def status_cell(status: str, reason: str) -> Text:
-    if status == "running" and reason == "lease expired":
+def status_cell(status: str, reason: str, lease_expired: bool = False) -> Text:
+    if lease_expired:
         status, reason = "stale", ""  # the Jobs screen and the header say "stale lease" too
     text = f"{label(status)}: {reason}" if reason else label(status)
     return Text(text.replace("\n", " "), style=STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
@@ -71,7 +71,7 @@ def row_cells(r: views.RolloutRow, narrow: bool = False) -> dict[str, Any]:
         "project": project_cell(r.cwd),
         "source": Text(r.source, no_wrap=True, overflow="ellipsis"),
         "size": Text(fmt_size(r.bytes), justify="right"),
-        "status": status_cell(r.status, r.reason),
+        "status": status_cell(r.status, r.reason, r.lease_expired),
         "usage": Text(str(r.usage_count) if r.usage_count else "-", justify="right"),
         "last_use": Text(fmt_time(r.last_usage)[:10]),
         "preview": Text(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
