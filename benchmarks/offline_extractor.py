@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memtui.phase1.offline import build_offline_output
 from memtui.phase1.statements import normalized
+from memtui.rollouts.model import Transcript
 from tests.fixtures.offline_eval import EVAL_SET
 
 PRECISION_TARGET, RECALL_TARGET = 0.9, 0.6
@@ -44,7 +45,7 @@ def measure() -> dict[str, float | int]:
     extracted: list[str] = []
     for start in range(0, len(EVAL_SET), PER_SESSION):
         batch = [s for s, _ in EVAL_SET[start : start + PER_SESSION]]
-        raw = build_offline_output(_session(batch), "/home/ana/src/shop-api").raw_memory
+        raw = build_offline_output(Transcript(_session(batch)), "/home/ana/src/shop-api").raw_memory
         extracted += _SAID.findall(raw)
     unknown = [e for e in extracted if normalized(e) not in label]
     if unknown:

@@ -239,7 +239,7 @@ def measure(paths: list[tuple[Path, str]], context_window: int) -> tuple[int, in
     from memtui.phase1.prompt import build_stage_one_input_message, load_prompt, render_template, truncate_middle
     from memtui.phase1.render import _render_item, render_items
     from memtui.redact import redact
-    from memtui.rollouts.filter import memory_items
+    from memtui.rollouts.filter import read_transcript
     from memtui.settings import Settings
 
     settings = Settings(context_window_tokens=context_window) if context_window else Settings()
@@ -248,12 +248,12 @@ def measure(paths: list[tuple[Path, str]], context_window: int) -> tuple[int, in
     budget = rollout_token_budget(settings)
     raw = old = new = 0
     for path, kind in paths:
-        items = memory_items(path, kind)
+        items = read_transcript(path, kind)
         raw += path.stat().st_size
         new += len(
             build_stage_one_input_message(str(path), "/w", redact(render_items(items)).text, settings).message.encode()
         )
-        whole = "\n".join(_render_item(n, item) for n, item in enumerate(items, 1))
+        whole = "\n".join(_render_item(item) for item in items)
         cut = truncate_middle(redact(whole).text, budget, settings.bytes_per_token).text
         message = render_template(
             load_prompt("stage_one_input.md"), {"rollout_path": str(path), "rollout_cwd": "/w", "rollout_contents": cut}

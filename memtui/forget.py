@@ -44,14 +44,29 @@ class ForgetError(RuntimeError):
     """The forget cannot happen now (a run awaits review, the lock is held, unknown thread); says why."""
 
 
+class DerivedLine(BaseModel):
+    """A line of a memory file derived only from the forgotten rollout: removed by the next Phase 2 run."""
+
+    file: str
+    line: int  # 1-based
+    text: str
+
+
+class LineRef(BaseModel):
+    """A person's line that mentions the forgotten rollout: named, never removed."""
+
+    file: str
+    line: int  # 1-based
+
+
 class Lineage(BaseModel):
     """What a rollout contributed, as far as memtui can tell."""
 
     thread_id: str
     summary_files: list[str] = []  # rollout_summaries/<stem>.md
     keys: list[str] = []  # normalised lines of its raw memory and summary that no other rollout has
-    lines: list[dict[str, Any]] = []  # [{file, line, text}] lines of the memory files derived only from it
-    mentions: list[dict[str, Any]] = []  # [{file, line}] a person's lines that mention it: theirs to decide
+    lines: list[DerivedLine] = []  # lines of the memory files derived only from it
+    mentions: list[LineRef] = []  # a person's lines that mention it: theirs to decide
 
     def target(self, person: set[str] | frozenset[str] = frozenset()) -> Target:
         return Target(
@@ -257,8 +272,8 @@ def lineage(ctx: Context, thread_id: str) -> Lineage:
         text = path.read_text(encoding="utf-8", errors="replace")
         split = text.split("\n")
         plan, mentions = plan_lines(rel, text, t)
-        found.lines += [{"file": rel, "line": i + 1, "text": split[i]} for i in sorted(plan) if split[i].strip()]
-        found.mentions += [{"file": rel, "line": i + 1} for i in mentions]
+        found.lines += [DerivedLine(file=rel, line=i + 1, text=split[i]) for i in sorted(plan) if split[i].strip()]
+        found.mentions += [LineRef(file=rel, line=i + 1) for i in mentions]
     return found
 
 
@@ -378,7 +393,7 @@ def scrub_workspace(conn: sqlite3.Connection, root: Path, write: Any) -> list[st
     return changed
 
 
-def mentions(ctx: Context) -> list[dict[str, Any]]:
+def mentions(ctx: Context) -> list[LineRef]:
     """A person's lines in the memory files that mention a forgotten rollout still being removed: the review names
     them (forget never removes a person's line)."""
     t = pending_target(ctx.conn)
@@ -389,7 +404,7 @@ def mentions(ctx: Context) -> list[dict[str, Any]]:
         path = ctx.paths.memory_root / rel
         if path.is_file():
             _, found = plan_lines(rel, path.read_text(encoding="utf-8", errors="replace"), t)
-            out += [{"file": rel, "line": i + 1} for i in found]
+            out += [LineRef(file=rel, line=i + 1) for i in found]
     return out
 
 
@@ -441,5 +456,5 @@ def prompt_lines(conn: sqlite3.Connection) -> list[str]:
     out = []
     for lin in pending(conn):
         out.append(f"thread_id={lin.thread_id}; summary files: {', '.join(lin.summary_files) or 'none'}")
-        out += [f"  {line['file']}:{line['line']}: {line['text'].strip()}" for line in lin.lines[:40]]
+        out += [f"  {line.file}:{line.line}: {line.text.strip()}" for line in lin.lines[:40]]
     return out

@@ -29,7 +29,7 @@ def _private_dir(path: Path) -> None:
 
 def spawn_detached(argv: list[str], log: Path | None = None) -> None:
     """Start ``argv`` in its own session with no tie to the caller's terminal or pipes, and do not wait for it."""
-    err: object = subprocess.DEVNULL
+    err: int = subprocess.DEVNULL
     fd = None
     if log is not None:
         _private_dir(log.parent)
@@ -61,8 +61,9 @@ def _session_cwd(agent: str, rest: list[str]) -> str:
             payload = json.loads(rest[-1])
         except ValueError:
             payload = None
-        if isinstance(payload, dict) and isinstance(payload.get("cwd"), str):
-            return payload["cwd"]
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        if isinstance(cwd, str):
+            return cwd
     return os.getcwd()  # Claude Code runs the hook in the session's folder
 
 

@@ -24,7 +24,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 import tomlkit
 from pydantic import BaseModel
@@ -145,7 +145,7 @@ def _is_ours_claude(command: Any, agent: Agent = "claude") -> bool:
     return isinstance(command, str) and ENTRY_MODULE in command and f"--from {agent}" in command
 
 
-def _is_ours_codex(notify: Any) -> bool:
+def _is_ours_codex(notify: Any) -> TypeGuard[list[Any]]:
     return isinstance(notify, list) and ENTRY_MODULE in notify and "codex" in notify
 
 

@@ -71,7 +71,7 @@ def read_file(
     """Index one file (``loaded``: its bytes, if already read). Never raises: anything unexpected becomes a skip
     reason on that file alone. ``own``: memtui's working folders; a session run there is memtui's, not a person's."""
     path = Path(found.path)
-    result = FileResult(path=found.path, source_kind=found.source_kind, size=found.size, mtime_ns=found.mtime_ns)  # type: ignore[arg-type]
+    result = FileResult(path=found.path, source_kind=found.source_kind, size=found.size, mtime_ns=found.mtime_ns)
     try:
         if loaded is None:
             loaded = load(found)

@@ -117,7 +117,7 @@ def lint_memory(memory_root: Path, conn: sqlite3.Connection | None = None) -> li
     found = lint_groups(groups, known_projects(groups, conn), memory_root)
     trust = [
         LintFinding(rule=f.rule, file=f.file, line=f.line, group="", message=f.message) for f in lint_trust(memory_root)
-    ]  # type: ignore[arg-type]
+    ]
     return found + trust
 
 

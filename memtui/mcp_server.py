@@ -19,12 +19,13 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import anyio
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,8 +99,8 @@ def read_range(
         raise FileNotFoundError(f"{path!r} is not a file of the approved memory")
     data = data[: MAX_READ_BYTES * 64]
     # Untrusted statements become a placeholder line, so the line numbers agents cite stay the file's.
-    text = trusted_text(data.decode("utf-8", errors="replace"), include_untrusted=include_untrusted, keep_lines=True)
-    lines = text.text.splitlines()
+    trusted = trusted_text(data.decode("utf-8", errors="replace"), include_untrusted=include_untrusted, keep_lines=True)
+    lines = trusted.text.splitlines()
     total = len(lines)
     start = max(1, start_line or 1)
     end = min(total, end_line if end_line is not None else start + MAX_READ_LINES - 1)
@@ -199,19 +200,20 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         from memtui.citations.usage import fingerprint
 
         parsed = parse_citations(citation)
-        if parsed.citation is None:
+        found = parsed.citation
+        if found is None:
             raise ToolError("no citation block found: send <citation_entries> and <rollout_ids> as in the read path")
 
         def run() -> Any:
             with lock:
-                return check_citation(root, parsed.citation, ctx.conn)
+                return check_citation(root, found, ctx.conn)
 
         report = await anyio.to_thread.run_sync(run)
         return {
             "ok": report.ok,
             "counted": False,
             "counts_when": "ingest reads the reply that ends with this block (once per reply)",
-            "fingerprint": fingerprint(parsed.citation),
+            "fingerprint": fingerprint(found),
             "check": report.to_json(),
             "dropped_lines": parsed.dropped_lines,
         }
@@ -277,10 +279,14 @@ def _strict_arguments(server: MCPServer) -> None:
     false`` (the SDK's models ignore extra keys)."""
     for tool in server._tool_manager.list_tools():
         base = tool.fn_metadata.arg_model
-        strict = type(
-            base.__name__,
-            (base,),
-            {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True), "__module__": __name__},
+        # three-argument ``type`` builds a subclass of ``base``; typeshed can only call it ``type``
+        strict = cast(
+            "type[ArgModelBase]",
+            type(
+                base.__name__,
+                (base,),
+                {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True), "__module__": __name__},
+            ),
         )
         tool.fn_metadata.arg_model = strict
         tool.parameters = strict.model_json_schema(by_alias=True)

@@ -23,6 +23,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import re2
 
@@ -356,12 +357,21 @@ def _first_match_start(scanner: re2._Regexp) -> Callable[[bytes, int, int], int]
 _MATCH = _first_match_start(_SCANNER)
 
 
+def _matched(match: re.Match[bytes] | None) -> re.Match[bytes]:
+    """The match of a pattern known to match at that place (it matches the empty string, or the scanner's own match
+    already covered it): no match there is a bug in the rules, said as such."""
+    if match is None:
+        raise AssertionError("a redaction rule's pattern did not match where its scanner matched")
+    return match
+
+
 def _first_bytes(pattern: bytes) -> frozenset[int]:
     """Bytes a match of `pattern` can start with (all 256 when the parse tree is not simple enough to tell)."""
-    from re import _constants as C
-    from re import _parser as P
+    # typeshed leaves out re's parser modules (private, but stable since 3.11 and what ``re`` itself compiles with)
+    from re import _constants as C  # type: ignore[attr-defined]
+    from re import _parser as P  # type: ignore[attr-defined]
 
-    def first(items: list) -> set[int] | None:
+    def first(items: list[tuple[Any, Any]]) -> set[int] | None:
         out: set[int] = set()
         for op, av in items:
             if op is C.AT:  # \b: zero-width
@@ -648,7 +658,7 @@ def _classify(value: bytes, default: str) -> str | None:
     """Kind of a token found in a value: its own format when recognised, else `default`; None if not a secret."""
     match = _SPECIFIC.match(value)
     kind = match.lastgroup if match else None
-    if kind is None or (kind in _NEEDS_DIGIT and not _DIGIT.search(match.group())):
+    if match is None or kind is None or (kind in _NEEDS_DIGIT and not _DIGIT.search(match.group())):
         kind = default
     if kind in _NEEDS_DIGIT and not _DIGIT.search(value):
         return None
@@ -809,7 +819,7 @@ def _private_key(data: bytes, start: int, end: int, kind: str) -> Found:
     close = (_PUTTY_END if data.startswith(b"PuTTY", start) else _PEM_END).search(data, end, limit)
     if close is not None and data.find(b'"', end, close.start()) < 0 and data.find(b"'", end, close.start()) < 0:
         return [(start, close.end(), kind)], close.end()
-    body_end = _PEM_BODY.match(data, end, limit).end()
+    body_end = _matched(_PEM_BODY.match(data, end, limit)).end()
     return [(start, body_end, kind)], body_end
 
 
@@ -876,7 +886,7 @@ def _url_token(data: bytes, start: int, end: int, kind: str) -> Found:
     return [(secret_start, end - 1, found or "url_password")], end
 
 
-def _key_family(key: bytes) -> tuple[str, str] | None:
+def _key_family(key: bytes) -> tuple[str, bytes] | None:
     """(kind, key word) for a key name, or None when the key only mentions a key word (max_tokens, author)."""
     match = _KEY_NAME.match(key.lstrip(b"-$"))
     if match is None:
@@ -913,7 +923,7 @@ def _key_family(key: bytes) -> tuple[str, str] | None:
 
 def _value(data: bytes, key: bytes, kind: str, value_start: int, env_style: bool) -> Found:
     """Validate the value of `key` starting at `value_start` (after the separator, before spaces and any quote)."""
-    quote = _QUOTE.match(data, value_start)
+    quote = _matched(_QUOTE.match(data, value_start))
     pos = quote.end()
     opening = quote.group(1)
     if b"auth" in key.lower():  # Authorization: Bearer xyz / Basic xyz: keep the scheme word
@@ -1014,7 +1024,7 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key_start, key_end = _read_key(data, start)
     key = data[key_start:key_end]
     family = _key_family(key)
-    value_start = _SEP.match(data, key_end).end()
+    value_start = _matched(_SEP.match(data, key_end)).end()
     if (
         family is not None
         and family[0] == "weak_key"
@@ -1122,9 +1132,9 @@ def _prose_secret(data: bytes, start: int, end: int, kind: str) -> Found:
     while data[value_start - 1] not in b" \t`'\"":
         value_start -= 1
     if data[value_start - 1 : value_start] in (b"`", b"'", b'"'):
-        value_end = _PROSE_QUOTED.match(data, value_start).end()
+        value_end = _matched(_PROSE_QUOTED.match(data, value_start)).end()
     else:
-        value_end = _UNQUOTED_VALUE.match(data, value_start).end()
+        value_end = _matched(_UNQUOTED_VALUE.match(data, value_start)).end()
     secret = data[value_start:value_end].rstrip(_TRAILING)
     word = data[start : data.index(b" ", start, end) if b" " in data[start:end] else end].lower()
     family = "password" if word.startswith((b"pass", b"pwd")) else "secret"
@@ -1205,7 +1215,7 @@ def _pgpass(data: bytes, start: int, end: int, kind: str) -> Found:
     if head == start or (head > 0 and not _at_boundary(data, head) and data[head - 1] not in b"\"' \t"):
         return [], end
     value_start = end - 1
-    value = _UNQUOTED_VALUE.match(data, value_start)
+    value = _matched(_UNQUOTED_VALUE.match(data, value_start))
     secret = data[value_start : value.end()] if value else b""
     if not _judge(secret, "password", True, True):
         return [], end
@@ -1287,7 +1297,7 @@ def _sql_password(data: bytes, start: int, end: int, kind: str) -> Found:
 def _redis_auth(data: bytes, start: int, end: int, kind: str) -> Found:
     """`127.0.0.1:6379> AUTH password` at a redis-cli prompt."""
     value_start = end - 1
-    value = _UNQUOTED_VALUE.match(data, value_start)
+    value = _matched(_UNQUOTED_VALUE.match(data, value_start))
     secret = data[value_start : value.end()] if value else b""
     if not _judge(secret, "password", False, True):
         return [], end
@@ -1315,7 +1325,7 @@ def _stdin_password(data: bytes, start: int, end: int, kind: str) -> Found:
 def _here_string(data: bytes, start: int, end: int, kind: str) -> Found:
     """`az devops login <<< TOKEN`, `gh auth login --with-token <<< TOKEN`: a token fed to a login command."""
     value_start = end - 1
-    value = _UNQUOTED_VALUE.match(data, value_start)
+    value = _matched(_UNQUOTED_VALUE.match(data, value_start))
     secret = data[value_start : value.end()] if value else b""
     specific = _specific_kind(secret)
     if specific is None and not (len(secret) >= 20 and _looks_random(secret)):
@@ -1340,7 +1350,7 @@ def _xml_key_value(data: bytes, start: int, end: int, kind: str) -> Found:
 
 def _netrc(data: bytes, start: int, end: int, kind: str) -> Found:
     value_start = end - 1
-    value = _UNQUOTED_VALUE.match(data, value_start)
+    value = _matched(_UNQUOTED_VALUE.match(data, value_start))
     secret = data[value_start : value.end()] if value else b""
     if not _judge(secret, "password", False, True):
         return [], end

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from memtui.memroot.approved import approved
 from memtui.phase2.workspace import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.redact import redact_text
+from memtui.rollouts.model import Transcript
 from memtui.scope import parse_memory
 from memtui.state.db import immediate
 
@@ -97,7 +98,7 @@ def index_exists(conn: sqlite3.Connection) -> bool:
         "SELECT COUNT(*) FROM sqlite_master WHERE type='trigger' AND name IN (?, ?, ?)",
         (f"{DOCS}_ai", f"{DOCS}_ad", f"{DOCS}_au"),
     ).fetchone()
-    return row[0] == 3
+    return bool(row[0] == 3)
 
 
 def ensure_index(conn: sqlite3.Connection) -> bool:
@@ -108,7 +109,7 @@ def ensure_index(conn: sqlite3.Connection) -> bool:
     is missed."""
     if index_exists(conn):
         return False
-    table = _db(conn)[DOCS]
+    table = _db(conn).table(DOCS)
     before = conn.execute("PRAGMA data_version").fetchone()[0]
     try:
         # porter: "deploys" finds "deploy". The scope column is stemmed too; the exact path check in search() keeps
@@ -242,25 +243,15 @@ def refresh_memory_files(conn: sqlite3.Connection, root: Path, stats: RefreshSta
 # --- rollout messages --------------------------------------------------------------------------------------------
 
 
-def _message_text(item: dict[str, Any]) -> str:
-    content = item.get("content")
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-
-
-def message_docs(thread_id: str, cwd: str, items: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """One document per user or assistant message, numbered as ``memory_items`` numbers items (1-based)."""
+def message_docs(thread_id: str, cwd: str, items: Transcript) -> list[tuple[Any, ...]]:
+    """One document per user or assistant message, numbered as the transcript numbers items (1-based)."""
     docs = []
-    for n, item in enumerate(items, 1):
-        role = item.get("role")
-        if item.get("type") != "message" or role not in ("user", "assistant"):
+    for item in items:
+        if item.type != "message" or item.role not in ("user", "assistant"):
             continue
-        text = _message_text(item).strip()
+        text = item.text.strip()
         if text:
-            docs.append(("message", thread_id, n, role, cwd, redact_text(text[:MAX_MESSAGE_CHARS])))
+            docs.append(("message", thread_id, item.number, item.role, cwd, redact_text(text[:MAX_MESSAGE_CHARS])))
     return docs
 
 
@@ -272,7 +263,7 @@ def refresh_messages(
     """Index the messages of rollouts that are new or changed since the last refresh; drop those of rollouts no
     longer indexed."""
     from memtui.rollouts import jsonl
-    from memtui.rollouts.filter import memory_items
+    from memtui.rollouts.filter import read_transcript
 
     stats = stats or RefreshStats()
     rows = conn.execute(
@@ -294,7 +285,7 @@ def refresh_messages(
         parsed = []
         for row in rows[start : start + THREAD_BATCH]:
             try:
-                items = memory_items(Path(row["path"]), row["source_kind"])
+                items = read_transcript(Path(row["path"]), row["source_kind"])
             except (jsonl.UnreadableFile, OSError, ValueError):
                 continue  # gone or unreadable: ingest reports it; try again when it changes
             parsed.append((row, message_docs(row["id"], row["cwd"], items)))

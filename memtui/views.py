@@ -77,6 +77,7 @@ class RolloutRow:
     preview: str
     path: str
     source_kind: str
+    lease_expired: bool = False  # running, but its worker's lease ran out: the screens say "stale"
 
 
 def _like(term: str) -> str:
@@ -167,13 +168,17 @@ def skip_reason(ingest_status: str, ingest_reason: str | None, never: str | None
     return label(never, SKIP_REASON)
 
 
+def _lease_expired(r: sqlite3.Row) -> bool:
+    return bool(r["status"] == "running" and (r["lease_until"] or 0) <= clock.now_s())
+
+
 def _status_reason(r: sqlite3.Row) -> str:
     status = r["status"]
     if status == "skipped":
         return skip_reason(r["ingest_status"], r["ingest_reason"], r["never"], r["session_source"])
     if status == "failed":
         return r["last_error"] or ""
-    if status == "running" and (r["lease_until"] or 0) <= clock.now_s():
+    if _lease_expired(r):
         return "lease expired"
     return ""
 
@@ -194,6 +199,7 @@ def _rollout_row(r: sqlite3.Row) -> RolloutRow:
         preview=r["preview"],
         path=r["path"],
         source_kind=r["source_kind"],
+        lease_expired=_lease_expired(r),
     )
 
 
@@ -389,7 +395,20 @@ def release_stale_lease(conn: sqlite3.Connection, kind: str, job_key: str) -> bo
 # ---- citations found in rollouts --------------------------------------------------------------------
 
 
-def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CitationEventRow:
+    """A recorded citation block, as the citations screen offers it."""
+
+    key: str
+    origin: str
+    thread_id: str | None
+    body: str
+    rollout_ids: list[str]
+    recorded_at: int
+    entries: int  # how many entries the block holds
+
+
+def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[CitationEventRow]:
     """Recorded citation blocks (newest first) so a person can pick one instead of pasting."""
     rows = conn.execute(
         """SELECT e.key, e.origin, e.thread_id, e.body, e.rollout_ids, e.recorded_at,
@@ -399,12 +418,21 @@ def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[dict
     ).fetchall()
     out = []
     for r in rows:
-        d = dict(r)
         try:
-            d["rollout_ids"] = json.loads(d["rollout_ids"] or "[]")
+            ids = json.loads(r["rollout_ids"] or "[]")
         except ValueError:
-            d["rollout_ids"] = []
-        out.append(d)
+            ids = []
+        out.append(
+            CitationEventRow(
+                key=r["key"],
+                origin=r["origin"],
+                thread_id=r["thread_id"],
+                body=r["body"],
+                rollout_ids=[str(i) for i in ids] if isinstance(ids, list) else [],
+                recorded_at=r["recorded_at"],
+                entries=r["entries"],
+            )
+        )
     return out
 
 

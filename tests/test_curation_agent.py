@@ -67,7 +67,7 @@ def test_lineage_names_the_rollouts_own_lines_and_not_shared_ones(ctx):
     assert lin.summary_files == [f"rollout_summaries/{STEM_B}.md"]
     assert any("zebra4471" in k for k in lin.keys)
     assert not any("uv over pip" in k for k in lin.keys)  # A has it too: not "only from B"
-    texts = [x["text"] for x in lin.lines]
+    texts = [x.text for x in lin.lines]
     assert "## Task 2: deploy tags" in texts and any("ZEBRA4471" in t for t in texts)
     assert not any("both sessions" in t for t in texts) and not any("uv over pip" in t for t in texts)
     assert any(t.startswith("- deploy tags") for t in texts)  # memory_summary.md's topic line

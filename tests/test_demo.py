@@ -17,8 +17,8 @@ PLANTED = [
 
 def test_demo_home_reaches_awaiting_review_offline(tmp_path):
     demo = build_demo_home(tmp_path / "demo")
-    assert demo.status["skipped_files_by_reason"] == {"corrupt zstd stream": 1}
-    assert demo.status["threads"] == 10 and demo.status["citations"] == 1
+    assert demo.status.skipped_files_by_reason == {"corrupt zstd stream": 1}
+    assert demo.status.threads == 10 and demo.status.citations == 1
     assert (demo.phase1.succeeded, demo.phase1.noop, demo.phase1.failed) == (5, 1, 1)
     assert demo.phase1.offline and sum(demo.phase1.redactions.values()) >= 3
     assert demo.approved.status == "approved" and demo.phase2.outcome == "awaiting_review"

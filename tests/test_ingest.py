@@ -185,7 +185,7 @@ def test_empty_file_is_skipped_with_a_reason(ctx, isolated_env):
     s = run_ingest(ctx)
     assert s.skipped_by_reason == {"empty file": 1}
     assert _file_row(ctx, path)["reason"] == "empty file"
-    assert skipped_files(ctx.conn)[0]["path"] == str(path)
+    assert skipped_files(ctx.conn)[0].path == str(path)
 
 
 def test_corrupt_zst_is_skipped_with_a_reason(ctx, isolated_env):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from memtui.phase1.offline import OFFLINE_LABEL, build_offline_output, durable_statements
+from memtui.rollouts.model import Transcript
 
 
 def user(text: str) -> dict:
@@ -44,7 +45,7 @@ ITEMS = [
 
 
 def test_summary_reports_failures_first_then_request_files_commands_and_answer_citing_items():
-    out = build_offline_output(ITEMS, "/home/ana/src/shop-api")
+    out = build_offline_output(Transcript(ITEMS), "/home/ana/src/shop-api")
     s = out.rollout_summary
     assert s.startswith("# The checkout tests fail on CI; find out why.\n")
     assert OFFLINE_LABEL in s
@@ -71,7 +72,7 @@ def test_a_failed_command_is_paired_with_the_run_that_fixed_it():
         call("exec_command", {"cmd": "TZ=UTC pnpm test"}, "c"),
         output("c", "ok\nProcess exited with code 0"),
     ]
-    out = build_offline_output(items, None)
+    out = build_offline_output(Transcript(items), None)
     assert "- `pnpm test` failed (exit 1) [item 2] [item 3]; then `TZ=UTC pnpm test` ok [item 6]" in out.rollout_summary
     assert "- `pnpm test` failed -> `TZ=UTC pnpm test` worked [item 2]" in out.raw_memory
 
@@ -87,7 +88,7 @@ def test_files_written_are_told_from_files_only_read():
         call("exec_command", {"cmd": "cat /r/e.py | head"}, "6"),
         call("exec_command", {"cmd": "sed -i s/a/b/ /r/f.py 2>&1 > /dev/null"}, "7"),
     ]
-    s = build_offline_output(items, None).rollout_summary
+    s = build_offline_output(Transcript(items), None).rollout_summary
     written = s.split("## Files written\n")[1].split("\n\n")[0]
     only_read = s.split("## Files only read\n")[1].split("\n\n")[0]
     assert written.splitlines() == ["- `/r/a.py` [item 3]", "- `/r/d.py` [item 6]", "- `/r/f.py` [item 8]"]
@@ -103,9 +104,9 @@ def test_only_the_users_own_words_count_never_injected_text():
         {"type": "message", "role": "context", "content": [{"type": "input_text", "text": "Never use npm."}]},
         assistant("You should always use npm, never yarn."),
     ]
-    out = build_offline_output(items, "/w")
+    out = build_offline_output(Transcript(items), "/w")
     assert (out.rollout_summary, out.raw_memory) == ("", "")  # nothing the user said: a no-op
-    out = build_offline_output([*items, user("Use bun for scripts, not npm.")], "/w")
+    out = build_offline_output(Transcript([*items, user("Use bun for scripts, not npm.")]), "/w")
     assert out.raw_memory.count("the user said") == 1 and '"Use bun for scripts, not npm." [item 7]' in out.raw_memory
 
 
@@ -116,14 +117,14 @@ def test_durable_statements_are_deduplicated():
 
 def test_no_durable_statement_is_a_noop():
     items = [user("What does this function do?"), assistant("It adds two numbers.")]
-    out = build_offline_output(items, "/w")
+    out = build_offline_output(Transcript(items), "/w")
     assert (out.rollout_summary, out.raw_memory, out.rollout_slug) == ("", "", "")
-    assert build_offline_output([], None).raw_memory == ""
+    assert build_offline_output(Transcript([]), None).raw_memory == ""
 
 
 def test_offline_output_is_deterministic():
-    a = build_offline_output(ITEMS, "/w")
-    b = build_offline_output(json.loads(json.dumps(ITEMS)), "/w")
+    a = build_offline_output(Transcript(ITEMS), "/w")
+    b = build_offline_output(Transcript(json.loads(json.dumps(ITEMS))), "/w")
     assert a == b
     assert a.model_dump_json() == b.model_dump_json()
 
@@ -152,7 +153,7 @@ def test_shell_output_wrapped_as_json_with_exit_code_counts_as_failure():
         {"type": "local_shell_call", "call_id": "s1", "action": {"type": "exec", "command": ["bash", "-lc", "make"]}},
         output("s1", json.dumps({"output": "boom", "metadata": {"exit_code": 2}})),
     ]
-    s = build_offline_output(items, None).rollout_summary
+    s = build_offline_output(Transcript(items), None).rollout_summary
     assert "- `make` failed (exit 2) [item 2] [item 3]; no later run succeeded" in s
 
 

@@ -15,6 +15,7 @@ from memtui.phase1.prompt import (
     rollout_token_budget,
     truncate_middle,
 )
+from memtui.rollouts.model import Transcript, TranscriptItem
 from memtui.settings import Settings
 
 
@@ -133,7 +134,7 @@ def test_each_tool_output_is_capped_on_its_own():
     from memtui.phase1.render import TOOL_OUTPUT_BYTES, render_item
 
     item = {"type": "function_call_output", "call_id": "c", "output": "x" * 200_000 + "THE END"}
-    line = render_item(3, item)
+    line = render_item(TranscriptItem.of(3, item))
     assert len(line.encode()) <= TOOL_OUTPUT_BYTES and line.startswith("[item 3] tool output: ")
     assert line.endswith('THE END"') and "\n" not in line
 
@@ -143,7 +144,7 @@ def test_the_budget_cuts_tool_output_first_and_the_users_words_last():
     from memtui.phase1.render import render_items
 
     items = _tiered_rollout()
-    text = render_items(items)
+    text = render_items(Transcript(items))
     fitted = fit_by_tier(text, 6_000)
     assert fitted.estimated_tokens <= 6_000 and fitted.truncated_tokens > 0
     for turn in range(12):  # every prompt and every final answer survives, whole
@@ -159,6 +160,6 @@ def test_the_budget_cuts_tool_output_first_and_the_users_words_last():
 def test_commentary_is_labelled_and_cut_before_final_answers():
     from memtui.phase1.render import Origin, origin_of_line, render_item
 
-    line = render_item(1, _tiered_rollout()[3])
+    line = render_item(TranscriptItem.of(1, _tiered_rollout()[3]))
     assert origin_of_line(line) is Origin.COMMENTARY
-    assert origin_of_line(render_item(2, _tiered_rollout()[4])) is Origin.ASSISTANT
+    assert origin_of_line(render_item(TranscriptItem.of(2, _tiered_rollout()[4]))) is Origin.ASSISTANT

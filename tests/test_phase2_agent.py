@@ -161,7 +161,7 @@ def test_no_change_run_records_success_without_calling_the_model(ctx, model_env)
     n = len(model_env.requests)
     result = run_phase2(ctx, force=True)
     assert result.outcome == "no_changes" and len(model_env.requests) == n
-    assert read_global_job(ctx.conn)["status"] == "done"
+    assert read_global_job(ctx.conn).status == "done"
 
 
 def test_invalid_artifacts_fail_and_leave_the_baseline(ctx, model_env):
@@ -175,7 +175,7 @@ def test_invalid_artifacts_fail_and_leave_the_baseline(ctx, model_env):
     base = head_commit(root)
     assert not (root / "MEMORY.md").exists() and not (root / "memory_summary.md").exists()  # the run's writes undone
     job = read_global_job(ctx.conn)
-    assert (job["status"], job["last_error"], job["retry_at"]) == (
+    assert (job.status, job.last_error, job.retry_at) == (
         "error",
         "failed_invalid_artifacts",
         FROZEN_NOW + 3600,
@@ -284,7 +284,7 @@ def test_clean_workspace_missing_artifacts_still_runs_the_agent_with_a_none_diff
     assert tool_results(model_env)[0].split("\n", 1)[1] == render_diff_file([], "")
     assert result.outcome == "failed" and "failed_invalid_artifacts" in result.reason
     job = read_global_job(ctx.conn)
-    assert job["status"] == "error" and job["retry_at"] > FROZEN_NOW
+    assert job.status == "error" and job.retry_at > FROZEN_NOW
 
 
 def test_heartbeat_notices_a_lost_lease_and_the_run_stops(ctx, model_env, monkeypatch):
@@ -308,7 +308,7 @@ def test_heartbeat_notices_a_lost_lease_and_the_run_stops(ctx, model_env, monkey
     result = run_phase2(c)
     assert result.outcome == "failed" and "lost the Phase 2 lock" in result.reason
     assert not (c.paths.memory_root / "MEMORY.md").exists()
-    assert read_global_job(c.conn)["ownership_token"] == "thief"  # the failure did not touch the thief's row
+    assert read_global_job(c.conn).ownership_token == "thief"  # the failure did not touch the thief's row
     c.close()
 
 

@@ -45,7 +45,7 @@ def test_offline_run_awaits_review_blocks_new_runs_and_approve_commits_one_basel
     assert "+# Task Group: /work/proj" in run.diff and not (root / DIFF_FILENAME).exists()
     status = collect_status(ctx.conn)
     assert status["phase2"]["awaiting_review"] and status["phase2"]["status"] == "pending"
-    assert read_global_job(ctx.conn)["lease_until"] is None
+    assert read_global_job(ctx.conn).lease_until is None
 
     blocked = run_phase2(ctx, offline=True, force=True)
     assert (blocked.outcome, blocked.reason) == ("skipped", f"awaiting review: run #{run.id}")

@@ -35,7 +35,7 @@ def job(conn):
 def test_phase2_global_lock_creates_missing_job_row(conn):
     claim = gj.try_claim_global_phase2_job(conn, "w1", LEASE, COOLDOWN)
     assert claim.claimed and claim.input_watermark == 0
-    assert job(conn)["status"] == "running" and job(conn)["ownership_token"] == claim.token
+    assert job(conn).status == "running" and job(conn).ownership_token == claim.token
     assert gj.mark_global_phase2_job_succeeded(conn, claim.token, 0, [])
     assert gj.try_claim_global_phase2_job(conn, "w2", LEASE, COOLDOWN).outcome is gj.ClaimOutcome.SKIPPED_COOLDOWN
 
@@ -74,7 +74,7 @@ def test_phase2_global_lock_stale_lease_allows_takeover(conn):
     assert not gj.mark_global_phase2_job_succeeded(conn, old.token, 5, [])
     assert not gj.heartbeat_global_phase2_job(conn, old.token, 10)
     assert gj.heartbeat_global_phase2_job(conn, new.token, 10)
-    assert job(conn)["lease_until"] == FROZEN_NOW + 21
+    assert job(conn).lease_until == FROZEN_NOW + 21
 
 
 def test_phase2_global_lock_respects_success_cooldown_and_force(conn):
@@ -94,7 +94,7 @@ def test_phase2_global_lock_can_be_claimed_after_retry_budget_is_exhausted(conn)
         claim = gj.try_claim_global_phase2_job(conn, "w", LEASE, COOLDOWN)
         assert claim.claimed
         assert gj.mark_global_phase2_job_failed(conn, claim.token, "failed_agent", 0)
-    assert job(conn)["retry_remaining"] == 0
+    assert job(conn).retry_remaining == 0
     assert gj.try_claim_global_phase2_job(conn, "w", LEASE, COOLDOWN).claimed
 
 
@@ -102,7 +102,7 @@ def test_failure_backoff_blocks_claims_until_retry_at(conn):
     claim = gj.try_claim_global_phase2_job(conn, "w", LEASE, COOLDOWN)
     assert gj.mark_global_phase2_job_failed(conn, claim.token, "failed_agent", 3600)
     row = job(conn)
-    assert (row["status"], row["last_error"], row["retry_at"]) == ("error", "failed_agent", FROZEN_NOW + 3600)
+    assert (row.status, row.last_error, row.retry_at) == ("error", "failed_agent", FROZEN_NOW + 3600)
     assert gj.try_claim_global_phase2_job(conn, "w", LEASE, 0).outcome is gj.ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE
     clock.freeze(FROZEN_NOW + 3601)
     assert gj.try_claim_global_phase2_job(conn, "w", LEASE, COOLDOWN).claimed  # a failure starts no cooldown
@@ -113,7 +113,7 @@ def test_phase2_failure_fallback_updates_unowned_running_job(conn):
     conn.execute("UPDATE jobs SET ownership_token=NULL")
     assert not gj.mark_global_phase2_job_failed(conn, claim.token, "failed_agent", 60)
     assert gj.mark_global_phase2_job_failed_if_unowned(conn, claim.token, "failed_agent", 60)
-    assert job(conn)["status"] == "error"
+    assert job(conn).status == "error"
     claim2 = gj.try_claim_global_phase2_job(conn, "w", LEASE, COOLDOWN, skip_backoff=True)
     assert not gj.mark_global_phase2_job_failed_if_unowned(conn, "someone-else", "x", 60)  # owned by claim2
     assert gj.fail_global_phase2_job(conn, claim2.token, "failed_agent", 60)
@@ -123,7 +123,7 @@ def test_release_hands_the_lock_back_without_finishing(conn):
     claim = gj.try_claim_global_phase2_job(conn, "w", LEASE, COOLDOWN)
     assert gj.release_global_phase2_job(conn, claim.token)
     row = job(conn)
-    assert (row["status"], row["lease_until"], row["ownership_token"], row["finished_at"]) == (
+    assert (row.status, row.lease_until, row.ownership_token, row.finished_at) == (
         "pending",
         None,
         None,
@@ -139,7 +139,7 @@ def test_enqueue_then_claim_sees_the_watermark_and_success_never_moves_it_back(c
     assert gj.mark_global_phase2_job_succeeded(conn, claim.token, 500, [])
     claim = gj.try_claim_global_phase2_job(conn, "w", LEASE, 0)
     assert gj.mark_global_phase2_job_succeeded(conn, claim.token, 300, [])
-    assert job(conn)["last_success_watermark"] == 500
+    assert job(conn).last_success_watermark == 500
 
 
 def test_mark_global_phase2_job_succeeded_only_marks_exact_selected_snapshots(conn):

@@ -218,7 +218,7 @@ def test_5_a_live_index_lock_makes_phase2_busy_not_failed_and_is_never_deleted(c
         assert result.outcome == "busy" and "index.lock" in result.reason and "Retry shortly" in result.reason
         assert index_lock.exists()  # the old main deleted it under a live git process
         job = read_global_job(ctx.conn)
-        assert job["retry_at"] is None and job["last_error"] is None  # no backoff
+        assert job.retry_at is None and job.last_error is None  # no backoff
         assert main(["review", "commit", "-m", "x"]) == 75
     finally:
         holder.kill()

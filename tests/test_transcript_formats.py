@@ -14,6 +14,7 @@ from memtui.ingest import run_ingest
 from memtui.phase1.eligibility import select_candidates
 from memtui.phase1.offline import build_offline_output
 from memtui.rollouts.filter import memory_items
+from memtui.rollouts.model import Transcript
 from memtui.state.threads import get_thread
 from tests.fixtures import formats
 from tests.fixtures.formats import CAVEAT, CODEX_COMPACTION, COMPACTION_SUMMARY, Written
@@ -152,13 +153,13 @@ def test_subagents_with_the_same_name_under_two_sessions_are_two_threads(home):
 def test_offline_extractor_quotes_only_what_the_user_said(home):
     _ctx, written, _ = home
     for name, w in _singles(written):
-        out = build_offline_output(memory_items(w.path, _kind(w)), None)
+        out = build_offline_output(Transcript(memory_items(w.path, _kind(w))), None)
         quoted = re.findall(r'the user said: "(.*)" \[item (\d+)\]', out.raw_memory)
         for text, _ in quoted:
             assert any(text in prompt for prompt in w.prompts), (name, text)
         for phrase in ("deploy on Fridays", "staging cluster", "answer in French", "push to main"):
             assert phrase not in out.raw_memory, (name, phrase)  # from summaries and instructions, never quoted
-    claude = build_offline_output(memory_items(written["claude_injected"].path, "claude"), None)
+    claude = build_offline_output(Transcript(memory_items(written["claude_injected"].path, "claude")), None)
     assert '"The docs build must stay under 10 seconds; check what slowed it down."' in claude.raw_memory
     assert '"Prefer sharp over imagemagick for image work."' in claude.raw_memory
 
@@ -167,7 +168,7 @@ def test_item_numbers_cited_by_the_offline_extractor_point_at_those_words(home):
     _ctx, written, _ = home
     w = written["codex_desktop"]
     items = memory_items(w.path, "codex")
-    out = build_offline_output(items, None)
+    out = build_offline_output(Transcript(items), None)
     for text, number in re.findall(r'the user said: "(.*)" \[item (\d+)\]', out.raw_memory):
         assert text in _user_texts([items[int(number) - 1]])[0]
 
@@ -220,10 +221,10 @@ def _said_anywhere(ctx, w: Written, kind: str, phrase: str) -> list[str]:
 
     items = memory_items(w.path, kind)
     found = []
-    message = build_stage_one_input_message(str(w.path), None, render_items(items), ctx.settings).message
+    message = build_stage_one_input_message(str(w.path), None, render_items(Transcript(items)), ctx.settings).message
     if phrase in message:
         found.append("phase1 input")
-    out = build_offline_output(items, None)
+    out = build_offline_output(Transcript(items), None)
     if phrase in out.raw_memory or phrase in out.rollout_summary:
         found.append("offline output")
     t = get_thread(ctx.conn, w.thread_id)

@@ -34,6 +34,7 @@ from memtui.phase1.output_check import stage_one_problems
 from memtui.phase1.quotes import has_user_quote, user_words
 from memtui.phase1.render import render_items
 from memtui.phase1.run import redact_output, short_reason
+from memtui.rollouts.model import Transcript
 from memtui.settings import Settings
 from memtui.state.jobs import (
     STAGE1,
@@ -82,7 +83,7 @@ def _candidate(conn: sqlite3.Connection, thread_id: str) -> Candidate | None:
 
 def _current(
     conn: sqlite3.Connection, thread_id: str, sent_stat: Any, sent_hash: str, need_words: bool
-) -> tuple[str | None, str | None, list[dict] | None]:
+) -> tuple[str | None, str | None, Transcript | None]:
     """(hash of the rollout's rendered items now, the user's own words now): the hash decides whether the result
     still belongs to this rollout; the words check its quotes, as the synchronous path does (``phase1/quotes.py``).
 
@@ -151,9 +152,9 @@ def apply_one(
     if line is None:
         reason = missing or "the batch ended without running this request"
         owned = release_stage1_job(conn, thread_id, token, reason)
-        status, error = ("released" if owned else "lost_lease"), reason
+        status = "released" if owned else "lost_lease"
         finish_job_run(conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=reason, **_cols(record))
-        return status, error, 0
+        return status, reason, 0
     body = line.response.body if line.response is not None else None
     ok = line.error is None and line.response is not None and line.response.status_code == 200
     output: StageOneOutput | None = None

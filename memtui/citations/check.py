@@ -31,7 +31,7 @@ class EntryCheck:
     def valid(self) -> bool:
         return self.status == "ok"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {**self.entry.model_dump(), "status": self.status, "detail": self.detail, "text_hash": self.text_hash}
 
 
@@ -42,7 +42,7 @@ class IdCheck:
     thread_id: str | None = None  # canonical form
     has_memory: bool = False  # a stage-1 row exists, so citing it counts as usage
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "id": self.rollout_id,
             "status": self.status,
@@ -64,7 +64,7 @@ class CheckReport:
     def invalid_entries(self) -> list[EntryCheck]:
         return [e for e in self.entries if not e.valid]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "ok": self.ok,
             "entries": [e.to_json() for e in self.entries],

@@ -112,7 +112,12 @@ class MemoryCitation(BaseModel):
             if not isinstance(raw, dict):
                 continue
             start, end = raw.get("lineStart", raw.get("line_start")), raw.get("lineEnd", raw.get("line_end"))
-            if not all(isinstance(n, int) and not isinstance(n, bool) for n in (start, end)):
+            if (
+                not isinstance(start, int)
+                or not isinstance(end, int)
+                or isinstance(start, bool)
+                or isinstance(end, bool)
+            ):
                 continue
             try:
                 entries.append(

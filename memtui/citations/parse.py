@@ -35,7 +35,7 @@ class ParseResult:
     bodies: list[str] = field(default_factory=list)
     wrapped: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "citation": self.citation.model_dump() if self.citation else None,
             "dropped_lines": self.dropped_lines,

@@ -23,8 +23,8 @@ class CountedUsage(BaseModel):
 class RecordOutcome(BaseModel):
     key: str
     counted: list[CountedUsage]
-    not_counted: list[dict]
-    check: dict
+    not_counted: list[dict[str, object]]
+    check: dict[str, object]
 
 
 def record_answer_citation(

@@ -111,7 +111,7 @@ class FoundCitation:
     key: str  # f"{thread_id}:{line_number}" — 1-based line in the rollout file
     kind: str  # "message" (assistant message text with a citation block) or "event" (agent_message.memory_citation)
     text: str | None  # the assistant message text (kind="message")
-    structured: dict | None  # the memory_citation object (kind="event")
+    structured: dict[str, Any] | None  # the memory_citation object (kind="event")
 
 
 def _citation_of(found: FoundCitation) -> MemoryCitation | None:
@@ -178,10 +178,10 @@ def may_cite(kind: Any, payload_type: Any, role: Any) -> bool:
     """False only for a line ``found_in_rollout_line`` never takes, judged by the same fields (its ``type``, its
     payload's ``type`` and ``role``): lets ingest search the marker in those lines alone."""
     if kind == "event_msg":
-        return payload_type == "agent_message"
+        return bool(payload_type == "agent_message")
     if kind == "response_item":
-        return payload_type == "message" and role == "assistant"
-    return kind == "assistant"
+        return bool(payload_type == "message" and role == "assistant")
+    return bool(kind == "assistant")
 
 
 def found_in_rollout_line(thread_id: str, line_number: int, record: Any) -> FoundCitation | None:

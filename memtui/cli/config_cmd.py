@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memtui.cli.common import make_context, print_json
+from memtui.context import Context
 from memtui.settings import Settings
 
 SECRET_FIELDS = {"api_key"}
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_keymap(ctx) -> None:  # type: ignore[no-untyped-def]
+def _warn_keymap(ctx: Context) -> None:
     """An unknown binding id in [keymap] is otherwise ignored without a word (the TUI warns at start-up too)."""
     import sys
 

@@ -31,12 +31,12 @@ def run(args: argparse.Namespace) -> int:
     demo = build_demo_home(args.dir)
     os.environ["MEMTUI_HOME"] = str(demo.home)
     st, p1, p2 = demo.status, demo.phase1, demo.phase2
-    skipped = counts(st["skipped_files_by_reason"]) or "none"
+    skipped = counts(st.skipped_files_by_reason) or "none"
     changed = ", ".join(f"{status} {path}" for status, path in p2.stat) if p2.stat else "nothing"
     lines = [
         f"demo home   {demo.home}",
-        f"ingest      {st['threads']} rollouts indexed; files skipped: {skipped}; "
-        f"{st['citations']} citation{'s' if st['citations'] != 1 else ''} counted",
+        f"ingest      {st.threads} rollouts indexed; files skipped: {skipped}; "
+        f"{st.citations} citation{'s' if st.citations != 1 else ''} counted",
         f"phase 1     offline: {p1.succeeded} memories, {p1.noop} no-op, {p1.failed} failed; "
         f"{sum(p1.redactions.values())} secrets redacted; not eligible: {counts(p1.skipped, SKIP_REASON) or 'none'}",
         f"phase 2     offline: {label(p2.outcome, PHASE2_STATUS)} (run {p2.run_id}): {changed}",

@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memtui.phase2.consolidate import run_phase2
+    from memtui.phase2.outcome import Outcome
 
     ctx = make_context(read_only=True)
     try:
@@ -53,4 +54,4 @@ def run(args: argparse.Namespace) -> int:
         print(result.message())
         for status, path in result.stat:
             print(f"  {status} {path}")
-    return 1 if result.outcome == "failed" else 0
+    return 1 if result.outcome is Outcome.FAILED else 0

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from memtui.cli.common import EXIT_BUSY, make_context, print_json
+from memtui.context import Context
 from memtui.search import try_refresh_memory_index
+
+if TYPE_CHECKING:
+    from memtui.forget import LineRef
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -98,7 +103,7 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
                 "diff": None if stat_only else (state.run.diff if state.run else (state.own_edits or _empty()).diff),
                 "tree": state.run.reviewed_tree if state.run else (state.own_edits.tree if state.own_edits else None),
                 "since_run": None if state.since_run is None else state.since_run.model_dump(mode="json"),
-                "forgotten_mentions": _mentions(ctx),
+                "forgotten_mentions": [m.model_dump() for m in _mentions(ctx)],
                 "error": state.error,
             }
         )
@@ -107,7 +112,7 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
     if state.error:
         print(f"memtui review: {state.error}", file=sys.stderr)
     for m in _mentions(ctx):  # forget never removes a person's line: it is theirs to keep or delete
-        print(f"{m['file']}:{m['line']}: a line you wrote mentions a forgotten rollout", file=sys.stderr)
+        print(f"{m.file}:{m.line}: a line you wrote mentions a forgotten rollout", file=sys.stderr)
     if state.run is not None:
         run = state.run
         print(f"Phase 2 run #{run.id} awaits review ({'offline' if run.offline else run.model})", file=sys.stderr)
@@ -135,7 +140,7 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
     return 0
 
 
-def _mentions(ctx) -> list[dict]:
+def _mentions(ctx: Context) -> list[LineRef]:
     from memtui import forget
 
     return forget.mentions(ctx)

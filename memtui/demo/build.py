@@ -24,7 +24,7 @@ from typing import Any
 from memtui import clock
 from memtui.context import Context, open_context
 from memtui.redact import merge_counts
-from memtui.state.status import collect_status
+from memtui.state.status import Status, read_status
 
 # The sample that is deleted after ingest, so its Phase 1 job fails ("rollout file missing").
 VANISHING = "rollout-2026-07-02T07-00-00-019e4b77-4f50-7162-9d74-8e9fa0b1c2d3.jsonl"
@@ -38,7 +38,7 @@ APPROVED_BEFORE_SECONDS = 3600  # the first consolidation is approved an hour be
 @dataclass
 class DemoHome:
     home: Path
-    status: dict[str, Any]
+    status: Status
     phase1: Any
     phase2: Any
     approved: Any = None  # the first consolidation's approval
@@ -134,7 +134,7 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
             }
         )
         phase2 = run_phase2(ctx, offline=True, force=True)
-        status = collect_status(ctx.conn)
+        status = read_status(ctx.conn)
     finally:
         ctx.close()
     return DemoHome(home=home, status=status, phase1=phase1, phase2=phase2, approved=approved)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,7 +123,7 @@ def superseded(memories: list[tuple[str | None, int, list[str]]]) -> set[str]:
 __all__ = ["Block", "HealthInputs", "binding_inputs", "superseded"]
 
 
-def record_drops(conn: sqlite3.Connection, run_id: int, drops: dict[str, object]) -> None:
+def record_drops(conn: sqlite3.Connection, run_id: int, drops: Mapping[str, object]) -> None:
     """The run was asked to remove these lines (normalised key -> block): keep their hashes, never their words."""
     if drops:
         conn.execute(

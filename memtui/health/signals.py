@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import orjson
 from pydantic import BaseModel
@@ -166,7 +167,7 @@ _MESSAGE_SQL = (
 )
 
 
-def _relate(block: Block, rows: Iterable[tuple], since: int) -> list[FindingRow]:
+def _relate(block: Block, rows: Iterable[tuple[Any, ...]], since: int) -> list[FindingRow]:
     out = []
     for _doc, thread_id, item, text, cwd, started in rows:
         if started is None or started <= since or not _in_project(cwd, block.project):
@@ -237,8 +238,8 @@ def _citations(conn: sqlite3.Connection, blocks: list[Block], text: str) -> dict
             if digest is not None and digest != hash_lines(lines[start - 1 : end]):
                 continue  # the cited text is no longer there: it cited something else
             for n in range(start, end + 1):
-                if (b := by_line.get(n)) is not None:
-                    hit(b, session, int(at))
+                if (cited := by_line.get(n)) is not None:
+                    hit(cited, session, int(at))
         for tid in orjson.loads(rollout_ids or "[]"):
             for b in by_thread.get(tid, []):
                 hit(b, session, int(at))
@@ -278,7 +279,9 @@ def user_words_at(conn: sqlite3.Connection, thread_id: str, item: int) -> tuple[
         " WHERE d.kind = 'message' AND d.role = 'user' AND d.source = ? AND d.loc = ?",
         (thread_id, item),
     ).fetchone()
-    return (user_words(row[0]), row[1]) if row else ("", None)
+    if not row:
+        return "", None
+    return user_words(row[0]) or "", row[1]
 
 
 def evidence_of(conn: sqlite3.Connection, finding: FindingRow, parts: list[Clause]) -> Evidence:

@@ -13,9 +13,14 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import openai
+from openai.types.chat import (
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageFunctionToolCall,
+    ChatCompletionMessageParam,
+)
 
 from memtui.redact import redact_text
 
@@ -131,7 +136,13 @@ async def run_tool_agent(
             result.trimmed_results += trim_history(history, max_history_bytes)
         result.max_request_bytes = max(result.max_request_bytes, sum(_size(m) for m in history))
         try:
-            response = await client.chat.completions.create(model=model, messages=history, tools=tools.schemas())
+            # The history and the schemas are the API's own JSON shapes, kept as plain dicts because trimming edits
+            # them in place; the client's TypedDicts describe the same objects.
+            response = await client.chat.completions.create(
+                model=model,
+                messages=cast("list[ChatCompletionMessageParam]", history),
+                tools=cast("list[ChatCompletionFunctionToolParam]", tools.schemas()),
+            )
         except openai.OpenAIError as exc:
             raise AgentError(f"model call failed: {exc.__class__.__name__}: {exc}") from exc
         except ValueError as exc:  # the client's own JSON parse of a garbage body (an HTML error page...)
@@ -145,9 +156,10 @@ async def run_tool_agent(
         if not response.choices:
             raise AgentError("the model returned no choices")
         message = response.choices[0].message
-        calls = message.tool_calls or []
+        # only function tools are offered, so only function calls can come back
+        calls = [c for c in message.tool_calls or [] if isinstance(c, ChatCompletionMessageFunctionToolCall)]
         if on_turn:
-            on_turn(result.turns, [c.function.name for c in calls if getattr(c, "function", None)])
+            on_turn(result.turns, [c.function.name for c in calls])
         if not calls:
             result.final_text = message.content or ""
             return result

@@ -136,7 +136,7 @@ def _api_message(exc: openai.APIStatusError) -> str:
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:
     try:
-        return float(exc.response.headers.get("retry-after"))
+        return float(exc.response.headers.get("retry-after", ""))
     except (TypeError, ValueError):
         return None
 

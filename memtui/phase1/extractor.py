@@ -24,6 +24,7 @@ from memtui.phase1.render import render_items
 from memtui.redact import redact
 from memtui.rollouts import codex, jsonl
 from memtui.rollouts.filter import items_from_bytes
+from memtui.rollouts.model import Transcript
 from memtui.settings import Settings
 from memtui.trust.annotate import annotate, sources_of
 from memtui.trust.hidden import strip_hidden
@@ -56,7 +57,7 @@ class Extraction:
     redactions: dict[str, int] = field(default_factory=dict)  # input-side redactions by kind
     user_said: str | None = None  # the user's own words (redacted, normalised), to check the output's quotes
     dropped_quotes: list[str] = field(default_factory=list)  # output lines quoting words the user never said
-    items: list[dict] | None = None  # the rollout's memory items, to derive each statement's trust class
+    items: Transcript | None = None  # the rollout's memory items, to derive each statement's trust class
     hidden_removed: int = 0  # invisible characters removed from the output (``trust.hidden``)
     dropped_untrusted: list[str] = field(default_factory=list)  # lines claiming the user's authority without it
 
@@ -121,12 +122,12 @@ def keep_faithful_quotes(info: Extraction) -> None:
 MEMORY_TURNED_OFF = "memory turned off for this thread (its last session_meta); nothing was read or sent"
 
 
-def mark_trust(info: Extraction, out: StageOneOutput, items: list[dict] | None = None) -> StageOneOutput:
+def mark_trust(info: Extraction, out: StageOneOutput, items: Transcript | None = None) -> StageOneOutput:
     """``out`` (the redacted output: markers after a line would break a secret's multi-line context) with every
     statement marked with the trust class its cited items earn (``trust.annotate``)."""
     items = info.items if items is None else items
     info.items = None  # not needed past this point; a big rollout's items should not outlive the job
-    sources, classes = sources_of(items or [])  # no items: nothing cited, every statement is the agent's
+    sources, classes = sources_of(items or Transcript([]))  # no items: nothing cited, every statement is the agent's
     raw = annotate(out.raw_memory, sources, classes)
     summary = annotate(out.rollout_summary, sources, classes)
     info.hidden_removed += raw.hidden_removed + summary.hidden_removed
@@ -134,7 +135,7 @@ def mark_trust(info: Extraction, out: StageOneOutput, items: list[dict] | None =
     return out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
-def read_items(job: Candidate) -> list[dict]:
+def read_items(job: Candidate) -> Transcript:
     """The rollout's memory items, read at extraction time. A Codex thread whose memory the user turned off since
     it was indexed (the file grew by a ``session_meta`` saying so) is refused here, the one path every extractor
     (model, offline, batch) reads through, so the opt-out holds even before the next ingest records it."""
@@ -145,7 +146,7 @@ def read_items(job: Candidate) -> list[dict]:
     if job.source_kind == "codex" and codex.memory_mode_of(data, job.thread_id) != "enabled":
         raise ExtractionFailed(MEMORY_TURNED_OFF)
     try:
-        return items_from_bytes(data, job.source_kind, Path(job.path))
+        return Transcript(items_from_bytes(data, job.source_kind, Path(job.path)))
     except Exception as exc:
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
 
@@ -179,7 +180,7 @@ class ModelExtractor:
         """The user message to send (CPU work, run off the event loop) and the measurements so far."""
         return self.prepare_items(job, read_items(job))
 
-    def prepare_items(self, job: Candidate, items: list[dict], rendered: str | None = None) -> tuple[str, Extraction]:
+    def prepare_items(self, job: Candidate, items: Transcript, rendered: str | None = None) -> tuple[str, Extraction]:
         """``prepare`` from the already read items (and their rendering: the batch path hashes it too)."""
         red = redact(render_items(items) if rendered is None else rendered)
         built = build_stage_one_input_message(job.path, job.cwd, red.text, self.settings, system=self.system)

@@ -14,6 +14,7 @@ import asyncio
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -30,6 +31,7 @@ from memtui.phase1.extractor import (
 from memtui.phase1.quotes import user_words as quoted_words
 from memtui.phase1.statements import is_durable, normalized, sentences
 from memtui.redact import redact
+from memtui.rollouts.model import ACTION_CALL_TYPES, Origin, Transcript
 from memtui.rollouts.user_words import user_words
 
 OFFLINE_MODEL = "offline"
@@ -151,84 +153,43 @@ class Digest:
 # --- reading items (Responses-API shapes; the filter maps Claude Code onto them) -------------------------------------------
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [
-            c.get("text", "")
-            for c in content
-            if isinstance(c, dict) and c.get("type") in ("input_text", "output_text", "text")
-        ]
-        return "\n".join(p for p in parts if p)
-    return ""
+def _shell_output(text: str) -> str:
+    """Codex's older shell tool wraps its output as ``{"output": ..., "metadata": {"exit_code": ...}}``: the
+    output, with its exit code when it failed."""
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(obj, dict) and "output" in obj:
+        meta = obj.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return f"{obj['output']}\nexit code: {code}" if code else str(obj["output"])
+    return text
 
 
-def _output_text(output: Any) -> str:
-    if isinstance(output, str):
-        try:  # Codex's older shell tool wraps {"output": ..., "metadata": {"exit_code": ...}}
-            obj = json.loads(output)
-        except ValueError:
-            return output
-        if isinstance(obj, dict) and "output" in obj:
-            code = (obj.get("metadata") or {}).get("exit_code")
-            return f"{obj['output']}\nexit code: {code}" if code else str(obj["output"])
-        return output
-    if isinstance(output, list):
-        return "\n".join(
-            _output_text(o.get("text", o.get("content", ""))) if isinstance(o, dict) else str(o) for o in output
-        )
-    if isinstance(output, dict):
-        return _output_text(output.get("content") or output.get("output") or "")
-    return ""
-
-
-def _args(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
-
-
-def digest_items(items: list[dict[str, Any]]) -> Digest:
+def digest_items(items: Transcript) -> Digest:
     """What the items say, each piece with its item number. Only ``user`` messages are the user's words: context
     and injected text never reach them (``rollouts.user_words``)."""
     d = Digest()
-    by_id: dict[str, Call] = {}
-
-    def add_call(call_id: Any, call: Call) -> None:
-        d.calls.append(call)
-        if call_id:
-            by_id[str(call_id)] = call
-
-    def add_output(call_id: Any, text: str, number: int) -> None:
-        call = by_id.get(str(call_id)) if call_id else None
-        if call is not None:
-            call.output, call.output_item = text, number
-            codes = [int(c) for c in _EXIT_CODE.findall(text)]
-            call.exit_code = next((c for c in reversed(codes) if c != 0), None)
-            call.failed = call.exit_code is not None or (not codes and _FAIL_MARKERS.search(text) is not None)
-
-    for number, item in enumerate(items, 1):
-        kind = item.get("type")
-        if kind == "message":
-            text = _text_of(item.get("content")).strip()
-            if item.get("role") == "user":
+    for item in items:
+        if item.type == "message":
+            text = item.text.strip()
+            if item.origin is Origin.USER:
                 words = user_words(text)  # the filter already decided; items from elsewhere get the same test
                 if words:
-                    d.user_messages.append(Said(words, number))
-            elif item.get("role") == "assistant" and text:
-                d.final_answer, d.final_answer_item = text, number
-        elif kind == "function_call":
-            add_call(item.get("call_id"), Call(item.get("name") or "?", _args(item.get("arguments")), number))
-        elif kind == "custom_tool_call":
-            add_call(item.get("call_id"), Call(item.get("name") or "?", item.get("input"), number))
-        elif kind == "local_shell_call":
-            add_call(item.get("call_id"), Call("local_shell", (item.get("action") or {}).get("command"), number))
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            add_output(item.get("call_id"), _output_text(item.get("output")), number)
+                    d.user_messages.append(Said(words, item.number))
+            elif item.role == "assistant" and text:
+                d.final_answer, d.final_answer_item = text, item.number
+        elif item.type in ACTION_CALL_TYPES:
+            name = "local_shell" if item.type == "local_shell_call" else item.name or "?"
+            call = Call(name, item.arguments, item.number)
+            d.calls.append(call)
+            if item.output is not None and item.output.type != "tool_search_output":
+                text = _shell_output(item.output.text)
+                call.output, call.output_item = text, item.output.number
+                codes = [int(c) for c in _EXIT_CODE.findall(text)]
+                call.exit_code = next((c for c in reversed(codes) if c != 0), None)
+                call.failed = call.exit_code is not None or (not codes and _FAIL_MARKERS.search(text) is not None)
     return d
 
 
@@ -293,7 +254,7 @@ def _one_line(text: str, limit: int = 120) -> str:
     return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
-def durable_statements(user_messages: list[Said] | list[str]) -> list[Said]:
+def durable_statements(user_messages: Sequence[Said | str]) -> list[Said]:
     """The durable sentences of the user's messages, first occurrence kept (deduplicated by their words)."""
     out: dict[str, Said] = {}
     for number, message in enumerate(user_messages, 1):
@@ -362,7 +323,7 @@ def _cite(*numbers: int | None) -> str:
     return " ".join(f"[item {n}]" for n in numbers if n is not None)
 
 
-def build_offline_output(items: list[dict[str, Any]], cwd: str | None) -> StageOneOutput:
+def build_offline_output(items: Transcript, cwd: str | None) -> StageOneOutput:
     """The deterministic stage-one output for already-redacted memory items."""
     d = digest_items(items)
     statements = durable_statements(d.user_messages)
@@ -376,11 +337,11 @@ def build_offline_output(items: list[dict[str, Any]], cwd: str | None) -> StageO
     read: dict[str, int] = {}
     for call in d.calls:
         w, r = files_of(call)
-        for f in w:
-            written.setdefault(f, call.item)
-        for f in r:
-            read.setdefault(f, call.item)
-    only_read = {f: n for f, n in read.items() if f not in written}
+        for name in w:
+            written.setdefault(name, call.item)
+        for name in r:
+            read.setdefault(name, call.item)
+    only_read = {name: n for name, n in read.items() if name not in written}
     lines = [f"# {title}", "", OFFLINE_LABEL, ""]
     lines.append(
         f"Rollout context: cwd {where}; {len(d.user_messages)} user message(s), {len(d.calls)} tool call(s), "
@@ -467,9 +428,8 @@ class OfflineExtractor:
     model = OFFLINE_MODEL
 
     def run(self, job: Candidate) -> Extraction:
-        items = read_items(job)
         counts: dict[str, int] = {}
-        items = redact_tree(items, counts)
+        items = Transcript(redact_tree(read_items(job).raw, counts))
         output = build_offline_output(items, job.cwd)
         info = Extraction(
             output=output,

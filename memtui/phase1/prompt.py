@@ -136,9 +136,9 @@ def fit_by_tier(text: str, max_tokens: int, bytes_per_token: float = 3.0) -> Tru
             remaining -= cost + omitted
             chosen[index] = line
     out: list[str] = []
-    for line in chosen:
-        if line is not None:
-            out.append(line)
+    for kept in chosen:
+        if kept is not None:
+            out.append(kept)
         elif not out or out[-1] != OMITTED:
             out.append(OMITTED)
     kept = "\n".join(out)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from memtui.redact import redact_text
+from memtui.rollouts.model import Transcript
 
 _QUOTED = re.compile(
     r"(?:the user (?:said|asked|corrected|wrote)[^:\"]{0,40}:|\b(?:remember|forget):)\s*[\"“](?P<quote>[^\"”]+)[\"”]",
@@ -34,18 +34,9 @@ def _norm(text: str) -> str:
     return " ".join(text.replace("\\n", " ").translate(_TYPO).lower().split())
 
 
-def user_words(items: list[dict[str, Any]]) -> str:
+def user_words(items: Transcript) -> str:
     """Everything the user typed in a rollout (``user`` message items), redacted and normalised."""
-    parts: list[str] = []
-    for item in items:
-        if item.get("type") != "message" or item.get("role") != "user":
-            continue
-        content = item.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts += [c["text"] for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
-    return _norm(redact_text("\n".join(parts)))
+    return _norm(redact_text("\n".join(items.user_texts())))
 
 
 def quote_is_faithful(quote: str, said: str) -> bool:

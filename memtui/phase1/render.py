@@ -13,25 +13,14 @@ adding evidence.
 from __future__ import annotations
 
 import re
-from enum import IntEnum, StrEnum
+from collections.abc import Iterable
+from enum import IntEnum
 from typing import Any
 
 import orjson
 
 from memtui.citations.model import ENTRIES_OPEN, OPEN_TAG
-
-
-class Origin(StrEnum):
-    """Who produced an item: the word that follows ``[item N]`` in the Phase 1 input (typed, so other readers of
-    that input, such as trust classes, never guess from free text)."""
-
-    USER = "user"
-    ASSISTANT = "assistant"
-    COMMENTARY = "assistant commentary"  # a Codex message with ``phase: "commentary"``: progress, not the answer
-    TOOL_CALL = "tool call"
-    TOOL_OUTPUT = "tool output"
-    AGENT = "agent message"
-    CONTEXT = "context"  # injected by the agent's tooling (``rollouts.user_words``): never the user's words
+from memtui.rollouts.model import ACTION_CALL_TYPES, Origin, TranscriptItem
 
 
 class Tier(IntEnum):
@@ -56,13 +45,6 @@ TIER_OF: dict[Origin, Tier] = {
     Origin.TOOL_OUTPUT: Tier.TOOL,
 }
 
-ORIGIN_USER = Origin.USER
-ORIGIN_ASSISTANT = Origin.ASSISTANT
-ORIGIN_TOOL_CALL = Origin.TOOL_CALL
-ORIGIN_TOOL_OUTPUT = Origin.TOOL_OUTPUT
-ORIGIN_AGENT = Origin.AGENT
-ORIGIN_CONTEXT = Origin.CONTEXT
-ORIGINS = tuple(Origin)
 CITES_MEMORY = "assistant, restating memory (carries a memory citation; not new evidence)"
 
 # Per-item caps, in bytes of the rendered line (``rollout_input.rs``: ``TOOL_OUTPUT_TOKENS`` = 2,000 at 4 bytes a
@@ -100,30 +82,8 @@ def cut_middle(line: str, max_bytes: int) -> str:
     return f"{head}…[memtui: {cut} bytes cut]…{tail}"
 
 
-_CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call"}
-_OUTPUTS = {"function_call_output", "custom_tool_call_output", "tool_search_output"}
-
-
 def _q(value: Any) -> str:
     return orjson.dumps(value).decode()
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for part in content:
-        if not isinstance(part, dict):
-            continue
-        if isinstance(part.get("text"), str):
-            parts.append(part["text"])
-        elif part.get("type") == "input_image":
-            parts.append("[image]")
-        elif part.get("type") == "encrypted_content":
-            parts.append("[encrypted content]")
-    return "\n".join(parts)
 
 
 def cites_memory(text: str) -> bool:
@@ -131,71 +91,35 @@ def cites_memory(text: str) -> bool:
     return OPEN_TAG in text or ENTRIES_OPEN in text
 
 
-def origin_of(item: dict[str, Any]) -> Origin:
-    kind = item.get("type")
-    if kind == "message":
-        role = item.get("role")
-        if role == "user":
-            return Origin.USER
-        if role == "context":
-            return Origin.CONTEXT
-        return Origin.COMMENTARY if item.get("phase") == "commentary" else Origin.ASSISTANT
-    if kind in _CALLS:
-        return ORIGIN_TOOL_CALL
-    if kind in _OUTPUTS:
-        return ORIGIN_TOOL_OUTPUT
-    if kind == "agent_message":
-        return ORIGIN_AGENT
-    return ORIGIN_TOOL_OUTPUT  # anything else the filter kept was produced by the environment, not by a person
-
-
-def _arguments(raw: Any) -> str:
-    if isinstance(raw, str):
-        try:
-            return _q(orjson.loads(raw))
-        except orjson.JSONDecodeError:
-            return _q(raw)
-    return _q(raw)
-
-
-def render_item(n: int, item: dict[str, Any]) -> str:
+def render_item(item: TranscriptItem) -> str:
     """``[item n] <origin>: <content>`` on one line, within the per-item caps (tool output ~2,000 tokens, any item
     10,000 bytes): one long dump never crowds out the rest."""
-    line = _render_item(n, item)
-    cap = TOOL_OUTPUT_BYTES if origin_of(item) is Origin.TOOL_OUTPUT else MAX_ROW_BYTES
+    line = _render_item(item)
+    cap = TOOL_OUTPUT_BYTES if item.origin is Origin.TOOL_OUTPUT else MAX_ROW_BYTES
     return cut_middle(line, cap)
 
 
-def _render_item(n: int, item: dict[str, Any]) -> str:
-    kind = item.get("type")
-    origin = origin_of(item)
+def _render_item(item: TranscriptItem) -> str:
+    n, kind, origin = item.number, item.type, item.origin
+    said: str = origin
     if kind == "message":
-        text = _text(item.get("content"))
-        if origin == ORIGIN_ASSISTANT and cites_memory(text):
-            origin = CITES_MEMORY
-        if origin == ORIGIN_CONTEXT and item.get("label"):
-            origin = f"{ORIGIN_CONTEXT} {item['label']}"
-        return f"[item {n}] {origin}: {_q(text)}"
-    if kind in ("function_call", "custom_tool_call"):
-        name = item.get("name") or "?"
-        args = _arguments(item.get("arguments")) if kind == "function_call" else _q(item.get("input", ""))
-        return f"[item {n}] {origin} {name}: {args}"
+        if origin is Origin.ASSISTANT and cites_memory(item.text):
+            said = CITES_MEMORY
+        if origin is Origin.CONTEXT and item.label:
+            said = f"{Origin.CONTEXT} {item.label}"
+        return f"[item {n}] {said}: {_q(item.text)}"
     if kind == "local_shell_call":
-        action = item.get("action") or {}
-        return f"[item {n}] {origin} shell: {_q(action.get('command'))}"
-    if kind in _OUTPUTS:
-        out = item.get("output")
-        text = out if isinstance(out, str) else _text(out) if isinstance(out, list) else _q(out)
-        if kind == "tool_search_output":
-            text = _q(item.get("tools", []))
-        return f"[item {n}] {origin}: {_q(text)}"
+        return f"[item {n}] {origin} shell: {_q(item.arguments)}"
+    if kind in ACTION_CALL_TYPES:
+        return f"[item {n}] {origin} {item.name or '?'}: {_q(item.arguments)}"
+    if item.is_output:
+        return f"[item {n}] {origin}: {_q(item.text)}"
     if kind == "agent_message":
-        author = item.get("author") or "?"
-        return f"[item {n}] {origin} from {author}: {_q(_text(item.get('content')))}"
-    rest = {k: v for k, v in item.items() if k not in ("type", "id")}
+        return f"[item {n}] {origin} from {item.author or '?'}: {_q(item.text)}"
+    rest = {k: v for k, v in item.raw.items() if k not in ("type", "id")}
     return f"[item {n}] {origin} {kind}: {_q(rest)}"
 
 
-def render_items(items: list[dict[str, Any]]) -> str:
-    """The whole rollout as numbered lines; item N is ``items[N-1]``. Not redacted: the caller redacts the text."""
-    return "\n".join(render_item(n, item) for n, item in enumerate(items, 1))
+def render_items(items: Iterable[TranscriptItem]) -> str:
+    """The whole rollout as numbered lines; line N is item N. Not redacted: the caller redacts the text."""
+    return "\n".join(render_item(item) for item in items)

@@ -36,6 +36,7 @@ from memtui.settings import Settings
 from memtui.state.jobs import (
     STAGE1,
     ClaimStatus,
+    RunOutcome,
     close_abandoned_runs,
     finish_job_run,
     mark_stage1_job_failed,
@@ -272,14 +273,13 @@ class _Run:
             owned = mark_stage1_job_failed(
                 self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
             )
-            outcome = "failed" if owned else "lost_lease"
-            record.update(outcome=outcome, error=reason)
+            record.update(outcome=RunOutcome.FAILED if owned else RunOutcome.LOST_LEASE, error=reason)
         except Exception as exc:  # a bug or an unexpected I/O error: still a recorded, backed-off failure
             reason = f"{type(exc).__name__}: {exc}"
             owned = mark_stage1_job_failed(
                 self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
             )
-            record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
+            record = {"outcome": RunOutcome.FAILED if owned else RunOutcome.LOST_LEASE, "error": reason}
         else:
             try:
                 # CPU work over the whole rollout: off the event loop, so the other calls in flight keep going.
@@ -290,7 +290,7 @@ class _Run:
                 owned = mark_stage1_job_failed(
                     self.conn, job.thread_id, token, reason, self.settings.job_retry_delay_seconds
                 )
-                record = {"outcome": "failed" if owned else "lost_lease", "error": reason}
+                record = {"outcome": RunOutcome.FAILED if owned else RunOutcome.LOST_LEASE, "error": reason}
         finish_job_run(self.conn, run_id, **record)
         self._account(record)
         self._tick(job, record["outcome"])
@@ -304,7 +304,7 @@ class _Run:
         self.summary.dropped_untrusted += len(result.dropped_untrusted)
         if out.raw_memory == "" or out.rollout_summary == "":
             owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
-            record.update(outcome="no_output" if owned else "lost_lease", noop=1)
+            record.update(outcome=RunOutcome.NO_OUTPUT if owned else RunOutcome.LOST_LEASE, noop=1)
         else:
             owned = mark_stage1_job_succeeded(
                 self.conn,
@@ -316,24 +316,24 @@ class _Run:
                 out.rollout_slug,
                 offline=result.offline,
             )
-            record["outcome"] = "succeeded" if owned else "lost_lease"
+            record["outcome"] = RunOutcome.SUCCEEDED if owned else RunOutcome.LOST_LEASE
         if not owned:
             record["error"] = "lease lost before finalize: another worker owns this job; nothing written"
         return record
 
     def _account(self, record: dict[str, Any]) -> None:
         s = self.summary
-        outcome = record["outcome"]
-        if outcome == "succeeded":
-            s.succeeded += 1
-        elif outcome == "no_output":
-            s.noop += 1
-        elif outcome == "lost_lease":
-            s.lost_lease += 1
-        else:
-            s.failed += 1
-            reason = short_reason(record.get("error") or "unknown")
-            s.failures[reason] = s.failures.get(reason, 0) + 1
+        match RunOutcome(record["outcome"]):
+            case RunOutcome.SUCCEEDED:
+                s.succeeded += 1
+            case RunOutcome.NO_OUTPUT:
+                s.noop += 1
+            case RunOutcome.LOST_LEASE:
+                s.lost_lease += 1
+            case RunOutcome.FAILED:
+                s.failed += 1
+                reason = short_reason(record.get("error") or "unknown")
+                s.failures[reason] = s.failures.get(reason, 0) + 1
         s.prompt_tokens += record.get("prompt_tokens") or 0
         s.completion_tokens += record.get("completion_tokens") or 0
         s.estimated_tokens += record.get("estimated_tokens") or 0

@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -26,6 +26,7 @@ from memtui.memroot.view import remove_leftover_views
 from memtui.phase2 import baseline, review, unchanged
 from memtui.phase2.cli_agent import Tree, changed_paths, scan
 from memtui.phase2.offline import consolidate_offline
+from memtui.phase2.outcome import Outcome, SkipReason
 from memtui.phase2.prompt import PromptInputs, history_budget_bytes, render_consolidation_prompt
 from memtui.phase2.prompt_inputs import (
     person_edits,
@@ -48,23 +49,20 @@ from memtui.state import global_job, person_lines, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
 from memtui.trust.enforce import TrustViolation, enforce_run, run_evidence
 
-Outcome = Literal["no_changes", "awaiting_review", "approved", "failed", "skipped", "busy"]
 Cancel = threading.Event | Callable[[], bool] | None
 
+
 _SKIP_REASONS = {
-    global_job.ClaimOutcome.SKIPPED_RUNNING: "lock held: another Phase 2 run is in progress",
-    global_job.ClaimOutcome.SKIPPED_COOLDOWN: "cooldown: the last consolidation succeeded recently (use --force)",
-    global_job.ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE: "retry backoff: the last run failed recently, so automatic "
-    "runs wait; `memtui phase2 --retry` (or the Jobs screen's t) runs it now",
+    global_job.ClaimOutcome.SKIPPED_RUNNING: SkipReason.LOCK_HELD,
+    global_job.ClaimOutcome.SKIPPED_COOLDOWN: SkipReason.COOLDOWN,
+    global_job.ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE: SkipReason.RETRY_BACKOFF,
 }
-NOTHING_TO_CONSOLIDATE = (
-    "nothing to consolidate: no memories yet and no MEMORY.md; `memtui ingest` then `memtui phase1` extract them"
-)
 
 
 class Phase2Result(BaseModel):
     outcome: Outcome
-    reason: str | None = None
+    reason: str | None = None  # in words: the skip's message, the failure, or why an auto-approve did not happen
+    skip: SkipReason | None = None  # set when ``outcome`` is skipped
     run_id: int | None = None
     selected: int = 0
     changes: int = 0  # files changed since the baseline before consolidation
@@ -80,21 +78,27 @@ class Phase2Result(BaseModel):
     def message(self) -> str:
         return "".join(f"{line}\n" for line in self.housekeeping) + self._outcome_message()
 
+    @classmethod
+    def skipped(cls, skip: SkipReason, run_id: int | None = None) -> Phase2Result:
+        return cls(outcome=Outcome.SKIPPED, skip=skip, reason=skip.message(run_id), run_id=run_id)
+
     def _outcome_message(self) -> str:
-        if self.outcome == "skipped":
-            return f"skipped: {self.reason}"
-        if self.outcome == "busy":
-            return str(self.reason)  # "busy: ... Retry shortly."
-        if self.outcome == "failed":
-            return f"failed: {self.reason}"
-        if self.outcome == "no_changes":
-            return f"no changes: {self.selected} memories selected, workspace matches the baseline"
         head = f"run #{self.run_id} ({'offline' if self.offline else f'{self.turns} agent turns'}): "
         files = f"{len(self.stat)} file(s) changed"
-        if self.outcome == "approved":
-            return head + f"approved, {files}, new baseline {str(self.commit)[:12]}"
-        hidden = f"; removed {self.hidden_removed} hidden character(s) it wrote" if self.hidden_removed else ""
-        return head + f"awaiting review, {files}{hidden}; see `memtui review show`, then approve or reject"
+        match self.outcome:
+            case Outcome.SKIPPED:
+                return f"skipped: {self.reason}"
+            case Outcome.BUSY:
+                return str(self.reason)  # "busy: ... Retry shortly."
+            case Outcome.FAILED:
+                return f"failed: {self.reason}"
+            case Outcome.NO_CHANGES:
+                return f"no changes: {self.selected} memories selected, workspace matches the baseline"
+            case Outcome.APPROVED:
+                return head + f"approved, {files}, new baseline {str(self.commit)[:12]}"
+            case Outcome.AWAITING_REVIEW:
+                hidden = f"; removed {self.hidden_removed} hidden character(s) it wrote" if self.hidden_removed else ""
+                return head + f"awaiting review, {files}{hidden}; see `memtui review show`, then approve or reject"
 
 
 class Phase2Failure(RuntimeError):
@@ -251,9 +255,9 @@ def run_phase2(
     for note in settle(ctx):  # a killed approve finished first: its run no longer awaits review
         say(note)
     if (waiting := review.pending_run(ctx.conn)) is not None:
-        return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
+        return Phase2Result.skipped(SkipReason.AWAITING_REVIEW, waiting.id)
     if _nothing_to_consolidate(ctx):
-        return Phase2Result(outcome="skipped", reason=NOTHING_TO_CONSOLIDATE)
+        return Phase2Result.skipped(SkipReason.NOTHING_TO_CONSOLIDATE)
     try:
         with memory_root_lock(root, "Phase 2", wait=PHASE2_WAIT_SECONDS):
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="Phase 2")
@@ -270,7 +274,7 @@ def run_phase2(
             )
     except MemoryRootBusy as exc:
         say(str(exc))
-        return Phase2Result(outcome="busy", reason=str(exc))
+        return Phase2Result(outcome=Outcome.BUSY, reason=str(exc))
 
 
 def _nothing_to_consolidate(ctx: Context) -> bool:
@@ -294,7 +298,7 @@ def _no_changes(
     )
     forget.finish_without_changes(conn)
     say("no changes since the baseline")
-    return Phase2Result(outcome="no_changes", run_id=cur.lastrowid, selected=selected, offline=offline)
+    return Phase2Result(outcome=Outcome.NO_CHANGES, run_id=cur.lastrowid, selected=selected, offline=offline)
 
 
 def _run_locked(
@@ -314,17 +318,17 @@ def _run_locked(
     for note in recover_locked(ctx):
         say(f"recovered: {note}")
     if (waiting := review.pending_run(conn)) is not None:
-        return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
+        return Phase2Result.skipped(SkipReason.AWAITING_REVIEW, waiting.id)
     cooldown = 0 if force else s.phase2_cooldown_hours * 3600
     claim = global_job.try_claim_global_phase2_job(
         conn, review.worker_id(), s.job_lease_seconds, cooldown, skip_backoff=force or retry
     )
     if not claim.claimed or claim.token is None:
-        return Phase2Result(outcome="skipped", reason=_SKIP_REASONS[claim.outcome])
+        return Phase2Result.skipped(_SKIP_REASONS[claim.outcome])
     token = claim.token
     if (waiting := review.pending_run(conn)) is not None:  # decided between our check and the claim
         global_job.release_global_phase2_job(conn, token)
-        return Phase2Result(outcome="skipped", reason=f"awaiting review: run #{waiting.id}", run_id=waiting.id)
+        return Phase2Result.skipped(SkipReason.AWAITING_REVIEW, waiting.id)
 
     run_id: int | None = None
     journal: Journal | None = None
@@ -416,7 +420,7 @@ def _run_locked(
             if health.update_needs_model:
                 say(f"memory health: {len(health.update_needs_model)} proposed update(s) wait for a model run")
         else:
-            inputs = PromptInputs(
+            prompt_inputs = PromptInputs(
                 selected=selected,
                 person_edits=person_edits(changes),
                 renames=rollout_renames(root, changes),
@@ -430,10 +434,10 @@ def _run_locked(
                 from memtui.phase2.cli_agent import run_cli_agent
 
                 run = lambda text, folder: _run_agent(ctx, token, None, text, say, cancel, folder)  # noqa: E731
-                prompt_for = lambda folder: render_consolidation_prompt(folder, s, inputs)  # noqa: E731
+                prompt_for = lambda folder: render_consolidation_prompt(folder, s, prompt_inputs)  # noqa: E731
                 turns, ptok, ctok = run_cli_agent(ctx, journal, prompt_for, say, run)
             else:
-                prompt = render_consolidation_prompt(root, s, inputs)
+                prompt = render_consolidation_prompt(root, s, prompt_inputs)
                 tools = MemoryTools(root, journal, s.agent_max_write_bytes)
                 say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
                 turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
@@ -489,7 +493,7 @@ def _run_locked(
         )
         global_job.release_global_phase2_job(conn, token)
         result = Phase2Result(
-            outcome="awaiting_review",
+            outcome=Outcome.AWAITING_REVIEW,
             run_id=run_id,
             selected=len(selected),
             changes=len(changes),
@@ -528,7 +532,7 @@ def _run_locked(
             raise
         say(f"failed: {reason}")
         return Phase2Result(
-            outcome="failed", reason=reason, run_id=run_id, selected=len(selected), turns=turns, offline=offline
+            outcome=Outcome.FAILED, reason=reason, run_id=run_id, selected=len(selected), turns=turns, offline=offline
         )
     if auto_approve:  # outside the try: the run is complete and recorded; approval failing must not undo it
         try:
@@ -536,5 +540,5 @@ def _run_locked(
         except (review.ReviewError, baseline.BaselineError, OSError, MemoryRootBusy) as exc:
             say(f"auto-approve failed: {exc}; the run still awaits review")
             return result.model_copy(update={"reason": f"auto-approve failed: {exc}"})
-        result = result.model_copy(update={"outcome": "approved", "commit": approved.commit})
+        result = result.model_copy(update={"outcome": Outcome.APPROVED, "commit": approved.commit})
     return result

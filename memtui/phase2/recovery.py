@@ -47,7 +47,7 @@ def needs_recovery(ctx: Context) -> bool:
     if conn.execute("SELECT 1 FROM phase2_runs WHERE status='running' LIMIT 1").fetchone():
         return True
     job = global_job.read_global_job(conn)
-    if job is not None and job["status"] == "running" and global_job.holder_is_dead(job["worker_id"]):
+    if job is not None and job.running and global_job.holder_is_dead(job.worker_id):
         return True
     if conn.execute(_DECIDED_WITH_CONTENT).fetchone():
         return True

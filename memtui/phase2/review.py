@@ -121,6 +121,17 @@ class Phase2Run(BaseModel):
         return cls(**d)
 
 
+class ApproveIntent(BaseModel):
+    """What an approve decided, written before its commit: a kill after the commit is finished from this alone."""
+
+    except_ids: list[str] = []
+    amendments: dict[str, str] = {}
+    reason: str | None = None
+    changed: list[tuple[str, str]] = []
+    evidence_threads: dict[str, list[str]] = {}
+    written: dict[str, str | None] = {}  # file -> hash of what the approve wrote (None: removed)
+
+
 class ReviewResult(BaseModel):
     run_id: int
     status: str
@@ -329,12 +340,17 @@ def approve(
                 except decide.ChangedWhileApproving as exc:
                     raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
             # what the rest of the decision needs, kept before the commit: a kill after it is finished from this
-            intent = {"except_ids": except_ids or [], "amendments": amendments or {}, "reason": reason}
-            intent |= {"changed": changed, "evidence_threads": evidence_threads}
-            intent["written"] = {rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()}
+            intent = ApproveIntent(
+                except_ids=list(except_ids or []),
+                amendments=amendments or {},
+                reason=reason,
+                changed=changed,
+                evidence_threads=evidence_threads,
+                written={rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()},
+            )
             conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                (INTENT_KEY.format(run.id), json.dumps(intent)),
+                (INTENT_KEY.format(run.id), intent.model_dump_json()),
             )
             commit = baseline.commit_tree(root, str(base), approve_message(run))
             _job_after_approval(conn, run, claim.token)
@@ -350,7 +366,7 @@ def approve(
         run_id=run.id,
         status="approved",
         commit=commit,
-        watermark=job["last_success_watermark"],
+        watermark=job.last_success_watermark if job else None,
         included_changes=changed,
         decision=decision,
         hunks_in=len(p.hunk_refs(True)),
@@ -370,7 +386,7 @@ def _finished_approve(conn: sqlite3.Connection, run: Phase2Run) -> ReviewResult:
         run_id=run.id,
         status="approved",
         commit=run.new_commit,
-        watermark=job["last_success_watermark"] if job else None,
+        watermark=job.last_success_watermark if job else None,
         decision=row[0] if row else None,
     )
 
@@ -488,11 +504,11 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
     subject = baseline.run_git(root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
     if subject != approve_message(run):
         if row is not None:  # killed before its commit: put back what it wrote, so the run is as it was reviewed
-            _roll_back_plan(root, run, json.loads(row[0]).get("written", {}))
+            _roll_back_plan(root, run, ApproveIntent.model_validate_json(row[0]).written)
             conn.execute("DELETE FROM meta WHERE key=?", (INTENT_KEY.format(run.id),))
         return None
-    intent = json.loads(row[0]) if row else {}
-    p = _plan_after_commit(root, run, intent.get("except_ids", []), intent.get("amendments") or {})
+    intent = ApproveIntent.model_validate_json(row[0]) if row else ApproveIntent()
+    p = _plan_after_commit(root, run, intent.except_ids, intent.amendments)
     claim = global_job.try_claim_global_phase2_job(
         conn, worker_id(), ctx.settings.job_lease_seconds, 0, skip_backoff=True
     )
@@ -504,8 +520,7 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
     except BaseException:
         global_job.release_global_phase2_job(conn, claim.token)
         raise
-    changed = [tuple(c) for c in intent.get("changed", [])]
-    _record_approved(ctx, run, p, commit, changed, intent.get("evidence_threads", {}), intent.get("reason"))  # type: ignore[arg-type]
+    _record_approved(ctx, run, p, commit, intent.changed, intent.evidence_threads, intent.reason)
     return run.id
 
 
@@ -533,7 +548,7 @@ def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendme
     files = parse_diff(run.diff)
     hunks = [h for f in files for h in f.hunks]
     p = decide.Plan(hunks=hunks, rejected=resolve_ids(hunks, except_ids))
-    p.amended = {resolve_ids(hunks, [key])[0]: text for key, text in amendments.items()}
+    p.amended = {hid: text for key, text in amendments.items() for hid in resolve_ids(hunks, [key])}
     for f in files:
         if any(h.id in p.rejected for h in f.hunks):
             text = baseline.run_git(root, "cat-file", "blob", f"HEAD:{f.path}", check=False)

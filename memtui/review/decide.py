@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,7 +93,7 @@ def plan(
     except_ids: Iterable[str] = (),
     amendments: dict[str, str] | None = None,
     *,
-    reviewed_text=_workspace_text,
+    reviewed_text: Callable[[Path, str], str | None] = _workspace_text,
     trusted_ids: Iterable[str] = (),
 ) -> Plan:
     """Resolve ids (prefixes allowed) and compute every decided file's content from the baseline and the run's

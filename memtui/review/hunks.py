@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -207,6 +208,21 @@ def parse_diff(diff: str) -> list[FileDiff]:
 
 def hunks_of(diff: str) -> list[Hunk]:
     return [h for f in parse_diff(diff) for h in f.hunks]
+
+
+@dataclass(frozen=True)
+class HunkDecisions:
+    """A person's decisions on a run's hunks (ids or unique prefixes), one shape from the review screen or the CLI
+    to the approve that applies them: hunks left out, hunks whose new text was amended, and hunks whose tool-only
+    lines were let into what agents load."""
+
+    except_ids: tuple[str, ...] = ()
+    amendments: Mapping[str, str] = field(default_factory=dict)
+    trusted_ids: tuple[str, ...] = ()
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.except_ids)
 
 
 def resolve_ids(hunks: list[Hunk], wanted: list[str]) -> set[str]:

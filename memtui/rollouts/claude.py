@@ -25,6 +25,7 @@ from memtui.rollouts.model import (
     FileResult,
     LineStats,
     Thread,
+    content_text,
     iso_to_epoch,
 )
 from memtui.rollouts.user_words import CLAUDE_INJECTED_FLAGS, user_words
@@ -120,11 +121,9 @@ def standing_preview(data: bytes) -> str:
     """The first prompt of the conversation that stands (``filter.claude_items``), redacted and cut."""
     for item in claude_items(data, None):
         if item.get("type") == "message" and item.get("role") == "user":
-            text = "\n".join(
-                p["text"] for p in item["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)
-            )
-            if text.strip():
-                return redact_text(text.strip())[:PREVIEW_CHARS]
+            text = content_text(item.get("content")).strip()
+            if text:
+                return redact_text(text)[:PREVIEW_CHARS]
     return ""
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from pydantic import BaseModel
 
 from memtui.redact import redact_text
 from memtui.rollouts import jsonl
@@ -32,8 +33,10 @@ from memtui.rollouts.model import (
     LineStats,
     ResponseItem,
     SessionMeta,
+    SessionSource,
     Thread,
     TurnContext,
+    content_text,
     iso_to_epoch,
 )
 from memtui.rollouts.user_words import user_words
@@ -46,10 +49,10 @@ _MAX_PREVIEW_CANDIDATES = 200
 _ROLLBACK = "thread_rolled_back"
 SKIP_EMPTY = "empty file"
 SKIP_NO_META = "no session_meta and no thread id in the file name"
-_DIRECT_SOURCES = {"cli", "vscode", "exec", "mcp"}
-DEFAULT_SOURCE = "vscode"  # SessionSource::default() in codex-rs/protocol
+_DIRECT_SOURCES: dict[str, SessionSource] = {"cli": "cli", "vscode": "vscode", "exec": "exec", "mcp": "mcp"}
+DEFAULT_SOURCE: SessionSource = "vscode"  # SessionSource::default() in codex-rs/protocol
 
-_LINE_MODELS: dict[str, type] = {
+_LINE_MODELS: dict[str, type[BaseModel]] = {
     "session_meta": SessionMeta,
     "response_item": ResponseItem,
     "event_msg": EventMsg,
@@ -65,7 +68,7 @@ def thread_id_from_name(name: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def session_source(source: Any, payload: dict[str, Any]) -> tuple[str, str | None, str | None]:
+def session_source(source: Any, payload: dict[str, Any]) -> tuple[SessionSource, str | None, str | None]:
     """Codex ``source`` -> (session_source, source_detail, parent_thread_id).
 
     A missing ``source`` (older CLIs wrote none) is Codex's own default, ``SessionSource::VSCode``
@@ -75,9 +78,11 @@ def session_source(source: Any, payload: dict[str, Any]) -> tuple[str, str | Non
         return DEFAULT_SOURCE, None, parent
     if isinstance(source, str):
         if source in _DIRECT_SOURCES:
-            return source, None, parent
-        if source in ("subagent", "internal"):
-            return source, None, parent
+            return _DIRECT_SOURCES[source], None, parent
+        if source == "subagent":
+            return "subagent", None, parent
+        if source == "internal":
+            return "internal", None, parent
         return "custom", source, parent
     if isinstance(source, dict) and source:
         key, value = next(iter(source.items()))
@@ -95,14 +100,16 @@ def _describe(value: Any) -> str | None:
     if isinstance(value, str):
         return value
     if isinstance(value, dict) and value:
-        return next(iter(value))
+        first = next(iter(value))
+        return first if isinstance(first, str) else None
     return None
 
 
 def _find_key(value: Any, key: str) -> str | None:
     if isinstance(value, dict):
-        if isinstance(value.get(key), str):
-            return value[key]
+        found = value.get(key)
+        if isinstance(found, str):
+            return found
         for v in value.values():
             found = _find_key(v, key)
             if found:
@@ -174,8 +181,9 @@ def user_text(payload: dict[str, Any]) -> str | None:
         if item.get("role") != "user":
             continue
         for part in item.get("content") or ():
-            if isinstance(part, dict) and part.get("type") in ("input_text", "text") and part.get("text"):
-                return part["text"]
+            text = part.get("text") if isinstance(part, dict) and part.get("type") in ("input_text", "text") else None
+            if isinstance(text, str) and text:
+                return text
     return None
 
 
@@ -207,11 +215,9 @@ def standing_preview(data: bytes) -> str:
     """The first prompt of the turns that stand (``filter.codex_items``, which undoes rolled-back turns)."""
     for item in codex_items(data):
         if item.get("type") == "message" and item.get("role") == "user":
-            text = "\n".join(
-                p["text"] for p in item["content"] if isinstance(p, dict) and isinstance(p.get("text"), str)
-            )
-            if text.strip():
-                return redact_text(text.strip())[:PREVIEW_CHARS]
+            text = content_text(item.get("content")).strip()
+            if text:
+                return redact_text(text)[:PREVIEW_CHARS]
     return ""
 
 
@@ -312,7 +318,7 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         cwd=cwd,
         originator=meta.originator if meta else None,
         cli_version=meta.cli_version if meta else None,
-        session_source=source,  # type: ignore[arg-type]
+        session_source=source,
         source_detail=detail,
         parent_thread_id=parent,
         memory_mode=memory_mode_of(data, thread_id, scan)
@@ -339,7 +345,8 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
 
 def parse_line(lineno: int, obj: dict[str, Any]) -> CodexLine:
     """One decoded line as a ``CodexLine``; unknown line types keep their raw payload and no typed item."""
-    line_type = obj.get("type") if isinstance(obj.get("type"), str) else "unknown"
+    raw_type = obj.get("type")
+    line_type = raw_type if isinstance(raw_type, str) else "unknown"
     payload = obj.get("payload")
     model = _LINE_MODELS.get(line_type)
     item = None

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memtui.paths import Paths
+from memtui.rollouts.model import SourceKind
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
     path: str
-    source_kind: str  # codex | claude
+    source_kind: SourceKind
     size: int
     mtime_ns: int
     archived: bool
@@ -47,7 +48,7 @@ def _walk(root: Path, depth: int) -> Iterator[os.DirEntry[str]]:
             continue
 
 
-def _found(entry: os.DirEntry[str], kind: str, archived: bool) -> Found | None:
+def _found(entry: os.DirEntry[str], kind: SourceKind, archived: bool) -> Found | None:
     try:
         st = entry.stat()
     except OSError:

@@ -30,22 +30,11 @@ import orjson
 
 from memtui.rollouts import claude_tree, jsonl
 from memtui.rollouts.claude_tree import SpillReader
+from memtui.rollouts.model import CALL_TYPES, OUTPUT_TYPES, Transcript
 from memtui.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, classify_kind, user_words
 
 # should_persist_response_item_for_memories (codex-rs/rollout/src/policy.rs)
-PERSISTED_ITEM_TYPES = frozenset(
-    {
-        "agent_message",
-        "local_shell_call",
-        "function_call",
-        "function_call_output",
-        "tool_search_call",
-        "tool_search_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "web_search_call",
-    }
-)
+PERSISTED_ITEM_TYPES = CALL_TYPES | OUTPUT_TYPES | {"agent_message"}
 
 _HEAD = 112  # bytes of a line that hold the envelope type (and the payload type) in Codex's field order
 CONTEXT_ROLE = "context"  # injected context kept for the model, never the user's words (see ``user_words``)
@@ -447,6 +436,11 @@ def memory_items(path: Path, source_kind: str) -> list[dict[str, Any]]:
     """The memory-relevant response items of a rollout, in order. Raises ``jsonl.UnreadableFile``."""
     data, _ = jsonl.read_bytes(Path(path))
     return items_from_bytes(data, source_kind, Path(path))
+
+
+def read_transcript(path: Path, source_kind: str) -> Transcript:
+    """``memory_items`` typed and numbered, calls paired to their outputs. Raises ``jsonl.UnreadableFile``."""
+    return Transcript(memory_items(path, source_kind))
 
 
 def serialize_items(items: list[dict[str, Any]]) -> str:

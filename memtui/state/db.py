@@ -86,12 +86,12 @@ def checkpoint_wal(conn: sqlite3.Connection, attempts: int = 20) -> bool:
 
 
 def migrate(conn: sqlite3.Connection) -> int:
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise StateError(f"state database schema v{version} is newer than this memtui (v{SCHEMA_VERSION})")
     while version < SCHEMA_VERSION:
         with immediate(conn):
-            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            current = int(conn.execute("PRAGMA user_version").fetchone()[0])
             if current != version:  # another process migrated meanwhile
                 version = current
                 continue

@@ -17,6 +17,7 @@ from memtui import clock
 from memtui.state.db import immediate
 from memtui.state.jobs import GLOBAL as KIND
 from memtui.state.jobs import GLOBAL_KEY as KEY
+from memtui.state.jobs import JobRecord, read_job
 
 DEFAULT_RETRY_REMAINING = 3
 
@@ -59,11 +60,11 @@ def holder_is_dead(worker_id: str | None) -> bool:
         return False
 
 
-def lease_live(row: sqlite3.Row | None, now: int | None = None) -> bool:
+def lease_live(job: JobRecord | None, now: int | None = None) -> bool:
     """A running job whose lease has not run out and whose holder is not provably dead."""
-    if row is None or row["status"] != "running" or row["lease_until"] is None:
+    if job is None or not job.running or job.lease_until is None:
         return False
-    return row["lease_until"] > (clock.now_s() if now is None else now) and not holder_is_dead(row["worker_id"])
+    return job.lease_until > (clock.now_s() if now is None else now) and not holder_is_dead(job.worker_id)
 
 
 def release_dead_holder(conn: sqlite3.Connection) -> bool:
@@ -71,24 +72,24 @@ def release_dead_holder(conn: sqlite3.Connection) -> bool:
     was the process's, not the pipeline's), so the next run starts at once instead of after the lease."""
     with immediate(conn):
         row = read_global_job(conn)
-        if row is None or row["status"] != "running" or not holder_is_dead(row["worker_id"]):
+        if row is None or not row.running or not holder_is_dead(row.worker_id):
             return False
         conn.execute(
             "UPDATE jobs SET status='error', finished_at=?, lease_until=NULL, retry_at=NULL, ownership_token=NULL,"
             " last_error=? WHERE kind=? AND job_key=? AND status='running' AND worker_id=?",
             (
                 clock.now_s(),
-                f"interrupted: {row['worker_id']} stopped while holding the lock",
+                f"interrupted: {row.worker_id} stopped while holding the lock",
                 KIND,
                 KEY,
-                row["worker_id"],
+                row.worker_id,
             ),
         )
         return True
 
 
-def read_global_job(conn: sqlite3.Connection) -> sqlite3.Row | None:
-    return conn.execute("SELECT * FROM jobs WHERE kind=? AND job_key=?", (KIND, KEY)).fetchone()
+def read_global_job(conn: sqlite3.Connection) -> JobRecord | None:
+    return read_job(conn, KIND, KEY)
 
 
 def try_claim_global_phase2_job(
@@ -117,26 +118,26 @@ def try_claim_global_phase2_job(
                 (KIND, KEY, worker_id, token, now, now + lease_seconds, DEFAULT_RETRY_REMAINING),
             )
             return Claim(ClaimOutcome.CLAIMED, token, 0)
-        if not skip_backoff and row["retry_at"] is not None and row["retry_at"] > now:
+        if not skip_backoff and row.retry_at is not None and row.retry_at > now:
             return Claim(ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE)
         if lease_live(row, now):  # a holder provably dead (killed) is taken over at once, not after its lease
             return Claim(ClaimOutcome.SKIPPED_RUNNING)
         if (
             cooldown_seconds > 0
-            and row["last_error"] is None
-            and row["finished_at"] is not None
-            and row["finished_at"] > now - cooldown_seconds
+            and row.last_error is None
+            and row.finished_at is not None
+            and row.finished_at > now - cooldown_seconds
         ):
             return Claim(ClaimOutcome.SKIPPED_COOLDOWN)
         cur = conn.execute(
             "UPDATE jobs SET status='running', worker_id=?, ownership_token=?, started_at=?, finished_at=NULL,"
             " lease_until=?, retry_at=NULL, last_error=NULL"
             " WHERE kind=? AND job_key=? AND (NOT (status='running' AND lease_until > ?) OR worker_id IS ?)",
-            (worker_id, token, now, now + lease_seconds, KIND, KEY, now, row["worker_id"]),
+            (worker_id, token, now, now + lease_seconds, KIND, KEY, now, row.worker_id),
         )
         if cur.rowcount != 1:
             return Claim(ClaimOutcome.SKIPPED_RUNNING)
-        return Claim(ClaimOutcome.CLAIMED, token, int(row["input_watermark"] or 0))
+        return Claim(ClaimOutcome.CLAIMED, token, int(row.input_watermark or 0))
 
 
 def heartbeat_global_phase2_job(conn: sqlite3.Connection, token: str, lease_seconds: int) -> bool:

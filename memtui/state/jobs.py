@@ -36,6 +36,61 @@ class JobStatus(StrEnum):
 DEFAULT_RETRY_REMAINING = 3
 
 
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """One row of ``jobs``, typed: what every reader of a job (claims, recovery, status, review) sees."""
+
+    kind: str
+    job_key: str
+    status: JobStatus
+    worker_id: str | None = None
+    ownership_token: str | None = None
+    started_at: int | None = None
+    finished_at: int | None = None
+    lease_until: int | None = None
+    retry_at: int | None = None
+    retry_remaining: int = DEFAULT_RETRY_REMAINING
+    last_error: str | None = None
+    input_watermark: int | None = None
+    last_success_watermark: int | None = None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> JobRecord:
+        return cls(
+            kind=row["kind"],
+            job_key=row["job_key"],
+            status=JobStatus(row["status"]),
+            worker_id=row["worker_id"],
+            ownership_token=row["ownership_token"],
+            started_at=row["started_at"],
+            finished_at=row["finished_at"],
+            lease_until=row["lease_until"],
+            retry_at=row["retry_at"],
+            retry_remaining=row["retry_remaining"],
+            last_error=row["last_error"],
+            input_watermark=row["input_watermark"],
+            last_success_watermark=row["last_success_watermark"],
+        )
+
+    @property
+    def running(self) -> bool:
+        return self.status is JobStatus.RUNNING
+
+
+def read_job(conn: sqlite3.Connection, kind: str, job_key: str) -> JobRecord | None:
+    row = conn.execute("SELECT * FROM jobs WHERE kind = ? AND job_key = ?", (kind, job_key)).fetchone()
+    return None if row is None else JobRecord.from_row(row)
+
+
+class RunOutcome(StrEnum):
+    """``job_runs.outcome``: how one attempt ended (status and summaries count these)."""
+
+    SUCCEEDED = "succeeded"
+    NO_OUTPUT = "no_output"  # the extraction found nothing worth remembering: done, no memory written
+    FAILED = "failed"
+    LOST_LEASE = "lost_lease"  # another worker took the job over: this attempt wrote nothing
+
+
 class ClaimStatus(StrEnum):
     CLAIMED = "claimed"
     UP_TO_DATE = "up_to_date"
@@ -74,11 +129,12 @@ BATCH_WORKER_PREFIX = "memtui-batch-"
 
 
 def _running_count(conn: sqlite3.Connection, now: int, exclude_key: str | None = None) -> int:
-    return conn.execute(
+    row = conn.execute(
         "SELECT COUNT(*) FROM jobs WHERE kind = ? AND status = 'running' AND lease_until > ? AND job_key IS NOT ?"
         " AND COALESCE(worker_id, '') NOT LIKE ?",
         (STAGE1, now, exclude_key, BATCH_WORKER_PREFIX + "%"),
-    ).fetchone()[0]
+    ).fetchone()
+    return int(row[0])
 
 
 def try_claim_stage1_job(
@@ -100,7 +156,7 @@ def try_claim_stage1_job(
     with immediate(conn):
         if not force and stage1_is_up_to_date(conn, thread_id, source_updated_at):
             return Claim(ClaimStatus.UP_TO_DATE)
-        row = conn.execute("SELECT * FROM jobs WHERE kind = ? AND job_key = ?", (STAGE1, thread_id)).fetchone()
+        row = read_job(conn, STAGE1, thread_id)
         token = str(uuid.uuid4())
         if row is None:
             if max_running_jobs is not None and _running_count(conn, now) >= max_running_jobs:
@@ -123,17 +179,17 @@ def try_claim_stage1_job(
                 ),
             )
             return Claim(ClaimStatus.CLAIMED, token)
-        advanced = row["input_watermark"] is not None and source_updated_at > row["input_watermark"]
+        advanced = row.input_watermark is not None and source_updated_at > row.input_watermark
         gates_open = advanced or force
-        if row["status"] == "running" and (row["lease_until"] or 0) > now:
+        if row.running and (row.lease_until or 0) > now:
             return Claim(ClaimStatus.RUNNING)
-        if row["retry_remaining"] <= 0 and not gates_open:
+        if row.retry_remaining <= 0 and not gates_open:
             return Claim(ClaimStatus.RETRY_EXHAUSTED)
-        if row["retry_at"] is not None and row["retry_at"] > now and not gates_open:
+        if row.retry_at is not None and row.retry_at > now and not gates_open:
             return Claim(ClaimStatus.RETRY_BACKOFF)
         if max_running_jobs is not None and _running_count(conn, now, exclude_key=thread_id) >= max_running_jobs:
             return Claim(ClaimStatus.CAP_REACHED)
-        retry_remaining = DEFAULT_RETRY_REMAINING if advanced else max(row["retry_remaining"], 1 if force else 0)
+        retry_remaining = DEFAULT_RETRY_REMAINING if advanced else max(row.retry_remaining, 1 if force else 0)
         conn.execute(
             """
             UPDATE jobs SET status = 'running', worker_id = ?, ownership_token = ?, started_at = ?, finished_at = NULL,

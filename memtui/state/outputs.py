@@ -60,4 +60,5 @@ def delete_stage1_output(conn: sqlite3.Connection, thread_id: str) -> bool:
 
 
 def get_stage1_output(conn: sqlite3.Connection, thread_id: str) -> sqlite3.Row | None:
-    return conn.execute("SELECT * FROM stage1_outputs WHERE thread_id = ?", (thread_id,)).fetchone()
+    row: sqlite3.Row | None = conn.execute("SELECT * FROM stage1_outputs WHERE thread_id = ?", (thread_id,)).fetchone()
+    return row

@@ -228,14 +228,27 @@ def list_threads(
 def count_threads(conn: sqlite3.Connection, where: ThreadFilter | None = None) -> int:
     clauses, args = (where or ThreadFilter()).where()
     sql = "SELECT COUNT(*) FROM threads" + (" WHERE " + " AND ".join(clauses) if clauses else "")
-    return conn.execute(sql, args).fetchone()[0]
+    return int(conn.execute(sql, args).fetchone()[0])
 
 
-def skipped_files(conn: sqlite3.Connection, limit: int = 1000) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class SkippedFile:
+    """A rollout file that yielded no thread, and why."""
+
+    path: str
+    source_kind: str
+    size: int
+    reason: str | None
+    lines: int
+    skipped_lines: int
+    ingested_at: int
+
+
+def skipped_files(conn: sqlite3.Connection, limit: int = 1000) -> list[SkippedFile]:
     """Files that yielded no thread, newest first, with their reason (for ``status`` and the UI)."""
     rows = conn.execute(
         "SELECT path, source_kind, size, reason, lines, skipped_lines, ingested_at FROM ingest_files "
         "WHERE status = 'skipped' ORDER BY ingested_at DESC, path LIMIT ?",
         (limit,),
     )
-    return [dict(r) for r in rows]
+    return [SkippedFile(*r) for r in rows]

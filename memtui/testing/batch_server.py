@@ -240,11 +240,17 @@ class BatchServer:
                         )
                         fields = {p.get_param("name", header="content-disposition"): p for p in msg.iter_parts()}
                         part = fields.get("file")
-                        purpose = fields["purpose"].get_payload(decode=True).decode() if "purpose" in fields else ""
+                        purpose_part = fields.get("purpose")
+                        purpose_raw = purpose_part.get_payload(decode=True) if purpose_part is not None else b""
+                        purpose = purpose_raw.decode() if isinstance(purpose_raw, bytes) else ""
                         if part is None or purpose != "batch":
                             self._json(400, {"error": {"message": "file and purpose=batch are required"}})
                             return
-                        meta = server._file(part.get_payload(decode=True), purpose, part.get_filename() or "input")
+                        content = part.get_payload(decode=True)
+                        if not isinstance(content, bytes):
+                            self._json(400, {"error": {"message": "the file part has no content"}})
+                            return
+                        meta = server._file(content, purpose, part.get_filename() or "input")
                         self._json(200, meta)
                     elif path == "/v1/batches":
                         self._json(*server._create(json.loads(raw or b"{}")))

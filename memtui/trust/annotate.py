@@ -10,49 +10,33 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
-from memtui.phase1 import render
 from memtui.phase1.quotes import quote_is_faithful, user_quotes, user_words
+from memtui.rollouts.model import Origin, Transcript, TranscriptItem
 from memtui.trust import markers
-from memtui.trust.classes import Trust, cited_items, class_of, item_classes, item_origin
+from memtui.trust.classes import Trust, cited_items, class_of, item_classes
 from memtui.trust.hidden import strip_hidden, with_payloads
 from memtui.trust.injection import Sources
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            _text(c.get("text") or c.get("content") or "") if isinstance(c, dict) else str(c) for c in content
-        )
-    if isinstance(content, dict):
-        return _text(content.get("content") or content.get("output") or json.dumps(content))
-    return "" if content is None else str(content)
+def item_text(item: TranscriptItem) -> str:
+    """The words of one memory item, whatever its shape: a call is its tool and arguments, other items their text."""
+    if item.type == "local_shell_call":
+        return json.dumps(item.arguments)
+    if item.is_call:
+        if "arguments" not in item.raw and "input" not in item.raw:
+            return json.dumps({k: v for k, v in item.raw.items() if k not in ("type", "id")})
+        args = item.raw.get("arguments", item.raw.get("input"))  # as the agent wrote them, not re-encoded
+        return f"{item.name} {args if isinstance(args, str) else json.dumps(args)}"
+    return item.text
 
 
-def item_text(item: dict[str, Any]) -> str:
-    """The words of one memory item, whatever its shape (message, call, output, agent message)."""
-    kind = item.get("type")
-    if kind in ("message", "agent_message"):
-        return _text(item.get("content"))
-    if kind == "local_shell_call":
-        return json.dumps((item.get("action") or {}).get("command"))
-    if "arguments" in item or "input" in item:
-        args = item.get("arguments", item.get("input"))
-        return f"{item.get('name') or ''} {args if isinstance(args, str) else json.dumps(args)}"
-    if "output" in item:
-        return _text(item.get("output"))
-    return json.dumps({k: v for k, v in item.items() if k not in ("type", "id")})
+_EXTERNAL = (Origin.TOOL_OUTPUT, Origin.AGENT, Origin.CONTEXT)
 
 
-_EXTERNAL = (render.ORIGIN_TOOL_OUTPUT, render.ORIGIN_AGENT, render.ORIGIN_CONTEXT)
-
-
-def sources_of(items: list[dict[str, Any]]) -> tuple[Sources, list[Trust]]:
+def sources_of(items: Transcript) -> tuple[Sources, list[Trust]]:
     classes = item_classes(items)
-    external = [item_origin(i) in _EXTERNAL for i in items]
+    external = [i.origin in _EXTERNAL for i in items]
     sources = Sources([with_payloads(item_text(i)) for i in items], classes, external)
     sources.said = user_words(items)
     return sources, classes

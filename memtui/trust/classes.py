@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any
 
-from memtui.phase1 import render
+from memtui.rollouts.model import Origin, TranscriptItem
 
 
 class Trust(StrEnum):
@@ -34,11 +33,6 @@ SHELL_TOOLS = frozenset(
 _ITEM_REF = re.compile(r"\[items?\s+(\d+(?:\s*(?:,|-|–)\s*\d+)*)\]", re.I)
 
 
-def item_origin(item: dict[str, Any]) -> str:
-    """The origin label of a memory item (the one place trust reads it, so a new labelling swaps in here)."""
-    return render.origin_of(item)
-
-
 def cited_items(text: str) -> list[int]:
     """``[item 7]``, ``[items 3, 5]``, ``[items 4-6]`` -> [7], [3, 5], [4, 5, 6] (in order, once each)."""
     out: list[int] = []
@@ -54,31 +48,21 @@ def cited_items(text: str) -> list[int]:
     return out
 
 
-def _call_name(item: dict[str, Any]) -> str:
-    if item.get("type") == "local_shell_call":
-        return "local_shell"
-    return str(item.get("name") or "").lower()
-
-
-def item_classes(items: list[dict[str, Any]]) -> list[Trust]:
+def item_classes(items: Iterable[TranscriptItem]) -> list[Trust]:
     """The class each memory item lends a statement that cites it (index N-1 for ``[item N]``)."""
-    calls: dict[str, str] = {}
     out: list[Trust] = []
     for item in items:
-        origin = item_origin(item)
-        if origin == render.ORIGIN_USER:
-            out.append(Trust.USER)
-        elif origin == render.ORIGIN_TOOL_CALL:
-            if item.get("call_id"):
-                calls[str(item["call_id"])] = _call_name(item)
-            out.append(Trust.OBSERVED)  # the agent's own action: that it ran is seen, not claimed
-        elif origin == render.ORIGIN_TOOL_OUTPUT:
-            name = calls.get(str(item.get("call_id") or ""), "")
-            out.append(Trust.OBSERVED if name in SHELL_TOOLS else Trust.TOOL)
-        elif origin == render.ORIGIN_ASSISTANT:
-            out.append(Trust.AGENT)
-        else:  # another agent's message, injected context: text from outside the conversation
-            out.append(Trust.TOOL)
+        match item.origin:
+            case Origin.USER:
+                out.append(Trust.USER)
+            case Origin.TOOL_CALL:
+                out.append(Trust.OBSERVED)  # the agent's own action: that it ran is seen, not claimed
+            case Origin.TOOL_OUTPUT:
+                out.append(Trust.OBSERVED if item.tool in SHELL_TOOLS else Trust.TOOL)
+            case Origin.ASSISTANT | Origin.COMMENTARY:
+                out.append(Trust.AGENT)  # the agent's own words, final or in progress
+            case Origin.AGENT | Origin.CONTEXT:
+                out.append(Trust.TOOL)  # another agent's message, injected context: text from outside
     return out
 
 

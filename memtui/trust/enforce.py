@@ -221,7 +221,8 @@ def enforce_run(
         if rel in post and hashlib.sha256(data).hexdigest() != post[rel]:
             continue  # edited by a person while the run went on
         text = data.decode("utf-8", errors="replace")
-        before = pre[rel] if isinstance(pre[rel], str) else None
+        old = pre[rel]
+        before = old if isinstance(old, str) else None
         result = enforce_text(text, before, index)
         results[rel] = result
         upgrades += [f"{rel}: {u}" for u in result.upgrades]

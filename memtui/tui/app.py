@@ -196,7 +196,7 @@ class MemtuiApp(App[int]):
 
     # ---- the log of what happened ------------------------------------------------------------------
 
-    def _log(self, entry: LogEntry) -> LogEntry:
+    def _record(self, entry: LogEntry) -> LogEntry:
         self.task_log.append(entry)
         del self.task_log[:-LOG_LIMIT]
         self.log_signal.publish(self.task_log)
@@ -212,7 +212,7 @@ class MemtuiApp(App[int]):
         markup: bool = True,
     ) -> None:
         """Every notification also goes to the task log (``ctrl+n``), which keeps it after the toast is gone."""
-        self._log(LogEntry(time.time(), title or "note", message, severity))
+        self._record(LogEntry(time.time(), title or "note", message, severity))
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def report_error(self, where: str, error: BaseException | str) -> None:
@@ -231,7 +231,7 @@ class MemtuiApp(App[int]):
         cancel = self._tasks.cancels[name] = threading.Event()
         state = self._tasks.running[name] = TaskState(name, title, quiet, time.time())
         if not quiet:
-            self._log(LogEntry(state.started, title, "started", outcome="running", task=name))
+            self._record(LogEntry(state.started, title, "started", outcome="running", task=name))
         self.tasks_signal.publish(self._tasks.running)
         self.refresh_bindings()
         self._run_task(name, title, fn, cancel)
@@ -274,7 +274,7 @@ class MemtuiApp(App[int]):
         self.refresh_bindings()
         entry = next((e for e in reversed(self.task_log) if e.task == name and e.ended is None), None)
         if entry is None and state is not None and (not state.quiet or severity != "information"):
-            entry = self._log(LogEntry(state.started, state.title, "", task=name))
+            entry = self._record(LogEntry(state.started, state.title, "", task=name))
         if entry is not None:
             entry.outcome, entry.message, entry.severity, entry.ended = outcome, message, severity, time.time()
             self.log_signal.publish(self.task_log)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from memtui.labels import PHASE2_STATUS, SKIP_REASON, counts, label
+from memtui.phase2.outcome import Outcome, SkipReason
+from memtui.review.hunks import HunkDecisions
 from memtui.tui.format import plural
 
 if TYPE_CHECKING:
@@ -160,22 +162,30 @@ def _describe_phase2(r: Phase2Result) -> TaskOutcome:
     verb = label(r.outcome, PHASE2_STATUS)
     files = plural(len(r.stat), "file")
     how = "offline" if r.offline else plural(r.turns, "agent turn")
-    if r.outcome == "awaiting_review":
-        return TaskOutcome(verb, f"run #{r.run_id} ({how}) changed {files}: review it on screen 3")
-    if r.outcome == "approved":
-        return TaskOutcome(verb, f"run #{r.run_id} changed {files}, new baseline {str(r.commit)[:10]}")
-    if r.outcome == "no_changes":
-        return TaskOutcome(verb, f"{plural(r.selected, 'memory', 'memories')} selected; the memory is up to date")
-    reason = r.reason or ""
-    if r.outcome == "skipped":
-        if reason.startswith("cooldown"):
-            reason = COOLDOWN
-        elif reason.startswith("nothing to consolidate"):
-            reason = NO_MEMORIES
-        elif reason.startswith("awaiting review"):
-            reason = f"run #{r.run_id} is awaiting review: approve or reject it first (screen 3)"
-        return TaskOutcome(verb, reason, "warning")
-    return TaskOutcome(verb, reason, "error")
+    match r.outcome:
+        case Outcome.AWAITING_REVIEW:
+            return TaskOutcome(verb, f"run #{r.run_id} ({how}) changed {files}: review it on screen 3")
+        case Outcome.APPROVED:
+            return TaskOutcome(verb, f"run #{r.run_id} changed {files}, new baseline {str(r.commit)[:10]}")
+        case Outcome.NO_CHANGES:
+            return TaskOutcome(verb, f"{plural(r.selected, 'memory', 'memories')} selected; the memory is up to date")
+        case Outcome.SKIPPED:
+            return TaskOutcome(verb, _skip_words(r), "warning")
+        case Outcome.FAILED | Outcome.BUSY:
+            return TaskOutcome(verb, r.reason or "", "error")
+
+
+def _skip_words(r: Phase2Result) -> str:
+    """Why a run was skipped, as the screens say it (the key or screen that does the next step)."""
+    match r.skip:
+        case SkipReason.COOLDOWN:
+            return COOLDOWN
+        case SkipReason.NOTHING_TO_CONSOLIDATE:
+            return NO_MEMORIES
+        case SkipReason.AWAITING_REVIEW:
+            return f"run #{r.run_id} is awaiting review: approve or reject it first (screen 3)"
+        case SkipReason.LOCK_HELD | SkipReason.RETRY_BACKOFF | None:
+            return r.reason or ""
 
 
 def phase2_task(force: bool = False) -> TaskFn:
@@ -202,13 +212,12 @@ def approve_task(
     include_changes: bool = False,
     expected_tree: str | None = None,
     *,
-    except_ids: list[str] | None = None,
-    amendments: dict[str, str] | None = None,
+    decisions: HunkDecisions | None = None,
     reason: str | None = None,
-    trusted_ids: list[str] | None = None,
 ) -> TaskFn:
-    """Approve exactly the reviewed tree (with the hunks left out or amended, and those whose tool-only lines a
-    person let into what agents load), or it plus the changes the person was shown (``include_changes``)."""
+    """Approve exactly the reviewed tree (with the person's hunk decisions), or it plus the changes the person was
+    shown (``include_changes``)."""
+    chosen = decisions or HunkDecisions()
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.phase2.review import approve
@@ -219,10 +228,10 @@ def approve_task(
             run_id=run_id,
             include_changes=include_changes,
             expected_tree=expected_tree,
-            except_ids=except_ids,
-            amendments=amendments,
+            except_ids=list(chosen.except_ids),
+            amendments=dict(chosen.amendments),
             reason=reason,
-            trusted_ids=trusted_ids,
+            trusted_ids=list(chosen.trusted_ids),
         )
         text = f"run #{result.run_id} approved, new baseline {str(result.commit)[:10]}"
         if getattr(result, "hunks_out", 0):

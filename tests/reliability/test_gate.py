@@ -73,8 +73,8 @@ def test_ui_diff_refresh_during_phase2_and_approve_never_fails_nor_backs_off(tmp
                     problems.append(f"round {i}: {result.outcome} {result.reason}")
                 busy_phase.clear()
                 job = read_global_job(ctx.conn)
-                if job["retry_at"] is not None or job["last_error"] is not None:
-                    problems.append(f"round {i}: backoff set: {job['last_error']}")
+                if job.retry_at is not None or job.last_error is not None:
+                    problems.append(f"round {i}: backoff set: {job.last_error}")
         finally:
             ctx.close()
 
@@ -153,7 +153,7 @@ def test_a_save_during_a_run_that_then_fails_survives(tmp_path: Path):
                     saver.join(60)
                 tried += 1
                 ok = result.outcome == "failed" and memory.read_text() == edit and not errors
-                ok = ok and read_global_job(ctx.conn)["status"] != "running"
+                ok = ok and read_global_job(ctx.conn).status != "running"
                 survived += ok
                 if not ok:
                     failures.append((mode, result.outcome, result.reason, errors, memory.read_text()[:80]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memtui.rollouts.model import Transcript
 from memtui.trust import markers
 from memtui.trust.annotate import annotate, sources_of
 from memtui.trust.classes import Trust, cited_items, class_of, item_classes
@@ -37,7 +38,7 @@ ITEMS = [
 
 
 def test_item_classes_follow_origins_and_shell_outputs_are_observed():
-    assert item_classes(ITEMS) == [
+    assert item_classes(Transcript(ITEMS)) == [
         Trust.USER,
         Trust.OBSERVED,
         Trust.OBSERVED,  # a shell command's output: its exit status was seen
@@ -49,7 +50,7 @@ def test_item_classes_follow_origins_and_shell_outputs_are_observed():
 
 
 def test_class_is_the_best_cited_item_and_no_citation_is_agent():
-    classes = item_classes(ITEMS)
+    classes = item_classes(Transcript(ITEMS))
     assert cited_items("x [item 5] [items 1, 3-4]") == [5, 1, 3, 4]
     assert class_of([5], classes) == Trust.TOOL
     assert class_of([5, 1], classes) == Trust.USER
@@ -101,7 +102,7 @@ def test_imperative_kinds():
 
 
 def test_annotate_marks_classes_flags_tool_instructions_and_drops_upgrades():
-    sources, classes = sources_of(ITEMS)
+    sources, classes = sources_of(Transcript(ITEMS))
     text = (
         "- the user said: always run the tests with TZ=UTC [item 1]\n"
         "- `pnpm test` failed [item 2]\n"

@@ -161,9 +161,10 @@ async def test_palette_offers_phase2_ignoring_the_cooldown_with_a_confirmation(
 
 def test_a_cooldown_skip_points_to_the_palette_not_a_cli_flag() -> None:
     from memtui.phase2.consolidate import Phase2Result
+    from memtui.phase2.outcome import SkipReason
     from memtui.tui.tasks import describe_phase2
 
-    out = describe_phase2(Phase2Result(outcome="skipped", reason="cooldown: the last consolidation ... (use --force)"))
+    out = describe_phase2(Phase2Result.skipped(SkipReason.COOLDOWN))
     assert out.verb == "skipped" and "--force" not in out.summary and "ignore cooldown" in out.summary
 
 

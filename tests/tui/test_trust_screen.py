@@ -77,4 +77,4 @@ async def test_approving_after_t_passes_the_hunk_as_approved_for_agents(trust_ho
         assert "1 hunk(s) let their tool-only lines reach agents" in str(app.screen.query_one(".dialog-body").render())
         await pilot.press("y")
         await settle(pilot)
-    assert calls and calls[0]["trusted_ids"] == [view.hunk.id]
+    assert calls and calls[0]["decisions"].trusted_ids == (view.hunk.id,)

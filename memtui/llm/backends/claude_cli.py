@@ -98,7 +98,8 @@ def parse_result(stdout: bytes, stderr: bytes, returncode: int) -> dict[str, Any
             raise BackendError(classify(said), short(f"claude exit {returncode}: {said}"))
         raise BackendError(FailureKind.INVALID_OUTPUT, short(f"claude printed no JSON result object: {said}"))
     result = objs[-1]
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    raw_usage = result.get("usage")
+    usage = raw_usage if isinstance(raw_usage, dict) else {}
     ptok = int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0) or None
     ctok = int(usage.get("output_tokens") or 0) or None
     result["_tokens"] = (ptok, ctok)

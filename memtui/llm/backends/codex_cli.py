@@ -83,7 +83,8 @@ def _events_summary(stdout: bytes) -> tuple[int | None, int | None, str | None, 
             ctok = (ctok or 0) + int(ev["usage"].get("output_tokens") or 0)
         completed = completed or kind == "turn.completed"
         if kind == "turn.failed":
-            err = ev.get("error") if isinstance(ev.get("error"), dict) else ev
+            error = ev.get("error")
+            err = error if isinstance(error, dict) else ev
             failure = str(err.get("message") or "codex reported a failed turn")
         elif kind == "error":  # may be a transient notice (a reconnect) in a turn that still completes
             last_error = str(ev.get("message") or "codex reported an error")

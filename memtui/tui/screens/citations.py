@@ -209,9 +209,9 @@ class CitationsScreen(MemtuiScreen):
             conn.close()
         choices = []
         for e in events:
-            first = next((line for line in e["body"].splitlines() if line.strip() and "<" not in line), "")
-            text = f"{fmt_time(e['recorded_at'])}  {e['origin']:<7} {plural(e['entries'], 'entry', 'entries')}"
-            choices.append((f"{text}  {first[:60]}", e["body"]))
+            first = next((line for line in e.body.splitlines() if line.strip() and "<" not in line), "")
+            text = f"{fmt_time(e.recorded_at)}  {e.origin:<7} {plural(e.entries, 'entry', 'entries')}"
+            choices.append((f"{text}  {first[:60]}", e.body))
         self.app.call_from_thread(
             self.app.push_screen,
             PickModal("Citations found in ingested rollouts", choices, "No citations recorded yet."),

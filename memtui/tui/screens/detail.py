@@ -25,6 +25,7 @@ from textual.worker import get_current_worker
 
 from memtui import views
 from memtui.labels import label
+from memtui.rollouts.model import Transcript
 from memtui.tui.format import fmt_size, fmt_time, short_path
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.widgets.search import Searchable
@@ -40,21 +41,6 @@ HISTORY_COLUMNS: list[tuple[str, str, int]] = [
     ("redactions", "Red.", 4),
     ("error", "Error", 20),  # widened to the rest of the strip on resize
 ]
-
-
-def _text_of(content: Any) -> str:
-    """Text of a response item's ``content`` (a string or a list of typed parts)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict):
-                parts.append(str(part.get("text") or part.get("output") or ""))
-            else:
-                parts.append(str(part))
-        return "\n".join(p for p in parts if p)
-    return "" if content is None else str(content)
 
 
 def readable(value: Any) -> str:
@@ -78,10 +64,11 @@ def readable(value: Any) -> str:
         main = next((value[k] for k in ("output", "content", "stdout", "text") if isinstance(value.get(k), str)), None)
         if main is not None:
             rest = {k: v for k, v in value.items() if v is not main and k != "metadata"}
-            meta = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+            metadata = value.get("metadata")
+            meta = metadata if isinstance(metadata, dict) else {}
             code = meta.get("exit_code", rest.pop("exit_code", None))
             tail = f"\n(exit code {code})" if code not in (None, 0) else ""
-            return main + tail
+            return f"{main}{tail}"
         lines = []
         for key, v in value.items():
             text = readable(v) if isinstance(v, dict | list) else str(v)
@@ -109,30 +96,23 @@ class Loaded:
     problem: str = ""
 
 
-def conversation(items: list[dict[str, Any]], redact: Callable[[str], str]) -> list[Block]:
-    """Flatten response items into display blocks; tool outputs are attached to their call."""
+def conversation(items: Transcript, redact: Callable[[str], str]) -> list[Block]:
+    """Flatten the transcript into display blocks; a tool output is shown with the call it answers."""
     blocks: list[Block] = []
-    calls: dict[str, Block] = {}
-    for number, item in enumerate(items, 1):
-        kind = item.get("type", "message")
-        if kind == "message":
-            text = redact(_text_of(item.get("content")))
+    for item in items:
+        if item.type == "message":
+            text = redact(item.text)
             if text.strip():
-                blocks.append(Block("message", role=item.get("role", "?"), text=text, items=[number]))
-        elif kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_use"):
-            args = item.get("arguments") or item.get("input") or item.get("action") or ""
-            block = Block("tool", name=item.get("name") or kind, args=redact(readable(args)), items=[number])
+                blocks.append(Block("message", role=item.role or "?", text=text, items=[item.number]))
+        elif item.is_call:
+            args = readable(item.arguments if item.arguments is not None else "")
+            block = Block("tool", name=item.name or item.type, args=redact(args), items=[item.number])
+            if item.output is not None:
+                block.output = redact(readable(item.output.text))
+                block.items.append(item.output.number)
             blocks.append(block)
-            if item.get("call_id"):
-                calls[item["call_id"]] = block
-        elif kind in ("function_call_output", "custom_tool_call_output", "tool_result"):
-            text = redact(readable(item.get("output") if "output" in item else _text_of(item.get("content"))))
-            target = calls.get(item.get("call_id") or "")
-            if target is not None:
-                target.output = text
-                target.items.append(number)
-            else:
-                blocks.append(Block("tool", name="output", output=text, items=[number]))
+        elif item.is_output and (item.call is None or item.call.output is not item):
+            blocks.append(Block("tool", name="output", output=redact(readable(item.text)), items=[item.number]))
     return blocks
 
 
@@ -144,14 +124,14 @@ def _first_line(text: str, width: int = 70) -> str:
 def load_rollout(conn: Any, thread_id: str) -> Loaded:
     """Everything the screen shows, read in a worker; a failure becomes ``problem`` (never an exception)."""
     from memtui.redact import redact_text
-    from memtui.rollouts.filter import memory_items
+    from memtui.rollouts.filter import read_transcript
 
     detail = views.thread_detail(conn, thread_id)
     if detail is None:
         return Loaded(None, problem=f"Rollout {thread_id} is not in the index (run ingest, F5).")
     loaded = Loaded(detail, views.job_history(conn, views.STAGE1, thread_id))
     try:
-        loaded.blocks = conversation(memory_items(detail.path, detail.source_kind), redact_text)
+        loaded.blocks = conversation(read_transcript(Path(detail.path), detail.source_kind), redact_text)
     except Exception as exc:  # UnreadableFile, OSError, a parse error: say which and why
         loaded.problem = f"Cannot read the rollout file {detail.path}: {exc}"
     return loaded
@@ -221,7 +201,8 @@ class RolloutDetailScreen(MemtuiScreen):
         finally:
             conn.close()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, loaded)
+            # Textual types the callback ``T | Awaitable[T]``: mypy cannot pick T for a coroutine function
+            self.app.call_from_thread(self._show, loaded)  # type: ignore[arg-type]
 
     def loader_failed(self, error: BaseException) -> None:
         self.meta.update(Content(f"Cannot show rollout {self.thread_id}: {type(error).__name__}: {error}"))

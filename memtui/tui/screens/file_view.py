@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Static, TextArea
-from textual.widgets.text_area import Selection
+from textual.widgets.text_area import Document, Selection
 
 from memtui.trust.hidden import reveal
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
@@ -131,6 +131,8 @@ class FileViewScreen(MemtuiScreen):
         self.match_index = index % len(self.offsets)
         start = self.offsets[self.match_index]
         doc = self.area.document
+        if not isinstance(doc, Document):  # a plain-text area's document: always one here
+            return
         begin = doc.get_location_from_index(start)
         end = doc.get_location_from_index(start + len(self.search_query))
         self.area.selection = Selection(start=begin, end=end)

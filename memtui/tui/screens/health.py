@@ -119,7 +119,8 @@ class HealthScreen(MemtuiScreen):
 
     def _fill(self, report: HealthReport) -> None:
         table = self.query_one("#health-blocks", DataTable)
-        keep = self._selected().id if self._selected() is not None else None
+        selected = self._selected()
+        keep = selected.id if selected is not None else None
         self.report = report
         visible = layout_columns(COLUMNS, self.size.width or 80, "text")
         apply_columns(table, self.shown_columns, visible)

@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
@@ -205,7 +206,7 @@ class JobsScreen(MemtuiScreen):
         table = self.table
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
         return self.rows.get(str(key.value))
 
     def action_focus_filter(self) -> None:

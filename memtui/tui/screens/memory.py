@@ -251,7 +251,7 @@ class MemoryScreen(MemtuiScreen):
         from memtui.memroot.edit import SaveConflict, save_file
         from memtui.memroot.lock import MemoryRootBusy
 
-        saved = []
+        saved: list[str] = []
         for pane_id, name in FILES.items():
             if not self.dirty(pane_id):
                 continue

@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 
 from memtui import views
 from memtui.labels import PHASE2_STATUS, label
+from memtui.review.hunks import HunkDecisions
 from memtui.tui.format import fmt_time, plural
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.screens.choice import Choice, ChoiceModal
@@ -34,7 +35,9 @@ from memtui.tui.widgets.trust_line import TrustLine
 from memtui.tui.widgets.vim import VimOptionList
 
 if TYPE_CHECKING:
+    from memtui.forget import LineRef
     from memtui.phase2.review import Phase2Run
+    from memtui.trust.review import HunkTrust
 
 SPLIT_MIN_WIDTH = 140  # side by side needs room for two readable columns
 
@@ -85,10 +88,10 @@ class ReviewScreen(MemtuiScreen):
         self.rejected: set[str] = set()  # hunk ids left out
         self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
         self.trusted: set[str] = set()  # hunk ids whose tool-only or flagged lines go to agents (t)
-        self.trust: dict[str, Any] = {}  # hunk id -> its classes and flags (``trust.review.HunkTrust``)
-        self._titles: dict[str, Any] = {}  # hunk id -> its border title before the trust summary
+        self.trust: dict[str, HunkTrust] = {}  # hunk id -> its classes and flags
+        self._titles: dict[str, str | Content] = {}  # hunk id -> its border title before the trust summary
         self.evidence: dict[str, list[Any]] = {}
-        self.forgotten_mentions: list[dict[str, Any]] = []
+        self.forgotten_mentions: list[LineRef] = []
 
     @property
     def awaiting(self) -> bool:
@@ -217,7 +220,7 @@ class ReviewScreen(MemtuiScreen):
                     f"\n⚠ {plural(len(self.forgotten_mentions), 'line')} you wrote "
                     f"{'mentions' if len(self.forgotten_mentions) == 1 else 'mention'} a forgotten rollout "
                     "(forget leaves them to you): "
-                    + ", ".join(f"{m['file']}:{m['line']}" for m in self.forgotten_mentions[:6]),
+                    + ", ".join(f"{m.file}:{m.line}" for m in self.forgotten_mentions[:6]),
                     "$text-warning",
                 )
                 if self.forgotten_mentions
@@ -251,7 +254,7 @@ class ReviewScreen(MemtuiScreen):
         self.query_one(TrustLine).show(self.trust.get(view.hunk.id))
 
     @staticmethod
-    def _trust(run: Any) -> dict[str, Any]:
+    def _trust(run: Phase2Run) -> dict[str, HunkTrust]:
         from memtui.review.hunks import hunks_of
         from memtui.trust.review import hunk_trust
 
@@ -467,14 +470,14 @@ class ReviewScreen(MemtuiScreen):
             return
         run_id = self.run.id
         taken, left, amended = self.decision_counts()
-        decisions = {
-            "except_ids": sorted(self.rejected),
-            "amendments": {k: v for k, v in self.amended.items() if k not in self.rejected},
-            "trusted_ids": sorted(self.trusted - self.rejected),
-        }
+        decisions = HunkDecisions(
+            except_ids=tuple(sorted(self.rejected)),
+            amendments={k: v for k, v in self.amended.items() if k not in self.rejected},
+            trusted_ids=tuple(sorted(self.trusted - self.rejected)),
+        )
         counts = f"{taken} hunk(s) go in" + (f" ({amended} amended)" if amended else "") + f", {left} left out."
-        if decisions["trusted_ids"]:
-            counts += f" {len(decisions['trusted_ids'])} hunk(s) let their tool-only lines reach agents."
+        if decisions.trusted_ids:
+            counts += f" {len(decisions.trusted_ids)} hunk(s) let their tool-only lines reach agents."
         since = self.since_run
         if since is not None:
             names = ", ".join(f"{p} ({s})" for s, p in since.stat)
@@ -484,7 +487,7 @@ class ReviewScreen(MemtuiScreen):
                     self.app.start_task(
                         "approve",
                         f"Approve #{run_id} + changes",
-                        approve_task(run_id, True, since.tree, **decisions),  # type: ignore[arg-type]
+                        approve_task(run_id, True, since.tree, decisions=decisions),
                     )
 
             self.app.push_screen(
@@ -510,11 +513,7 @@ class ReviewScreen(MemtuiScreen):
                     self.app.start_task(
                         "approve",
                         f"Approve #{run_id}",
-                        approve_task(
-                            run_id,
-                            amendments=decisions["amendments"],  # type: ignore[arg-type]
-                            trusted_ids=decisions["trusted_ids"],  # type: ignore[arg-type]
-                        ),
+                        approve_task(run_id, decisions=decisions),
                     )
 
             self.app.push_screen(ConfirmModal("Approve consolidation (y/n)", body, "Approve"), decided)
@@ -522,13 +521,13 @@ class ReviewScreen(MemtuiScreen):
         self._check_partial(run_id, decisions, counts, taken, left)
 
     @work(thread=True, exclusive=True, group="review-check", exit_on_error=False)
-    def _check_partial(self, run_id: int, decisions: dict[str, Any], counts: str, taken: int, left: int) -> None:
+    def _check_partial(self, run_id: int, decisions: HunkDecisions, counts: str, taken: int, left: int) -> None:
         """Ask the domain which references the planned tree would leave dangling, before the approve dialog."""
         from memtui.phase2.review import ReviewError, check_partial
 
         ctx = self.app.task_context()
         try:
-            check = check_partial(ctx, run_id, decisions["except_ids"], decisions["amendments"])
+            check = check_partial(ctx, run_id, list(decisions.except_ids), dict(decisions.amendments))
         except ReviewError as exc:
             self.app.call_from_thread(self.notify_literal, str(exc), severity="error")
             return
@@ -560,7 +559,7 @@ class ReviewScreen(MemtuiScreen):
             chose,
         )
 
-    def _ask_partial(self, run_id: int, decisions: dict[str, Any], counts: str, taken: int, left: int) -> None:
+    def _ask_partial(self, run_id: int, decisions: HunkDecisions, counts: str, taken: int, left: int) -> None:
         body = (
             f"Approve run #{run_id} in part? {counts} The hunks left out keep the baseline's lines and are "
             "remembered as rejected, so later runs do not learn them again. Why leave them out?"
@@ -571,7 +570,7 @@ class ReviewScreen(MemtuiScreen):
                 self.app.start_task(
                     "approve",
                     f"Approve #{run_id} ({taken} in, {left} out)",
-                    approve_task(run_id, reason=reason or None, **decisions),  # type: ignore[arg-type]
+                    approve_task(run_id, decisions=decisions, reason=reason or None),
                 )
 
         self.app.push_screen(

@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
@@ -52,8 +53,8 @@ STATUS_STYLE = {
 }
 
 
-def status_cell(status: str, reason: str) -> Text:
-    if status == "running" and reason == "lease expired":
+def status_cell(status: str, reason: str, lease_expired: bool = False) -> Text:
+    if lease_expired:
         status, reason = "stale", ""  # the Jobs screen and the header say "stale lease" too
     text = f"{label(status)}: {reason}" if reason else label(status)
     return Text(text.replace("\n", " "), style=STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
@@ -72,7 +73,7 @@ def row_cells(r: views.RolloutRow, narrow: bool = False) -> dict[str, Any]:
         "project": project_cell(r.cwd),
         "source": Text(r.source, no_wrap=True, overflow="ellipsis"),
         "size": Text(fmt_size(r.bytes), justify="right"),
-        "status": status_cell(r.status, r.reason),
+        "status": status_cell(r.status, r.reason, r.lease_expired),
         "usage": Text(str(r.usage_count) if r.usage_count else "-", justify="right"),
         "last_use": Text(fmt_time(r.last_usage)[:10]),
         "preview": Text(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
@@ -325,7 +326,7 @@ class RolloutsScreen(MemtuiScreen):
         table = self.table
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
         return str(key.value) if key.value else None
 
     def action_extract(self) -> None:

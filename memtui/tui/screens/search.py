@@ -50,7 +50,7 @@ class SearchScreen(MemtuiScreen):
 
     def on_mount(self) -> None:
         if self.initial:
-            self.run_search(self.initial)
+            self.run_query(self.initial)
 
     @on(Input.Submitted, "#search-input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -59,10 +59,10 @@ class SearchScreen(MemtuiScreen):
         if self.hits and event.value == self.shown_query and hits.highlighted is not None:
             self._open_hit(hits.highlighted)
         else:
-            self.run_search(event.value)
+            self.run_query(event.value)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def run_search(self, query: str) -> None:
+    def run_query(self, query: str) -> None:
         worker = get_current_worker()
         conn = self.mapp.ctx.new_conn()
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from textual import work
 from textual.content import Content
@@ -11,6 +11,7 @@ from textual.widgets import Static
 from memtui.lint import LintFinding, lint_memory, lint_summary_line
 
 if TYPE_CHECKING:
+    from memtui.state.status import Status
     from memtui.tui.app import MemtuiApp
 
 
@@ -27,7 +28,7 @@ class LintLine(Static):
         app.status_signal.subscribe(self, self._on_status)
         self.check()
 
-    def _on_status(self, _status: dict[str, Any]) -> None:
+    def _on_status(self, _status: Status) -> None:
         self.check()
 
     @work(thread=True, exclusive=True, group="lint", exit_on_error=False)

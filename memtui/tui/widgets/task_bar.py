@@ -88,10 +88,10 @@ class TaskBar(Vertical):
             if name not in states:
                 line.remove()
         for name, state in states.items():
-            line = lines.get(name)
-            if line is None:
+            shown = lines.get(name)
+            if shown is None:
                 self.mount(TaskLine(state))
             else:
-                line.state = state
-                line.apply()
+                shown.state = state
+                shown.apply()
         self.set_class(bool(states), "-busy")

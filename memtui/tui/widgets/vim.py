@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, OptionList
 
-VIM_TABLE = [
+VIM_TABLE: list[BindingType] = [
     Binding("j", "cursor_down", "Down", show=False),
     Binding("k", "cursor_up", "Up", show=False),
     Binding("g", "scroll_top", "Top", show=False),
