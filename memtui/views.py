@@ -8,59 +8,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from memtui import clock
 from memtui.labels import SKIP_REASON, label
-from memtui.phase1.eligibility import NEVER_ELIGIBLE_SQL
+from memtui.state import citations, jobs, runs, threads
 from memtui.state.jobs import GLOBAL, STAGE1, JobStatus
-
-if TYPE_CHECKING:
-    from memtui.phase2.review import Phase2Run
+from memtui.state.runs import Phase2Run
 
 __all__ = ["GLOBAL", "STAGE1", "JobStatus"]  # re-exported for the screens
-
-# The stage-1 status of a thread, as one SQL expression over threads t, jobs j, stage1_outputs o.
-# Skipped threads say why (ingest reason or memory mode); a finished job without an output is a no-op.
-_LAST_RUN = (
-    "(SELECT r.{col} FROM job_runs r WHERE r.kind='memory_stage1' AND r.job_key=t.id ORDER BY r.id DESC LIMIT 1)"
-)
-STATUS_SQL = f"""
-CASE
-  WHEN j.status = 'running' THEN 'running'
-  WHEN j.status = 'error' THEN 'failed'
-  WHEN o.thread_id IS NOT NULL THEN 'done'
-  WHEN t.ingest_status != 'indexed' OR ({NEVER_ELIGIBLE_SQL}) IS NOT NULL THEN 'skipped'
-  WHEN j.status = 'done' AND (COALESCE({_LAST_RUN.format(col="noop")}, 0) = 1
-       OR {_LAST_RUN.format(col="outcome")} = 'no_output') THEN 'no-op'
-  WHEN j.status = 'done' THEN 'done'
-  ELSE 'pending'
-END"""
-
-_JOINS = "LEFT JOIN jobs j ON j.kind='memory_stage1' AND j.job_key=t.id LEFT JOIN stage1_outputs o ON o.thread_id=t.id"
-
-# Column key -> SQL sort expression. Keys are the DataTable column keys.
-ROLLOUT_SORTS: dict[str, str] = {
-    "updated": "t.updated_at",
-    "project": "COALESCE(t.cwd, '')",
-    "source": "t.source_kind || ':' || t.session_source",
-    "size": "t.bytes",
-    "status": STATUS_SQL,
-    "usage": "COALESCE(o.usage_count, 0)",
-    "last_use": "COALESCE(o.last_usage, 0)",
-    "preview": "t.preview",
-}
-
-# Each term must match one of these (OR short-circuits, which beats one concatenated haystack per row).
-_FILTER_COLUMNS = (
-    "t.preview",
-    "COALESCE(t.cwd,'')",
-    "t.id",
-    "t.source_kind",
-    "t.session_source",
-    "COALESCE(t.title,'')",
-)
 
 
 @dataclass(frozen=True)
@@ -79,35 +36,8 @@ class RolloutRow:
     source_kind: str
 
 
-def _like(term: str) -> str:
-    """A LIKE pattern matching ``term`` literally anywhere (``%`` and ``_`` escaped; use with ESCAPE '\\')."""
-    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def _filter_clause(filter_text: str) -> tuple[str, list[Any]]:
-    """Every whitespace-separated term must match one column; `status:x` and `source:x` match exactly."""
-    clauses: list[str] = []
-    args: list[Any] = []
-    for term in filter_text.split():
-        key, _, value = term.partition(":")
-        if value and key == "status":
-            clauses.append(f"({STATUS_SQL}) = ?")
-            args.append(value.lower())
-        elif value and key == "source":
-            clauses.append("(t.source_kind = ? OR t.session_source = ?)")
-            args += [value.lower(), value.lower()]
-        else:
-            like = _like(term)
-            clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _FILTER_COLUMNS) + ")")
-            args += [like] * len(_FILTER_COLUMNS)
-    return (" AND ".join(clauses) or "1"), args
-
-
 def count_rollouts(conn: sqlite3.Connection, filter_text: str = "") -> int:
-    where, args = _filter_clause(filter_text)
-    needs_join = "status:" in filter_text
-    sql = f"SELECT COUNT(*) FROM threads t {_JOINS if needs_join else ''} WHERE {where}"
-    return int(conn.execute(sql, args).fetchone()[0])
+    return threads.count_listed(conn, filter_text)
 
 
 def rollout_rows(
@@ -119,30 +49,7 @@ def rollout_rows(
     limit: int = 200,
 ) -> list[RolloutRow]:
     """One page of threads. The page's ids are chosen first, then only those rows are decorated."""
-    where, args = _filter_clause(filter_text)
-    order = ROLLOUT_SORTS.get(sort, ROLLOUT_SORTS["updated"])
-    direction = "DESC" if descending else "ASC"
-    ids = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT t.id FROM threads t {_JOINS} WHERE {where} "
-            f"ORDER BY {order} {direction}, t.id {direction} LIMIT ? OFFSET ?",
-            [*args, limit, offset],
-        )
-    ]
-    if not ids:
-        return []
-    marks = ",".join("?" * len(ids))
-    rows = conn.execute(
-        f"""SELECT t.id, t.updated_at, COALESCE(t.cwd, '') AS cwd, t.source_kind, t.session_source, t.bytes,
-                   {STATUS_SQL} AS status, t.ingest_status, t.ingest_reason, {NEVER_ELIGIBLE_SQL} AS never,
-                   j.last_error, j.lease_until,
-                   COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path
-            FROM threads t {_JOINS} WHERE t.id IN ({marks})""",
-        ids,
-    ).fetchall()
-    by_id = {r["id"]: r for r in rows}
-    return [_rollout_row(by_id[i]) for i in ids if i in by_id]
+    return [_rollout_row(r) for r in threads.list_page(conn, filter_text, sort, descending, offset, limit)]
 
 
 def skip_reason(ingest_status: str, ingest_reason: str | None, never: str | None, session_source: str) -> str:
@@ -154,33 +61,30 @@ def skip_reason(ingest_status: str, ingest_reason: str | None, never: str | None
     return label(never, SKIP_REASON)
 
 
-def _status_reason(r: sqlite3.Row) -> str:
-    status = r["status"]
-    if status == "skipped":
-        return skip_reason(r["ingest_status"], r["ingest_reason"], r["never"], r["session_source"])
-    if status == "failed":
-        return r["last_error"] or ""
-    if status == "running" and (r["lease_until"] or 0) <= clock.now_s():
+def _status_reason(r: threads.ListedThread) -> str:
+    if r.status == "skipped":
+        return skip_reason(r.ingest_status, r.ingest_reason, r.never, r.session_source)
+    if r.status == "failed":
+        return r.last_error or ""
+    if r.status == "running" and (r.lease_until or 0) <= clock.now_s():
         return "lease expired"
     return ""
 
 
-def _rollout_row(r: sqlite3.Row) -> RolloutRow:
-    status = r["status"]
-    reason = _status_reason(r)
+def _rollout_row(r: threads.ListedThread) -> RolloutRow:
     return RolloutRow(
-        id=r["id"],
-        updated_at=r["updated_at"],
-        cwd=r["cwd"],
-        source=f"{r['source_kind']}:{r['session_source']}",
-        bytes=r["bytes"],
-        status=status,
-        reason=reason,
-        usage_count=r["usage_count"],
-        last_usage=r["last_usage"],
-        preview=r["preview"],
-        path=r["path"],
-        source_kind=r["source_kind"],
+        id=r.id,
+        updated_at=r.updated_at,
+        cwd=r.cwd,
+        source=f"{r.source_kind}:{r.session_source}",
+        bytes=r.bytes,
+        status=r.status,
+        reason=_status_reason(r),
+        usage_count=r.usage_count,
+        last_usage=r.last_usage,
+        preview=r.preview,
+        path=r.path,
+        source_kind=r.source_kind,
     )
 
 
@@ -205,28 +109,23 @@ class ThreadDetail:
 
 def thread_detail(conn: sqlite3.Connection, thread_id: str) -> ThreadDetail | None:
     """The thread row plus its stage-1 output and status, for the rollout detail screen."""
-    r = conn.execute(
-        f"""SELECT t.*, {STATUS_SQL} AS status, {NEVER_ELIGIBLE_SQL} AS never, o.raw_memory, o.rollout_summary,
-                   COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, j.last_error, j.lease_until
-            FROM threads t {_JOINS} WHERE t.id = ?""",
-        (thread_id,),
-    ).fetchone()
+    r = threads.listed(conn, thread_id)
     if r is None:
         return None
     return ThreadDetail(
-        id=r["id"],
-        path=r["path"],
-        cwd=r["cwd"] or "",
-        source_kind=r["source_kind"],
-        session_source=r["session_source"],
-        bytes=r["bytes"],
-        updated_at=r["updated_at"],
-        status=r["status"],
+        id=r.id,
+        path=r.path,
+        cwd=r.cwd,
+        source_kind=r.source_kind,
+        session_source=r.session_source,
+        bytes=r.bytes,
+        updated_at=r.updated_at,
+        status=r.status,
         reason=_status_reason(r),
-        raw_memory=r["raw_memory"] or "",
-        rollout_summary=r["rollout_summary"] or "",
-        usage_count=r["usage_count"],
-        last_usage=r["last_usage"],
+        raw_memory=r.raw_memory,
+        rollout_summary=r.rollout_summary,
+        usage_count=r.usage_count,
+        last_usage=r.last_usage,
     )
 
 
@@ -245,25 +144,22 @@ class JobRun:
 
 
 def job_history(conn: sqlite3.Connection, kind: str, job_key: str, limit: int = 50) -> list[JobRun]:
-    rows = conn.execute(
-        "SELECT * FROM job_runs WHERE kind=? AND job_key=? ORDER BY id DESC LIMIT ?", (kind, job_key, limit)
-    ).fetchall()
     out = []
-    for r in rows:
+    for r in jobs.attempts(conn, kind, job_key, limit):
         try:
-            reds = sum(json.loads(r["redactions"]).values()) if r["redactions"] else None
+            reds = sum(json.loads(r.redactions).values()) if r.redactions else None
         except (ValueError, AttributeError, TypeError):
             reds = None
-        outcome = "no-op" if r["noop"] else (r["outcome"] or "running")
+        outcome = "no-op" if r.noop else (r.outcome or "running")
         out.append(
             JobRun(
-                started_at=r["started_at"],
-                finished_at=r["finished_at"],
+                started_at=r.started_at,
+                finished_at=r.finished_at,
                 outcome="no-op" if outcome == "no_output" else outcome,
-                error=r["error"] or "",
-                prompt_tokens=r["prompt_tokens"],
-                completion_tokens=r["completion_tokens"],
-                latency_ms=r["latency_ms"],
+                error=r.error or "",
+                prompt_tokens=r.prompt_tokens,
+                completion_tokens=r.completion_tokens,
+                latency_ms=r.latency_ms,
                 redactions=reds,
             )
         )
@@ -271,10 +167,6 @@ def job_history(conn: sqlite3.Connection, kind: str, job_key: str, limit: int = 
 
 
 # ---- jobs -----------------------------------------------------------------------------------------
-
-JOB_ORDER = """CASE
-  WHEN j.status='running' AND COALESCE(j.lease_until, 0) <= :now THEN 0
-  WHEN j.status='running' THEN 1 WHEN j.status='error' THEN 2 WHEN j.status='pending' THEN 3 ELSE 4 END"""
 
 
 @dataclass(frozen=True)
@@ -293,61 +185,36 @@ class JobRow:
     label: str  # the thread's project or "global"
 
 
-def _job_filter(filter_text: str) -> tuple[str, list[Any]]:
-    clauses, args = [], []
-    columns = ("j.job_key", "j.status", "COALESCE(j.last_error,'')", "j.kind")
-    for term in filter_text.split():
-        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
-        args += [_like(term)] * len(columns)
-    return (" AND ".join(clauses) or "1"), args
-
-
 def count_jobs(conn: sqlite3.Connection, filter_text: str = "") -> int:
-    where, args = _job_filter(filter_text)
-    return int(conn.execute(f"SELECT COUNT(*) FROM jobs j WHERE {where}", args).fetchone()[0])
+    return jobs.count_listed(conn, filter_text)
 
 
 def job_rows(conn: sqlite3.Connection, filter_text: str = "", offset: int = 0, limit: int = 200) -> list[JobRow]:
     """The Phase 2 job first, then stale leases, running, failed, pending and done stage-1 jobs."""
     now = clock.now_s()
-    where, args = _job_filter(filter_text)
-    rows = conn.execute(
-        f"""SELECT j.*, t.cwd AS cwd,
-              (SELECT r.prompt_tokens FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
-                 ORDER BY r.id DESC LIMIT 1) AS prompt_tokens,
-              (SELECT r.completion_tokens FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
-                 ORDER BY r.id DESC LIMIT 1) AS completion_tokens,
-              (SELECT r.latency_ms FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
-                 ORDER BY r.id DESC LIMIT 1) AS latency_ms
-            FROM (SELECT * FROM jobs j WHERE {where.replace(":now", "?")}
-                  ORDER BY j.kind != 'memory_consolidate_global', {JOB_ORDER.replace(":now", "?")},
-                           COALESCE(j.retry_at, j.lease_until, j.finished_at, 0) DESC, j.job_key
-                  LIMIT ? OFFSET ?) j
-            LEFT JOIN threads t ON j.kind='memory_stage1' AND t.id=j.job_key""",
-        [*args, now, limit, offset],
-    ).fetchall()
+    rows = jobs.list_page(conn, filter_text, now, offset, limit)
     out = []
-    awaiting = conn.execute("SELECT 1 FROM phase2_runs WHERE status='awaiting_review' LIMIT 1").fetchone() is not None
+    awaiting = runs.any_pending(conn)
     for r in rows:
-        status = r["status"]
-        if status == JobStatus.RUNNING and (r["lease_until"] or 0) <= now:
+        status = r.status
+        if status == JobStatus.RUNNING and (r.lease_until or 0) <= now:
             status = "stale"
-        elif r["kind"] == GLOBAL and awaiting and status != JobStatus.RUNNING:
+        elif r.kind == GLOBAL and awaiting and status != JobStatus.RUNNING:
             status = "awaiting_review"  # the job is released while its result waits for a person
         out.append(
             JobRow(
-                kind=r["kind"],
-                job_key=r["job_key"],
+                kind=r.kind,
+                job_key=r.job_key,
                 status=status,
-                retry_remaining=r["retry_remaining"],
-                worker_id=r["worker_id"] or "",
-                lease_until=r["lease_until"],
-                retry_at=r["retry_at"],
-                last_error=r["last_error"] or "",
-                prompt_tokens=r["prompt_tokens"],
-                completion_tokens=r["completion_tokens"],
-                latency_ms=r["latency_ms"],
-                label="global" if r["kind"] == GLOBAL else (r["cwd"] or ""),
+                retry_remaining=r.retry_remaining,
+                worker_id=r.worker_id or "",
+                lease_until=r.lease_until,
+                retry_at=r.retry_at,
+                last_error=r.last_error or "",
+                prompt_tokens=r.prompt_tokens,
+                completion_tokens=r.completion_tokens,
+                latency_ms=r.latency_ms,
+                label="global" if r.kind == GLOBAL else (r.cwd or ""),
             )
         )
     return out
@@ -355,22 +222,12 @@ def job_rows(conn: sqlite3.Connection, filter_text: str = "", offset: int = 0, l
 
 def retry_job_now(conn: sqlite3.Connection, kind: str, job_key: str) -> bool:
     """Make a failed or waiting job claimable now, with at least one attempt left. Running jobs are left alone."""
-    cur = conn.execute(
-        """UPDATE jobs SET retry_at = NULL, retry_remaining = MAX(retry_remaining, 1)
-           WHERE kind=? AND job_key=? AND status != 'running'""",
-        (kind, job_key),
-    )
-    return cur.rowcount > 0
+    return jobs.retry_now(conn, kind, job_key)
 
 
 def release_stale_lease(conn: sqlite3.Connection, kind: str, job_key: str) -> bool:
     """Drop an expired lease: the old owner's token no longer matches, so its late writes are refused."""
-    cur = conn.execute(
-        """UPDATE jobs SET status='pending', worker_id=NULL, ownership_token=NULL, lease_until=NULL, retry_at=NULL
-           WHERE kind=? AND job_key=? AND status='running' AND COALESCE(lease_until, 0) <= ?""",
-        (kind, job_key, clock.now_s()),
-    )
-    return cur.rowcount > 0
+    return jobs.release_expired_lease(conn, kind, job_key, clock.now_s())
 
 
 # ---- citations found in rollouts --------------------------------------------------------------------
@@ -378,15 +235,9 @@ def release_stale_lease(conn: sqlite3.Connection, kind: str, job_key: str) -> bo
 
 def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[dict[str, Any]]:
     """Recorded citation blocks (newest first) so a person can pick one instead of pasting."""
-    rows = conn.execute(
-        """SELECT e.key, e.origin, e.thread_id, e.body, e.rollout_ids, e.recorded_at,
-                  (SELECT COUNT(*) FROM citation_entries c WHERE c.event_key=e.key) AS entries
-           FROM citation_events e ORDER BY e.recorded_at DESC, e.key LIMIT ?""",
-        (limit,),
-    ).fetchall()
     out = []
-    for r in rows:
-        d = dict(r)
+    for r in citations.newest_events(conn, limit):
+        d = asdict(r)
         try:
             d["rollout_ids"] = json.loads(d["rollout_ids"] or "[]")
         except ValueError:
@@ -396,7 +247,7 @@ def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[dict
 
 
 def thread_exists(conn: sqlite3.Connection, thread_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM threads WHERE id=?", (thread_id,)).fetchone() is not None
+    return threads.exists(conn, thread_id)
 
 
 # ---- phase 2 review -----------------------------------------------------------------------------------
@@ -404,7 +255,4 @@ def thread_exists(conn: sqlite3.Connection, thread_id: str) -> bool:
 
 def review_run(conn: sqlite3.Connection) -> Phase2Run | None:
     """The Phase 2 run awaiting review, else the latest run (so the screen can say what happened)."""
-    from memtui.phase2.review import Phase2Run  # (GitPython behind it: loaded off the first paint)
-
-    row = conn.execute("SELECT * FROM phase2_runs ORDER BY status = 'awaiting_review' DESC, id DESC LIMIT 1").fetchone()
-    return Phase2Run.from_row(row) if row is not None else None
+    return runs.pending_or_latest(conn)
