@@ -1,7 +1,8 @@
 """Read models for the list screens, paged in SQL so 100,000 threads stay cheap.
 
-Domain-side (no textual import): the TUI shows these rows, tests and benchmarks call them directly.
-Two small job actions (retry now, release a stale lease) live here too because they are one UPDATE each.
+Domain-side (no textual import): the TUI shows these rows, tests and benchmarks call them directly. The queries
+belong to the tables' owners in ``memtui/state``; this module turns their rows into what the screens show. Two
+small job actions (retry now, release a stale lease) are here too, for the screens.
 """
 
 from __future__ import annotations

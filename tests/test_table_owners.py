@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -336,3 +337,56 @@ def test_classify_tells_the_statements_table_from_the_ones_it_reads_alongside():
     )
     assert classify("FROM threads t LEFT JOIN jobs j ON j.job_key = t.id") == ({"threads"}, {"jobs"})
     assert classify("the threads from threads") == (set(), set())
+
+
+def _statements(conn: sqlite3.Connection, call: Callable[[], object]) -> int:
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        call()
+    finally:
+        conn.set_trace_callback(None)
+    return len(seen)
+
+
+def test_calling_owners_costs_the_same_statements_for_ten_threads_as_for_two_hundred():
+    """The list screens, the status counts and the no-change health fingerprint ask the owners a fixed number of
+    statements, whatever the number of rows: no owner call sits in a per-row loop."""
+    from memtui.health import watermark
+    from memtui.rollouts.model import Thread
+    from memtui.state import jobs, outputs
+    from memtui.state import threads as thread_rows
+    from memtui.state.db import migrate
+    from memtui.state.status import collect_status
+    from memtui.views import count_rollouts, job_rows, rollout_rows
+
+    def costs(n: int) -> list[int]:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        migrate(conn)
+        thread_rows.upsert_threads(
+            conn,
+            [
+                Thread(id=f"t{i:04d}", source_kind="codex", path=f"/r/{i}.jsonl", session_source="cli", updated_at=i)
+                for i in range(n)
+            ],
+        )
+        for i in range(0, n, 2):
+            outputs.upsert_stage1_output(conn, f"t{i:04d}", i, f"raw {i}", f"summary {i}", None)
+            conn.execute(
+                "INSERT INTO jobs (kind, job_key, status, retry_remaining) VALUES (?, ?, 'done', 3)",
+                (jobs.STAGE1, f"t{i:04d}"),
+            )
+        jobs.enqueue_global_consolidation(conn, n)
+        return [
+            _statements(conn, lambda: rollout_rows(conn, limit=500)),
+            _statements(conn, lambda: rollout_rows(conn, filter_text="status:done", limit=500)),
+            _statements(conn, lambda: count_rollouts(conn, "status:pending")),
+            _statements(conn, lambda: job_rows(conn, limit=500)),
+            _statements(conn, lambda: collect_status(conn)),
+            _statements(conn, lambda: watermark.fingerprint(conn, "base")),
+        ]
+
+    small, large = costs(10), costs(200)
+    assert small == large
+    assert small == [2, 2, 1, 2, 19, 6]  # as many as the queries written inline before the owners took them
