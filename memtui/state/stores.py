@@ -663,6 +663,32 @@ def carried_tables() -> list[str]:
     return [table for s in STORES if s.carry_over for table in s.columns]
 
 
+Carried = dict[str, list[tuple[tuple[str, object], ...]]]  # table -> rows as (column, value) pairs
+
+
+def read_carried(conn: sqlite3.Connection) -> Carried:
+    """The rows of the tables a reset carries over (privacy promises), from a database that may be broken: a
+    table that cannot be read is left out."""
+    carried: Carried = {}
+    for table in carried_tables():
+        with contextlib.suppress(sqlite3.DatabaseError):
+            cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+            if cols:
+                carried[table] = [tuple(zip(cols, r, strict=True)) for r in conn.execute(f'SELECT * FROM "{table}"')]
+    return carried
+
+
+def carry(conn: sqlite3.Connection, carried: Carried) -> None:
+    """Write carried rows into a new database (the columns it has; the runs table starts empty, so no run id)."""
+    for table, rows in carried.items():
+        have = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+        for row in rows:
+            pairs = [(c, None if c == "run_id" else v) for c, v in row if c in have]
+            cols = ", ".join(c for c, _ in pairs)
+            marks = ", ".join("?" for _ in pairs)
+            conn.execute(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", [v for _, v in pairs])
+
+
 def declared_columns() -> dict[str, dict[str, Holds]]:
     out: dict[str, dict[str, Holds]] = {}
     for s in STORES:
