@@ -43,7 +43,8 @@ def main() -> int:
     os.environ.update({"MEMTUI_HOME": str(tmp / "home"), "HOME": str(tmp / "user")})
 
     from memtui.context import open_context
-    from memtui.search import FTS, ensure_index, fts_query, scope_query, search
+    from memtui.search import ensure_index, fts_query, scope_query, search
+    from memtui.state.search_index import FTS
 
     rng = random.Random(14)
     ctx = open_context()

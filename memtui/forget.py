@@ -30,7 +30,7 @@ from memtui.context import Context
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.review.decide import normalize_line
-from memtui.state import person_lines, stores
+from memtui.state import forgotten, outputs, person_lines, stores, threads
 from memtui.state.stores import Env, Target
 
 MIN_KEY_CHARS = 12  # shorter lines ("- none", "## Task 1") are too generic to say where they came from
@@ -225,11 +225,9 @@ def holds(text: str, t: Target, *, diff: bool = False) -> bool:
 
 def _summary_stems(conn: sqlite3.Connection, root: Path, thread_id: str) -> set[str]:
     stems: set[str] = set()
-    row = conn.execute(
-        "SELECT source_updated_at, rollout_slug FROM stage1_outputs WHERE thread_id=?", (thread_id,)
-    ).fetchone()
-    if row is not None:
-        stems.add(rollout_summary_file_stem(thread_id, row[0], row[1]))
+    stamp = outputs.stem_parts(conn, thread_id)
+    if stamp is not None:
+        stems.add(rollout_summary_file_stem(thread_id, stamp[0], stamp[1]))
     folder = root / ROLLOUT_SUMMARIES
     if folder.is_dir():
         for f in folder.glob("*.md"):
@@ -246,17 +244,11 @@ def _summary_stems(conn: sqlite3.Connection, root: Path, thread_id: str) -> set[
 def lineage(ctx: Context, thread_id: str) -> Lineage:
     """What ``thread_id`` contributed: its summary files, its own lines, and the memory lines derived from it."""
     conn, root = ctx.conn, ctx.paths.memory_root
-    row = conn.execute(
-        "SELECT raw_memory, rollout_summary FROM stage1_outputs WHERE thread_id=?", (thread_id,)
-    ).fetchone()
-    own = _keys(f"{row[0]}\n{row[1]}") if row else set()
+    texts = outputs.text_of(conn, thread_id)
+    own = _keys(f"{texts[0]}\n{texts[1]}") if texts else set()
     others: set[str] = set()
     if own:
-        for raw, summary in conn.execute(
-            "SELECT raw_memory, rollout_summary FROM stage1_outputs WHERE thread_id != ? AND thread_id NOT IN"
-            " (SELECT thread_id FROM forgotten_threads)",
-            (thread_id,),
-        ):
+        for raw, summary in outputs.texts_of_others_remembered(conn, thread_id):
             others |= _keys(f"{raw}\n{summary}") & own
     stems = _summary_stems(conn, root, thread_id)
     found = Lineage(
@@ -283,8 +275,8 @@ def lineage(ctx: Context, thread_id: str) -> Lineage:
 def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetResult:
     """Forget ``thread_id`` now in every store of the registry; the next Phase 2 run removes what was derived."""
     conn, root = ctx.conn, ctx.paths.memory_root
-    known = conn.execute("SELECT 1 FROM threads WHERE id=?", (thread_id,)).fetchone()
-    has_output = conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id=?", (thread_id,)).fetchone()
+    known = threads.exists(conn, thread_id)
+    has_output = outputs.has_any(conn, (thread_id,))
     if not known and not has_output:
         raise ForgetError(f"no rollout {thread_id} in the index (`memtui status` counts them; ids are exact)")
     from memtui.memroot.lock import memory_root_lock
@@ -301,12 +293,7 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
         conn.execute("BEGIN IMMEDIATE")
         try:
             changed = stores.forget_everywhere(Env(conn, ctx.paths.home), target)
-            conn.execute(
-                "INSERT INTO forgotten_threads (thread_id, forgotten_at, reason, contributed, run_id, done_at)"
-                " VALUES (?,?,?,?,NULL,NULL) ON CONFLICT(thread_id) DO UPDATE SET forgotten_at=excluded.forgotten_at,"
-                " reason=excluded.reason, contributed=excluded.contributed, run_id=NULL, done_at=NULL",
-                (thread_id, clock.now_s(), (reason or "").strip() or None, found.model_dump_json()),
-            )
+            forgotten.mark(conn, thread_id, clock.now_s(), (reason or "").strip() or None, found.model_dump_json())
             decision = history.record_decision(
                 conn,
                 "forget",
@@ -342,13 +329,9 @@ def _purge_search(conn: sqlite3.Connection) -> None:
 def unforget(ctx: Context, thread_id: str) -> ForgetResult:
     """Lift the mark: the next ingest re-reads the file and Phase 1 may extract it again."""
     conn = ctx.conn
-    row = conn.execute("SELECT 1 FROM forgotten_threads WHERE thread_id=?", (thread_id,)).fetchone()
-    if row is None:
+    if not forgotten.unmark(conn, thread_id):
         raise ForgetError(f"{thread_id} is not forgotten")
-    conn.execute("DELETE FROM forgotten_threads WHERE thread_id=?", (thread_id,))
-    path = conn.execute("SELECT path FROM threads WHERE id=?", (thread_id,)).fetchone()
-    if path is not None:
-        conn.execute("DELETE FROM ingest_files WHERE path=?", (path[0],))  # re-read: preview, title, citations
+    threads.forget_file_of(conn, thread_id)  # re-read: preview, title, citations
     decision = history.record_decision(conn, "unforget", thread_id=thread_id)
     return ForgetResult(thread_id=thread_id, forgotten=False, decision=decision)
 
@@ -358,11 +341,7 @@ def unforget(ctx: Context, thread_id: str) -> ForgetResult:
 
 def pending(conn: sqlite3.Connection) -> list[Lineage]:
     """Forgotten rollouts whose derived text a Phase 2 run still has to remove."""
-    rows = conn.execute(
-        "SELECT contributed FROM forgotten_threads WHERE done_at IS NULL AND contributed IS NOT NULL"
-        " ORDER BY forgotten_at, thread_id"
-    ).fetchall()
-    return [Lineage.model_validate_json(r[0]) for r in rows]
+    return [Lineage.model_validate_json(c) for c in forgotten.pending_lineages(conn)]
 
 
 def pending_target(conn: sqlite3.Connection) -> Target | None:
@@ -371,7 +350,7 @@ def pending_target(conn: sqlite3.Connection) -> Target | None:
 
 
 def claim_for_run(conn: sqlite3.Connection, run_id: int) -> None:
-    conn.execute("UPDATE forgotten_threads SET run_id=? WHERE done_at IS NULL", (run_id,))
+    forgotten.claim_for_run(conn, run_id)
 
 
 def scrub_workspace(conn: sqlite3.Connection, root: Path, write: Any) -> list[str]:
@@ -412,20 +391,15 @@ def finish_after_approval(ctx: Context, run_id: int) -> int:
     """The run that removed the forgotten rollouts' derived text is approved: every store forgets again (history
     versions and left-out hunks written since), then the lineage is dropped."""
     conn = ctx.conn
-    rows = conn.execute(
-        "SELECT thread_id, contributed FROM forgotten_threads WHERE run_id=? AND done_at IS NULL", (run_id,)
-    ).fetchall()
+    rows = forgotten.carried_by(conn, run_id)
     if not rows:
         return 0
     person = person_lines.hashes(conn)
     env = Env(conn, ctx.paths.home)
     for r in rows:
-        if r[1]:
-            stores.forget_everywhere(env, Lineage.model_validate_json(r[1]).target(person))
-    conn.execute(
-        "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE run_id=? AND done_at IS NULL",
-        (clock.now_s(), run_id),
-    )
+        if r.contributed:
+            stores.forget_everywhere(env, Lineage.model_validate_json(r.contributed).target(person))
+    forgotten.done_with_run(conn, run_id, clock.now_s())
     from memtui import search
 
     search.try_refresh_memory_index(conn, ctx.paths.memory_root)  # the old MEMORY.md chunks leave the index
@@ -436,19 +410,17 @@ def finish_after_approval(ctx: Context, run_id: int) -> int:
 
 def finish_without_changes(conn: sqlite3.Connection) -> None:
     """A Phase 2 run found nothing to change: nothing derived from a forgotten rollout is left in memory."""
-    if conn.execute(
-        "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE done_at IS NULL", (clock.now_s(),)
-    ).rowcount:
+    if forgotten.done_all(conn, clock.now_s()):
         history.checkpoint(conn)
 
 
 def release_after_rejection(conn: sqlite3.Connection, run_id: int) -> None:
     """The removal was rejected: the next run carries it again."""
-    conn.execute("UPDATE forgotten_threads SET run_id=NULL WHERE run_id=? AND done_at IS NULL", (run_id,))
+    forgotten.release_run(conn, run_id)
 
 
 def is_forgotten(conn: sqlite3.Connection, thread_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM forgotten_threads WHERE thread_id=?", (thread_id,)).fetchone() is not None
+    return forgotten.is_forgotten(conn, thread_id)
 
 
 def prompt_lines(conn: sqlite3.Connection) -> list[str]:

@@ -12,7 +12,6 @@ review, which a person approves (in full or hunk by hunk) or rejects like any co
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,6 +24,8 @@ from pydantic import BaseModel
 from memtui import clock
 from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY
 from memtui.review.hunks import unified_diff
+from memtui.state import decisions, runs
+from memtui.state.decisions import Decision, HunkRef
 
 DecisionKind = Literal["approve", "partial_approve", "reject", "manual_commit", "restore", "forget", "unforget"]
 SKILLS_DIR = "skills/"
@@ -33,38 +34,6 @@ ZSTD_LEVEL = 9
 
 class HistoryError(RuntimeError):
     """The history request cannot be served (no such version, a run awaits review...); the message says why."""
-
-
-class HunkRef(BaseModel):
-    id: str
-    file: str
-    hash: str
-    amended: bool = False
-    trusted: bool = False  # a person let its tool-only or flagged lines into what agents load
-
-
-class Decision(BaseModel):
-    id: int
-    at: int
-    kind: str
-    run_id: int | None = None
-    thread_id: str | None = None
-    files_in: list[str] = []
-    files_out: list[str] = []
-    hunks_in: list[HunkRef] = []
-    hunks_out: list[HunkRef] = []
-    reason: str | None = None
-    tree: str | None = None
-    commit_id: str | None = None
-    snapshot: bool = False  # whether this version can still be shown and restored
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Decision:
-        d: dict[str, Any] = dict(row)
-        for key in ("files_in", "files_out", "hunks_in", "hunks_out"):
-            d[key] = json.loads(d.get(key) or "[]")
-        d["snapshot"] = bool(d.pop("has_snapshot", 0))
-        return cls(**d)
 
 
 def is_snapshot_path(rel: str) -> bool:
@@ -96,38 +65,29 @@ def record_decision(
     tree: str | None = None,
     commit: str | None = None,
 ) -> int:
-    cur = conn.execute(
-        "INSERT INTO decisions (at, kind, run_id, thread_id, files_in, files_out, hunks_in, hunks_out, reason,"
-        " tree, commit_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            clock.now_s(),
-            kind,
-            run_id,
-            thread_id,
-            json.dumps(sorted(set(files_in))),
-            json.dumps(sorted(set(files_out))),
-            json.dumps([h.model_dump() for h in hunks_in]),
-            json.dumps([h.model_dump() for h in hunks_out]),
-            (reason or "").strip() or None,
-            tree,
-            commit,
-        ),
+    return decisions.insert(
+        conn,
+        clock.now_s(),
+        kind,
+        run_id=run_id,
+        thread_id=thread_id,
+        files_in=files_in,
+        files_out=files_out,
+        hunks_in=hunks_in,
+        hunks_out=hunks_out,
+        reason=(reason or "").strip() or None,
+        tree=tree,
+        commit=commit,
     )
-    return int(cur.lastrowid or 0)
-
-
-_SELECT = "SELECT d.*, (SELECT 1 FROM history_snapshots s WHERE s.decision_id = d.id) AS has_snapshot FROM decisions d"
 
 
 def list_decisions(conn: sqlite3.Connection, limit: int = 500) -> list[Decision]:
     """Newest first."""
-    rows = conn.execute(f"{_SELECT} ORDER BY d.id DESC LIMIT ?", (limit,)).fetchall()
-    return [Decision.from_row(r) for r in rows]
+    return decisions.newest(conn, limit)
 
 
 def get_decision(conn: sqlite3.Connection, decision_id: int) -> Decision | None:
-    row = conn.execute(f"{_SELECT} WHERE d.id = ?", (decision_id,)).fetchone()
-    return Decision.from_row(row) if row else None
+    return decisions.get(conn, decision_id)
 
 
 # ---- snapshots ----------------------------------------------------------------------------------------------
@@ -170,54 +130,45 @@ def take_snapshot(conn: sqlite3.Connection, root: Path, decision_id: int, keep: 
     if keep > 0:
         files = baseline_files(root)
         data, raw_bytes = _pack(files)
-        conn.execute(
-            "INSERT OR REPLACE INTO history_snapshots (decision_id, tree, created_at, files, raw_bytes, data)"
-            " VALUES (?,?,?,?,?,?)",
-            (decision_id, baseline_tree(root), clock.now_s(), len(files), raw_bytes, data),
-        )
+        decisions.put_snapshot(conn, decision_id, baseline_tree(root), clock.now_s(), len(files), raw_bytes, data)
     prune(conn, keep)
     return keep > 0
 
 
 def prune(conn: sqlite3.Connection, keep: int) -> int:
     """Drop all but the ``keep`` newest snapshots (zeroed on disk, WAL truncated)."""
-    cur = conn.execute(
-        "DELETE FROM history_snapshots WHERE decision_id NOT IN"
-        " (SELECT decision_id FROM history_snapshots ORDER BY decision_id DESC LIMIT ?)",
-        (max(0, int(keep)),),
-    )
-    if cur.rowcount:
+    dropped = decisions.keep_newest_snapshots(conn, keep)
+    if dropped:
         checkpoint(conn)
-    return cur.rowcount
+    return dropped
 
 
 def purge(conn: sqlite3.Connection) -> int:
     """Drop every snapshot; the audit records stay (they hold no memory text)."""
-    n = conn.execute("DELETE FROM history_snapshots").rowcount
+    n = decisions.delete_all_snapshots(conn)
     checkpoint(conn)
     return n
 
 
 def version_files(conn: sqlite3.Connection, decision_id: int) -> dict[str, str]:
-    row = conn.execute("SELECT data FROM history_snapshots WHERE decision_id = ?", (decision_id,)).fetchone()
-    if row is None:
-        if conn.execute("SELECT 1 FROM decisions WHERE id = ?", (decision_id,)).fetchone() is None:
+    data = decisions.snapshot_data(conn, decision_id)
+    if data is None:
+        if not decisions.exists(conn, decision_id):
             raise HistoryError(f"no decision #{decision_id}; `memtui history` lists them")
         raise HistoryError(
             f"version {decision_id} has no snapshot (pruned by history_versions, purged, dropped by a forget, "
             "or the decision did not change the baseline)"
         )
-    return _unpack(row[0])
+    return _unpack(data)
 
 
 def snapshots(conn: sqlite3.Connection) -> Iterable[tuple[int, dict[str, str]]]:
-    for decision_id, data in conn.execute("SELECT decision_id, data FROM history_snapshots ORDER BY decision_id"):
-        yield int(decision_id), _unpack(data)
+    for decision_id, data in decisions.snapshot_data_all(conn):
+        yield decision_id, _unpack(data)
 
 
 def drop_snapshots(conn: sqlite3.Connection, ids: Iterable[int]) -> int:
-    n = sum(conn.execute("DELETE FROM history_snapshots WHERE decision_id = ?", (i,)).rowcount for i in ids)
-    return n
+    return decisions.delete_snapshots(conn, ids)
 
 
 def files_diff(current: dict[str, str], target: dict[str, str]) -> str:
@@ -303,29 +254,20 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
         )
         added, removed = review.count_lines(diff)
         now = clock.now_s()
-        cur = conn.execute(
-            "INSERT INTO phase2_runs (status, kind, restore_of, started_at, offline, baseline_commit, selected,"
-            " pre_snapshot, reason, reviewed_tree, reviewed_files, lines_added, lines_removed)"
-            " VALUES ('running', 'restore', ?, ?, 1, ?, '[]', '{}', ?, ?, ?, ?, ?)",
-            (
-                decision_id,
-                now,
-                base,
-                f"restore of version {decision_id}",
-                tree,
-                json.dumps(baseline.tree_files(root, tree)),
-                added,
-                removed,
-            ),
+        run_id = runs.insert_restore(
+            conn,
+            decision_id=decision_id,
+            now=now,
+            base=base,
+            tree=tree,
+            files=baseline.tree_files(root, tree),
+            added=added,
+            removed=removed,
         )
-        run_id = int(cur.lastrowid or 0)
 
         def persist(journal: Journal) -> None:
-            conn.execute("UPDATE phase2_runs SET pre_snapshot=? WHERE id=?", (json.dumps(journal.pre), run_id))
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                (review.POST_KEY.format(run_id), json.dumps(journal.post)),
-            )
+            runs.save_pre_snapshot(conn, run_id, journal.pre)
+            review.save_journal(conn, run_id, journal.post)
 
         journal = Journal(root, on_change=persist)
         for _, rel in stat:
@@ -333,9 +275,6 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
                 journal.write(rel, target[rel].encode("utf-8"))
             else:
                 journal.delete(rel)
-        conn.execute(
-            "UPDATE phase2_runs SET status='awaiting_review', finished_at=?, diff=?, stat=? WHERE id=?",
-            (clock.now_s(), diff, json.dumps(stat), run_id),
-        )
+        runs.finish_restore(conn, run_id, clock.now_s(), diff, stat)
     review.refresh_index(ctx)
     return RestoreResult(run_id=run_id, version=decision_id, stat=stat)

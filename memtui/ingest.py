@@ -27,6 +27,7 @@ from memtui.rollouts.discover import Found, discover, source_roots
 from memtui.rollouts.model import CITATION_MARKER, FileResult
 from memtui.selfcalls import SKIP_REASON as OWN_SESSION
 from memtui.selfcalls import is_own_session, own_dirs
+from memtui.state import forgotten
 from memtui.state import threads as store
 from memtui.state.db import immediate
 
@@ -221,10 +222,7 @@ def _flush(
         ]
         store.upsert_threads(conn, [r.thread for r, _ in batch if r.thread is not None])
         store.upsert_files(conn, [r for r, _ in batch], now)
-        conn.executemany(
-            "UPDATE ingest_files SET status='skipped', reason=?, thread_id=NULL WHERE path=?",
-            [(DUPLICATE, p) for p in displaced],
-        )
+        store.mark_files_duplicate(conn, displaced, DUPLICATE)
         for result, _ in batch:
             previous = known.get(result.path)
             if result.thread is None:
@@ -232,10 +230,7 @@ def _flush(
                 reason = result.reason or "unknown"
                 summary.skipped_by_reason[reason] = summary.skipped_by_reason.get(reason, 0) + 1
                 if previous is not None and previous.thread_id:
-                    conn.execute(
-                        "UPDATE threads SET ingest_status='skipped', ingest_reason=? WHERE id=? AND path=?",
-                        (reason, previous.thread_id, result.path),
-                    )
+                    store.mark_thread_skipped(conn, previous.thread_id, result.path, reason)
             elif previous is None:
                 summary.new += 1
             else:
@@ -320,7 +315,7 @@ def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None
     """Count the citations once each (``memtui.citations`` keys them); a failure there never stops an ingest."""
     from memtui.citations.usage import record_rollout_citations
 
-    if conn.execute("SELECT 1 FROM forgotten_threads WHERE thread_id=?", (thread_id,)).fetchone():
+    if forgotten.is_forgotten(conn, thread_id):
         return None  # issue 11: a forgotten rollout's words are not stored again
     try:
         record_rollout_citations(conn, thread_id, found)

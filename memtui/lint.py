@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from memtui.scope import GLOBAL_TAG, TaskGroup, evidence_projects, inside, read_groups
+from memtui.state import threads
 
 Rule = Literal[
     "cross_project", "global_single_project", "no_applies_to", "untrusted", "injection", "claims_user", "hidden_text"
@@ -39,7 +40,7 @@ def known_projects(groups: list[TaskGroup], conn: sqlite3.Connection | None = No
     """Every project memtui knows: the groups' cwds and, with a state connection, the indexed threads' cwds."""
     found = {g.cwd.rstrip("/") for g in groups if g.cwd}
     if conn is not None:
-        found |= {r[0].rstrip("/") for r in conn.execute("SELECT DISTINCT cwd FROM threads WHERE cwd IS NOT NULL")}
+        found |= {cwd.rstrip("/") for cwd in threads.projects(conn)}
     return sorted(p for p in found if p and p != "/")
 
 

@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from memtui.context import Context
-from memtui.state import stores
+from memtui.state import stores, threads
 from memtui.state.selection import expired_stage1_outputs
 
 RETENTION_BATCH = 200  # rows per run, as the seed's PRUNE_BATCH_SIZE
@@ -62,12 +62,7 @@ def run_retention(ctx: Context, limit: int = RETENTION_BATCH) -> int:
 
 def opted_out_threads(ctx: Context) -> list[str]:
     """Rollouts whose memory is off now but that still have an output (not yet forgotten)."""
-    rows = ctx.conn.execute(
-        "SELECT t.id FROM threads t WHERE t.memory_mode != 'enabled'"
-        " AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"
-        " AND EXISTS (SELECT 1 FROM stage1_outputs o WHERE o.thread_id = t.id) ORDER BY t.id"
-    ).fetchall()
-    return [r[0] for r in rows]
+    return threads.opted_out_with_output(ctx.conn)
 
 
 def forget_opt_outs(ctx: Context, result: Housekeeping) -> None:

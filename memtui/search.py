@@ -17,11 +17,10 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
-import sqlite_utils
 from pydantic import BaseModel
 
 from memtui.memroot.approved import approved
@@ -29,12 +28,10 @@ from memtui.phase2.workspace import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARI
 from memtui.redact import redact_text
 from memtui.rollouts.model import Transcript
 from memtui.scope import parse_memory
+from memtui.state import search_index, threads
 from memtui.state.db import immediate
+from memtui.state.search_index import ensure_index, index_exists
 
-DOCS = "search_docs"
-FTS = "search_docs_fts"
-PURGE_KEY = "search.purge"
-TOKENIZE = "porter"
 GLOBAL_SCOPE = "memtuiglobal"  # the scope column's token for text tied to no project
 MAX_CHUNK_LINES = 40
 MAX_MESSAGE_CHARS = 64_000
@@ -88,56 +85,13 @@ class RefreshStats(BaseModel):
 # --- the index ---------------------------------------------------------------------------------------------------
 
 
-def _db(conn: sqlite3.Connection) -> sqlite_utils.Database:
-    # recursive_triggers would change how REPLACE fires delete triggers on memtui's own tables: leave it off.
-    return sqlite_utils.Database(conn, recursive_triggers=False)
-
-
-def index_exists(conn: sqlite3.Connection) -> bool:
-    row = conn.execute(
-        "SELECT COUNT(*) FROM sqlite_master WHERE type='trigger' AND name IN (?, ?, ?)",
-        (f"{DOCS}_ai", f"{DOCS}_ad", f"{DOCS}_au"),
-    ).fetchone()
-    return bool(row[0] == 3)
-
-
-def ensure_index(conn: sqlite3.Connection) -> bool:
-    """Create the FTS5 index (sqlite-utils ``enable_fts`` with triggers) when it is missing; True if created.
-
-    Call outside a transaction (``enable_fts`` runs scripts). Two processes may race here: the loser's CREATE fails
-    and is ignored; the winner rebuilds from the documents once its triggers exist, so nothing inserted in between
-    is missed."""
-    if index_exists(conn):
-        return False
-    table = _db(conn).table(DOCS)
-    before = conn.execute("PRAGMA data_version").fetchone()[0]
-    try:
-        # porter: "deploys" finds "deploy". The scope column is stemmed too; the exact path check in search() keeps
-        # /work/shopping out of /work/shop's results.
-        table.enable_fts(["text", "scope"], fts_version="FTS5", create_triggers=True, tokenize=TOKENIZE)
-    except sqlite3.OperationalError as exc:
-        if "already exists" not in str(exc):
-            raise
-        return False
-    try:  # SQLite >= 3.42 can remove a deleted document's terms at once; older versions purge by merging
-        conn.execute(f"INSERT INTO {FTS} ({FTS}, rank) VALUES ('secure-delete', 1)")
-    except sqlite3.DatabaseError:
-        pass
-    if conn.execute("PRAGMA data_version").fetchone()[0] != before:
-        table.rebuild_fts()  # another process wrote documents before our triggers existed
-    return True
-
-
 def purge_deleted(conn: sqlite3.Connection, *, force: bool = False) -> bool:
     """Merge the FTS segments so no deleted document's terms remain, then truncate the WAL; only when a delete
     asked for it (``meta`` flag set by triggers and refreshes) or ``force``. Returns whether it ran."""
-    row = conn.execute("SELECT value FROM meta WHERE key=?", (PURGE_KEY,)).fetchone()
-    if not force and not (row and row[0] == "1"):
+    if not force and not search_index.purge_asked(conn):
         return False
     with immediate(conn):
-        if index_exists(conn):
-            conn.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')")
-        conn.execute("DELETE FROM meta WHERE key=?", (PURGE_KEY,))
+        search_index.merge_segments(conn)
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # old page images in the WAL go too (best effort)
     except sqlite3.OperationalError:
@@ -145,28 +99,13 @@ def purge_deleted(conn: sqlite3.Connection, *, force: bool = False) -> bool:
     return True
 
 
-def _flag_purge(conn: sqlite3.Connection) -> None:
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, '1')", (PURGE_KEY,))
-
-
 def _replace_docs(
     conn: sqlite3.Connection, source: str, kinds: tuple[str, ...], docs: list[tuple[Any, ...]], stats: RefreshStats
 ) -> None:
-    """Swap one source's documents; flag a purge when text that was indexed is no longer there."""
-    marks = ",".join("?" * len(kinds))
-    old = conn.execute(
-        f"SELECT kind, loc, role, project, text FROM {DOCS} WHERE source=? AND kind IN ({marks})", (source, *kinds)
-    ).fetchall()
-    new = {(d[0], d[2], d[3], d[4], d[5]) for d in docs}
-    if {tuple(r) for r in old} == new:
-        return
-    kept_texts = {d[5] for d in docs}
-    if any(r["text"] not in kept_texts for r in old):
-        _flag_purge(conn)  # some indexed text is gone for good: its terms must leave the FTS segments too
-    conn.execute(f"DELETE FROM {DOCS} WHERE source=? AND kind IN ({marks})", (source, *kinds))
-    conn.executemany(f"INSERT INTO {DOCS} (kind, source, loc, role, project, text) VALUES (?,?,?,?,?,?)", docs)
-    stats.docs_removed += len(old)
-    stats.docs_added += len(docs)
+    """Swap one source's documents; a purge is asked for when text that was indexed is no longer there."""
+    removed, added = search_index.replace_docs(conn, source, kinds, docs)
+    stats.docs_removed += removed
+    stats.docs_added += added
 
 
 # --- memory files ------------------------------------------------------------------------------------------------
@@ -211,7 +150,7 @@ def _file_docs(rel: str, text: str) -> list[tuple[Any, ...]]:
 
 def refresh_memory_files(conn: sqlite3.Connection, root: Path, stats: RefreshStats | None = None) -> RefreshStats:
     stats = stats or RefreshStats()
-    known = {r[0][5:]: r[1] for r in conn.execute("SELECT key, stamp FROM search_sources WHERE key LIKE 'file:%'")}
+    known = search_index.file_stamps(conn)
     seen: set[str] = set()
     changed: list[tuple[str, str, str]] = []
     memory = approved(root)  # agents search what a person approved, never a run awaiting review
@@ -231,11 +170,11 @@ def refresh_memory_files(conn: sqlite3.Connection, root: Path, stats: RefreshSta
     with immediate(conn):
         for rel, stamp, text in changed:
             _replace_docs(conn, rel, ("memory",), _file_docs(rel, text), stats)
-            conn.execute("INSERT OR REPLACE INTO search_sources (key, stamp) VALUES (?, ?)", (f"file:{rel}", stamp))
+            search_index.set_stamp(conn, f"file:{rel}", stamp)
             stats.files_indexed += 1
         for rel in gone:
             _replace_docs(conn, rel, ("memory",), [], stats)
-            conn.execute("DELETE FROM search_sources WHERE key=?", (f"file:{rel}",))
+            search_index.drop_stamp(conn, f"file:{rel}")
             stats.files_removed += 1
     return stats
 
@@ -266,36 +205,20 @@ def refresh_messages(
     from memtui.rollouts.filter import read_transcript
 
     stats = stats or RefreshStats()
-    rows = conn.execute(
-        "SELECT t.id, t.path, t.source_kind, COALESCE(t.cwd, '') AS cwd, t.bytes || ':' || t.updated_at || ':' || t.path"
-        " AS stamp, s.stamp AS indexed FROM threads t LEFT JOIN search_sources s ON s.key = 'thread:' || t.id"
-        " WHERE t.ingest_status = 'indexed' AND (s.stamp IS NULL OR s.stamp != t.bytes || ':' || t.updated_at || ':'"
-        " || t.path) AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"  # issue 11
-    ).fetchall()
-    stale = [
-        r[0]
-        for r in conn.execute(
-            # joined on the thread's primary key: matching ``'thread:' || t.id`` would compare every pair of rows
-            "SELECT substr(s.key, 8) FROM search_sources s LEFT JOIN threads t ON t.id = substr(s.key, 8)"
-            " WHERE s.key LIKE 'thread:%' AND (t.id IS NULL OR t.ingest_status != 'indexed'"
-            " OR EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id))"  # issue 11: forgotten
-        )
-    ]
+    rows = threads.needing_message_index(conn)
+    stale = search_index.stale_threads(conn)
     for start in range(0, len(rows), THREAD_BATCH):
         parsed = []
         for row in rows[start : start + THREAD_BATCH]:
             try:
-                items = read_transcript(Path(row["path"]), row["source_kind"])
+                items = read_transcript(Path(row.path), row.source_kind)
             except (jsonl.UnreadableFile, OSError, ValueError):
                 continue  # gone or unreadable: ingest reports it; try again when it changes
-            parsed.append((row, message_docs(row["id"], row["cwd"], items)))
+            parsed.append((row, message_docs(row.id, row.cwd, items)))
         with immediate(conn):
             for row, docs in parsed:
-                _replace_docs(conn, row["id"], ("message",), docs, stats)
-                conn.execute(
-                    "INSERT OR REPLACE INTO search_sources (key, stamp) VALUES (?, ?)",
-                    (f"thread:{row['id']}", row["stamp"]),
-                )
+                _replace_docs(conn, row.id, ("message",), docs, stats)
+                search_index.set_stamp(conn, f"thread:{row.id}", row.stamp)
                 stats.threads_indexed += 1
         if progress is not None:
             progress(min(start + THREAD_BATCH, len(rows)), len(rows))
@@ -303,7 +226,7 @@ def refresh_messages(
         with immediate(conn):
             for tid in stale:
                 _replace_docs(conn, tid, ("message",), [], stats)
-                conn.execute("DELETE FROM search_sources WHERE key=?", (f"thread:{tid}",))
+                search_index.drop_stamp(conn, f"thread:{tid}")
                 stats.threads_removed += 1
     return stats
 
@@ -361,10 +284,7 @@ def _first_matching_line(text: str, query: str) -> int:
 
 def _capped_df(conn: sqlite3.Connection, word: str) -> int:
     """How many documents hold ``word``, counted up to MAX_CANDIDATES (a bounded doclist walk, no bm25)."""
-    row = conn.execute(
-        f"SELECT COUNT(*) FROM (SELECT 1 FROM {FTS} WHERE {FTS} MATCH ? LIMIT {MAX_CANDIDATES})", (fts_query(word),)
-    ).fetchone()
-    return int(row[0])
+    return search_index.capped_count(conn, fts_query(word), MAX_CANDIDATES)
 
 
 def _snippet(text: str, line: int, width: int = SNIPPET_CHARS) -> str:
@@ -400,54 +320,27 @@ def search(
             return []
         ensure_index(conn)
     match = fts_query(query)
-    exact, exact_args = "", []
+    in_project = None
     if project is not None:
-        p = str(project.expanduser().resolve()).rstrip("/")
-        match = f"({match}) AND {scope_query(Path(p))}"
+        in_project = str(project.expanduser().resolve()).rstrip("/")
+        match = f"({match}) AND {scope_query(Path(in_project))}"
         # the phrase also takes /work/shop-api for /work/shop/api and /work/shopping for /work/shop (same tokens once
         # split and stemmed): the exact check keeps them out
-        esc = p.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        exact = " AND (project = '' OR project = ? OR project LIKE ? ESCAPE '\\')"
-        exact_args = [p, esc + "/%"]
-    if kinds is not None:
-        kinds = list(kinds)
-        exact += f" AND kind IN ({','.join('?' * len(kinds))})"
-        exact_args += kinds
-    ids = [
-        r[0]
-        for r in conn.execute(
-            f"SELECT rowid FROM {FTS} WHERE {FTS} MATCH ? ORDER BY rowid DESC LIMIT {MAX_CANDIDATES}", (match,)
-        )
-    ]
+    kinds = list(kinds) if kinds is not None else None
+    ids = search_index.newest_matches(conn, match, MAX_CANDIDATES)
     if not ids:
         return []
-    if exact:
-        keep = {
-            r[0]
-            for r in conn.execute(
-                f"SELECT id FROM {DOCS} WHERE id IN (SELECT value FROM json_each(?)){exact}",
-                (orjson.dumps(ids).decode(), *exact_args),
-            )
-        }
+    if in_project is not None or kinds is not None:
+        keep = search_index.keep_matching(conn, ids, in_project, kinds)
         ids = [i for i in ids if i in keep]
     rare = [w for w in dict.fromkeys(words) if _capped_df(conn, w) < MAX_CANDIDATES]
     scores: dict[int, float] = {}
     if rare and ids:
         # every match of the rarer words (fewer than MAX_CANDIDATES by their definition); the candidates are among them
-        scores = dict(
-            conn.execute(
-                f"SELECT rowid, bm25({FTS}, 1.0, 0.0) FROM {FTS} WHERE {FTS} MATCH ?", (fts_query(" ".join(rare)),)
-            ).fetchall()
-        )
+        scores = search_index.bm25(conn, fts_query(" ".join(rare)))
     top = sorted(ids, key=lambda i: (scores.get(i, 0.0), -i))[:limit]
-    by_id = {
-        r["id"]: r
-        for r in conn.execute(
-            f"SELECT id, kind, source, loc, role, project, text FROM {DOCS} WHERE id IN (SELECT value FROM json_each(?))",
-            (orjson.dumps(top).decode(),),
-        )
-    }
-    rows = [{**dict(by_id[i]), "score": scores.get(i, 0.0)} for i in top if i in by_id]
+    by_id = search_index.docs(conn, top)
+    rows = [{**asdict(by_id[i]), "score": scores.get(i, 0.0)} for i in top if i in by_id]
     hits = []
     for r in rows:
         kind, loc, text = r["kind"], r["loc"], r["text"]

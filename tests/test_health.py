@@ -17,7 +17,6 @@ from memtui.health import actions
 from memtui.health.consolidation import binding_inputs
 from memtui.health.rules import relate
 from memtui.health.signals import compute_health
-from memtui.health.store import Proposal
 from memtui.ingest import run_ingest
 from memtui.phase1.run import run_phase1
 from memtui.phase2 import review
@@ -25,6 +24,7 @@ from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.prompt import PromptInputs, render_consolidation_prompt
 from memtui.review.evidence import hunk_infos
 from memtui.state import tombstones
+from memtui.state.health import Proposal
 from tests.fixtures.health_eval import EVAL_SET
 from tests.fixtures.health_tuning import TUNING_SET
 from tests.fixtures.rollouts import write_codex_rollout

@@ -9,9 +9,9 @@ import pytest
 from memtui import forget
 from memtui.health import actions, watermark
 from memtui.health.signals import compute_health
-from memtui.health.store import Proposal
 from memtui.phase1.run import run_phase1
 from memtui.phase2.consolidate import run_phase2
+from memtui.state.health import Proposal
 from tests.test_health import _approved_home, _by_statement, _session
 
 pytestmark = pytest.mark.usefixtures("frozen_clock")  # the sessions of test_health's home are recent

@@ -36,8 +36,8 @@ from memtui.phase1.render import render_items
 from memtui.phase1.run import redact_output, short_reason
 from memtui.rollouts.model import Transcript
 from memtui.settings import Settings
+from memtui.state import batches, jobs, threads
 from memtui.state.jobs import (
-    STAGE1,
     finish_job_run,
     mark_stage1_job_failed,
     mark_stage1_job_succeeded,
@@ -75,10 +75,8 @@ def _fail_reason(line: ResultLine) -> str:
 
 
 def _candidate(conn: sqlite3.Connection, thread_id: str) -> Candidate | None:
-    row = conn.execute(
-        "SELECT id, source_kind, path, cwd, updated_at FROM threads WHERE id = ?", (thread_id,)
-    ).fetchone()
-    return Candidate(row[0], row[1], row[2], row[3], row[4]) if row else None
+    t = threads.locate(conn, thread_id)
+    return Candidate(t.id, t.source_kind, t.path, t.cwd, t.updated_at) if t else None
 
 
 def _current(
@@ -127,21 +125,19 @@ def _account(summary: CollectSummary, status: str, error: str | None, dropped: i
         summary.failures[head] = summary.failures.get(head, 0) + 1
 
 
-def _already_finalized(conn: sqlite3.Connection, req: sqlite3.Row) -> bool:
+def _already_finalized(conn: sqlite3.Connection, req: batches.Request) -> bool:
     """A previous collect finalized the job and stopped before marking the request: do not finalize twice."""
-    row = conn.execute(
-        "SELECT status, ownership_token FROM jobs WHERE kind = ? AND job_key = ?", (STAGE1, req["thread_id"])
-    ).fetchone()
-    return row is not None and row["ownership_token"] == req["ownership_token"] and row["status"] != "running"
+    state = jobs.stage1_state(conn, req.thread_id)
+    return state is not None and state[1] == req.ownership_token and state[0] != "running"
 
 
 def apply_one(
-    conn: sqlite3.Connection, settings: Settings, req: sqlite3.Row, line: ResultLine | None, missing: str | None
+    conn: sqlite3.Connection, settings: Settings, req: batches.Request, line: ResultLine | None, missing: str | None
 ) -> tuple[str, str | None, int]:
     """Finalize one pending request; returns (request status, error, quote lines dropped). ``line`` None: released
     with ``missing``."""
-    thread_id, token = req["thread_id"], req["ownership_token"]
-    record: dict[str, Any] = orjson.loads(req["measurements"] or b"{}")
+    thread_id, token = req.thread_id, req.ownership_token
+    record: dict[str, Any] = orjson.loads(req.measurements or b"{}")
     redactions: dict[str, int] = dict(record.get("redactions") or {})
     record["redactions"] = redactions
     if _already_finalized(conn, req):
@@ -153,7 +149,7 @@ def apply_one(
         reason = missing or "the batch ended without running this request"
         owned = release_stage1_job(conn, thread_id, token, reason)
         status = "released" if owned else "lost_lease"
-        finish_job_run(conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=reason, **_cols(record))
+        finish_job_run(conn, req.run_id, outcome="failed" if owned else "lost_lease", error=reason, **_cols(record))
         return status, reason, 0
     body = line.response.body if line.response is not None else None
     ok = line.error is None and line.response is not None and line.response.status_code == 200
@@ -176,12 +172,10 @@ def apply_one(
     if output is not None:
         need_words = has_user_quote(output.raw_memory) or has_user_quote(output.rollout_summary)
         need_words = need_words or bool(cited_items(output.raw_memory) or cited_items(output.rollout_summary))
-        current, said, items = _current(conn, thread_id, record.get("file_stat"), req["input_hash"], need_words)
-        if current != req["input_hash"]:
+        current, said, items = _current(conn, thread_id, record.get("file_stat"), req.input_hash, need_words)
+        if current != req.input_hash:
             owned = mark_stage1_job_failed(conn, thread_id, token, STALE, 0)
-            finish_job_run(
-                conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=STALE, **_cols(record)
-            )
+            finish_job_run(conn, req.run_id, outcome="failed" if owned else "lost_lease", error=STALE, **_cols(record))
             return ("stale" if owned else "lost_lease"), STALE, 0
         checked = Extraction(output=output, offline=False, model="", user_said=said)
         keep_faithful_quotes(checked)  # a line quoting words the user never said is dropped, as in the sync path
@@ -193,17 +187,15 @@ def apply_one(
             status = "no_output"
         else:
             owned = mark_stage1_job_succeeded(
-                conn, thread_id, token, req["source_updated_at"], out.raw_memory, out.rollout_summary, out.rollout_slug
+                conn, thread_id, token, req.source_updated_at, out.raw_memory, out.rollout_summary, out.rollout_slug
             )
             status = "succeeded"
         if not owned:
             status, error = "lost_lease", "lease lost before finalize: another worker owns this job; nothing written"
-        finish_job_run(
-            conn, req["run_id"], outcome=status, error=error, noop=int(status == "no_output"), **_cols(record)
-        )
+        finish_job_run(conn, req.run_id, outcome=status, error=error, noop=int(status == "no_output"), **_cols(record))
         return status, error, record["dropped_quotes"]
     owned = mark_stage1_job_failed(conn, thread_id, token, error or "unknown", settings.job_retry_delay_seconds)
-    finish_job_run(conn, req["run_id"], outcome="failed" if owned else "lost_lease", error=error, **_cols(record))
+    finish_job_run(conn, req.run_id, outcome="failed" if owned else "lost_lease", error=error, **_cols(record))
     return ("failed" if owned else "lost_lease"), error, 0
 
 
@@ -223,52 +215,33 @@ def apply_results(
 ) -> int:
     """Finalize the submission's pending requests that have a result (all of them when ``missing`` is given:
     those without a line are released). Returns how many stay pending."""
-    pending = conn.execute(
-        "SELECT * FROM batch_requests WHERE submission_id = ? AND status = 'pending' ORDER BY custom_id",
-        (submission_id,),
-    ).fetchall()
+    pending = batches.pending_requests(conn, submission_id)
     left = 0
     for req in pending:
-        line = results.pop(req["custom_id"], None)
+        line = results.pop(req.custom_id, None)
         if line is None and missing is None:
             left += 1
             continue
         status, error, dropped = apply_one(conn, settings, req, line, missing)
-        conn.execute(
-            "UPDATE batch_requests SET status = ?, error = ? WHERE submission_id = ? AND custom_id = ?",
-            (status, error, submission_id, req["custom_id"]),
-        )
+        batches.finish_request(conn, submission_id, req.custom_id, status, error)
         _account(summary, status, error, dropped)
     if left == 0:
-        conn.execute(
-            "UPDATE batch_submissions SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'collected' END,"
-            " finished_at = ?, updated_at = ? WHERE id = ?",
-            (clock.now_s(), clock.now_s(), submission_id),
-        )
+        batches.collected(conn, submission_id, clock.now_s())
         summary.collected_submissions += 1
     return left
 
 
 def abandon_unfinished(conn: sqlite3.Connection, summary: CollectSummary) -> None:
     """Submissions a killed run left ``preparing``: release their claims (nothing was sent) and drop the file."""
-    for sub in conn.execute("SELECT * FROM batch_submissions WHERE status = 'preparing'").fetchall():
+    for sub in batches.preparing(conn):
         res = CollectSummary()
-        apply_results(conn, Settings(), sub["id"], {}, res, missing="the run that prepared this batch stopped")
-        rows = conn.execute(
-            "SELECT job_key, ownership_token FROM jobs WHERE kind = ? AND status = 'running' AND worker_id = ?"
-            " AND ownership_token NOT IN (SELECT ownership_token FROM batch_requests)",
-            (STAGE1, sub["worker_id"]),
-        ).fetchall()
-        for job_key, token in rows:
+        apply_results(conn, Settings(), sub.id, {}, res, missing="the run that prepared this batch stopped")
+        for job_key, token in jobs.running_without_batch_request(conn, sub.worker_id):
             release_stage1_job(conn, job_key, token, "the run that prepared this batch stopped")
             res.released += 1
-        conn.execute(
-            "UPDATE batch_submissions SET status = 'abandoned', updated_at = ?, detail = ? WHERE id = ?",
-            (clock.now_s(), "interrupted while preparing: claims released, nothing was sent", sub["id"]),
-        )
-        if sub["input_path"] and sub["kind"] == "openai":
-            Path(sub["input_path"]).unlink(missing_ok=True)
+        detail = "interrupted while preparing: claims released, nothing was sent"
+        batches.update(conn, sub.id, status="abandoned", updated_at=clock.now_s(), detail=detail)
+        if sub.input_path and sub.kind == "openai":
+            Path(sub.input_path).unlink(missing_ok=True)
         summary.released += res.released
-        summary.resumed.append(
-            f"{sub['id']}: abandoned (interrupted while preparing), {res.released} claim(s) released"
-        )
+        summary.resumed.append(f"{sub.id}: abandoned (interrupted while preparing), {res.released} claim(s) released")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from memtui.batch.prepare import prepare
 from memtui.context import Context
 from memtui.llm.client import make_client
 from memtui.phase1.run import short_reason
-from memtui.state import stores
+from memtui.state import batches, stores
 from memtui.state.jobs import close_abandoned_runs
 
 Progress = Callable[[int, int, str], None]
@@ -48,19 +49,16 @@ def collect(ctx: Context, client=None) -> CollectSummary:
     summary = CollectSummary()
     close_abandoned_runs(conn)
     abandon_unfinished(conn, summary)
-    subs = conn.execute(
-        "SELECT * FROM batch_submissions WHERE kind = 'openai' AND status IN ('prepared', 'uploaded', 'submitted')"
-        " ORDER BY created_at, id"
-    ).fetchall()
+    subs = batches.open_openai(conn)
     if not subs:
         summary.seconds = round(time.perf_counter() - started, 3)
         return summary
     client = client or _client(ctx)
     for sub in subs:
-        if sub["status"] in ("prepared", "uploaded"):  # a run stopped between writing the file and creating
+        if sub.status in ("prepared", "uploaded"):  # a run stopped between writing the file and creating
             batch_id = remote.submit(conn, client, sub)
-            summary.resumed.append(f"{sub['id']}: submitted as {batch_id} (the previous run stopped before)")
-            sub = conn.execute("SELECT * FROM batch_submissions WHERE id = ?", (sub["id"],)).fetchone()
+            summary.resumed.append(f"{sub.id}: submitted as {batch_id} (the previous run stopped before)")
+            sub = _reread(conn, sub)
         summary.checked += 1
         batch = remote.poll(conn, client, sub)
         if batch.status not in TERMINAL:
@@ -72,9 +70,9 @@ def collect(ctx: Context, client=None) -> CollectSummary:
         missing = NOT_RUN[batch.status]
         if why := remote.batch_errors(batch):  # a validation failure says why in batch.errors: keep it
             missing = f"{missing}: {why}"
-            remote.note(conn, sub["id"], why)
-            summary.failures[short_reason(f"batch {batch.status}: {why}")] = sub["requests"]
-        apply_results(conn, ctx.settings, sub["id"], results, summary, missing=missing)
+            remote.note(conn, sub.id, why)
+            summary.failures[short_reason(f"batch {batch.status}: {why}")] = sub.requests
+        apply_results(conn, ctx.settings, sub.id, results, summary, missing=missing)
         summary.unmatched += len(results) + bad + bad_err
     stores.drop_finished_batch_files(conn)  # a finished batch's input file held the rollouts' text in full
     summary.seconds = round(time.perf_counter() - started, 3)
@@ -106,47 +104,47 @@ def submit(
     )
     created = []
     for sub_id in prepared.submissions:
-        sub = ctx.conn.execute("SELECT * FROM batch_submissions WHERE id = ?", (sub_id,)).fetchone()
+        sub = batches.submission(ctx.conn, sub_id)
+        assert sub is not None  # prepare recorded it
         created.append(remote.submit(ctx.conn, client, sub))
     return BatchRunSummary(collected=collected, prepared=prepared, submitted=created)
+
+
+def _reread(conn: sqlite3.Connection, sub: batches.Submission) -> batches.Submission:
+    """The submission as recorded now (a step just changed it); the old copy if its row is gone."""
+    return batches.submission(conn, sub.id) or sub
 
 
 def status(ctx: Context, *, poll: bool = True) -> list[SubmissionStatus]:
     """Every submission not yet finished (and the last 20 finished), polling the API for live ones."""
     conn = ctx.conn
-    rows = conn.execute(
-        "SELECT * FROM batch_submissions WHERE status NOT IN ('collected', 'cancelled', 'abandoned')"
-        " UNION ALL SELECT * FROM (SELECT * FROM batch_submissions WHERE status IN ('collected', 'cancelled',"
-        " 'abandoned') ORDER BY updated_at DESC LIMIT 20) ORDER BY created_at, id"
-    ).fetchall()
-    live = [r for r in rows if r["kind"] == "openai" and r["status"] == "submitted"]
+    rows = batches.unfinished_and_recent(conn, 20)
+    live = [r for r in rows if r.kind == "openai" and r.status == "submitted"]
     counts: dict[str, dict[str, int]] = {}
     if poll and live:
         client = _client(ctx)
         for sub in live:
             batch = remote.poll(conn, client, sub)
             rc = batch.request_counts
-            counts[sub["id"]] = (
+            counts[sub.id] = (
                 {"total": rc.total, "completed": rc.completed, "failed": rc.failed} if rc is not None else {}
             )
     out = []
     for sub in rows:
-        sub = conn.execute("SELECT * FROM batch_submissions WHERE id = ?", (sub["id"],)).fetchone()
-        pending = conn.execute(
-            "SELECT COUNT(*) FROM batch_requests WHERE submission_id = ? AND status = 'pending'", (sub["id"],)
-        ).fetchone()[0]
+        sub = _reread(conn, sub)
+        pending = batches.pending_count(conn, sub.id)
         out.append(
             SubmissionStatus(
-                id=sub["id"],
-                kind=sub["kind"],
-                status=sub["status"],
-                remote_status=sub["remote_status"],
-                batch_id=sub["batch_id"],
-                requests=sub["requests"],
+                id=sub.id,
+                kind=sub.kind,
+                status=sub.status,
+                remote_status=sub.remote_status,
+                batch_id=sub.batch_id,
+                requests=sub.requests,
                 pending=pending,
-                done=sub["requests"] - pending,
-                counts=counts.get(sub["id"], {}),
-                input_path=sub["input_path"],
+                done=sub.requests - pending,
+                counts=counts.get(sub.id, {}),
+                input_path=sub.input_path,
             )
         )
     return out
@@ -155,26 +153,22 @@ def status(ctx: Context, *, poll: bool = True) -> list[SubmissionStatus]:
 def cancel(ctx: Context, ids: list[str] | None = None) -> list[str]:
     """Cancel remote batches (their unrun requests are released when collected) and release exported files' claims."""
     conn = ctx.conn
-    rows = conn.execute(
-        "SELECT * FROM batch_submissions WHERE status IN ('prepared', 'uploaded', 'submitted', 'exported')"
-    ).fetchall()
+    rows = batches.cancellable(conn)
     if ids:
-        rows = [r for r in rows if r["id"] in ids or r["batch_id"] in ids]
+        rows = [r for r in rows if r.id in ids or r.batch_id in ids]
         if not rows:
             raise BatchError(f"no open batch with id {', '.join(ids)}")
     said = []
     client = None
     for sub in rows:
-        if sub["kind"] == "openai" and sub["status"] == "submitted":
+        if sub.kind == "openai" and sub.status == "submitted":
             client = client or _client(ctx)
-            said.append(f"{sub['id']} ({sub['batch_id']}): {remote.cancel(conn, client, sub)}")
+            said.append(f"{sub.id} ({sub.batch_id}): {remote.cancel(conn, client, sub)}")
             continue
         summary = CollectSummary()
-        apply_results(conn, ctx.settings, sub["id"], {}, summary, missing="cancelled by the user before it was sent")
-        conn.execute(
-            "UPDATE batch_submissions SET status = 'cancelled', updated_at = ? WHERE id = ?", (clock.now_s(), sub["id"])
-        )
-        said.append(f"{sub['id']}: cancelled, {summary.released} claim(s) released")
+        apply_results(conn, ctx.settings, sub.id, {}, summary, missing="cancelled by the user before it was sent")
+        batches.update(conn, sub.id, status="cancelled", updated_at=clock.now_s())
+        said.append(f"{sub.id}: cancelled, {summary.released} claim(s) released")
     stores.drop_finished_batch_files(conn)
     return said
 
@@ -220,10 +214,9 @@ def import_results(ctx: Context, path: Path) -> CollectSummary:
     summary = CollectSummary()
     conn = ctx.conn
     close_abandoned_runs(conn)
-    subs = conn.execute("SELECT id FROM batch_submissions WHERE kind = 'file' AND status = 'exported'").fetchall()
-    for sub in subs:
+    for sub_id in batches.exported_file_ids(conn):
         summary.checked += 1
-        if apply_results(conn, ctx.settings, sub["id"], results, summary, missing=None):
+        if apply_results(conn, ctx.settings, sub_id, results, summary, missing=None):
             summary.still_running += 1
     summary.unmatched = len(results) + bad
     summary.seconds = round(time.perf_counter() - started, 3)

@@ -34,6 +34,7 @@ from memtui.phase1.eligibility import select_candidates
 from memtui.phase1.extractor import ExtractionFailed, ModelExtractor, StageOneOutput, add_counts, read_items
 from memtui.phase1.render import render_items
 from memtui.settings import Settings
+from memtui.state import batches
 from memtui.state.db import immediate
 from memtui.state.jobs import (
     BATCH_WORKER_PREFIX,
@@ -79,11 +80,7 @@ def _new_part(conn: sqlite3.Connection, kind: str, model: str, worker: str, path
     part_id = uuid.uuid4().hex[:16]
     now = clock.now_s()
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn.execute(
-        "INSERT INTO batch_submissions (id, kind, status, model, worker_id, input_path, created_at, updated_at)"
-        " VALUES (?, ?, 'preparing', ?, ?, ?, ?, ?)",
-        (part_id, kind, model, worker, str(path), now, now),
-    )
+    batches.start(conn, part_id, kind, model, worker, str(path), now)
     return _Part(part_id, path, open(path, "wb"))  # closed in _close_part
 
 
@@ -95,10 +92,8 @@ def _flush_rows(conn: sqlite3.Connection, part: _Part, worker: str, model: str) 
     with immediate(conn):
         for r in part.rows:
             run_id = start_job_run(conn, STAGE1, r.thread_id, r.token, worker, offline=0, model=model)
-            conn.execute(
-                "INSERT INTO batch_requests (submission_id, custom_id, thread_id, input_hash, ownership_token,"
-                " source_updated_at, run_id, status, measurements) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
-                (part.id, r.cid, r.thread_id, r.digest, r.token, r.updated_at, run_id, orjson.dumps(r.measurements)),
+            batches.add_request(
+                conn, part.id, r.cid, r.thread_id, r.digest, r.token, r.updated_at, run_id, orjson.dumps(r.measurements)
             )
     part.rows.clear()
 
@@ -108,10 +103,7 @@ def _close_part(conn: sqlite3.Connection, part: _Part, worker: str, model: str, 
     part.fh.flush()
     os.fsync(part.fh.fileno())
     part.fh.close()
-    conn.execute(
-        "UPDATE batch_submissions SET status = ?, requests = ?, bytes = ?, updated_at = ? WHERE id = ?",
-        (status, part.requests, part.bytes, clock.now_s(), part.id),
-    )
+    batches.update(conn, part.id, status=status, requests=part.requests, bytes=part.bytes, updated_at=clock.now_s())
 
 
 def prepare(

@@ -12,15 +12,14 @@ from typing import Any
 
 from memtui import clock
 from memtui.batch.model import COMPLETION_WINDOW, METADATA_KEY, URL
+from memtui.state import batches
 
 LIST_PAGES = 20  # how far back (x100 batches) a resumed run looks for a batch it may have created
 
 
 def _set(conn: sqlite3.Connection, sub_id: str, **cols: Any) -> None:
     cols["updated_at"] = clock.now_s()
-    conn.execute(
-        f"UPDATE batch_submissions SET {', '.join(f'{k} = ?' for k in cols)} WHERE id = ?", [*cols.values(), sub_id]
-    )
+    batches.update(conn, sub_id, **cols)
 
 
 def find_remote(client: Any, sub_id: str) -> Any | None:
@@ -35,30 +34,32 @@ def find_remote(client: Any, sub_id: str) -> Any | None:
     return None
 
 
-def submit(conn: sqlite3.Connection, client: Any, sub: sqlite3.Row) -> str:
+def submit(conn: sqlite3.Connection, client: Any, sub: batches.Submission) -> str:
     """Upload (if not yet) and create the batch (unless one for this submission exists); returns the batch id."""
-    file_id = sub["input_file_id"]
+    file_id = sub.input_file_id
     if file_id is None:
-        with open(sub["input_path"], "rb") as fh:
-            uploaded = client.files.create(file=(Path(sub["input_path"]).name, fh), purpose="batch")
+        if sub.input_path is None:
+            raise ValueError(f"batch submission {sub.id} has no input file to upload")
+        with open(sub.input_path, "rb") as fh:
+            uploaded = client.files.create(file=(Path(sub.input_path).name, fh), purpose="batch")
         file_id = uploaded.id
-        _set(conn, sub["id"], input_file_id=file_id, status="uploaded")
-    existing = find_remote(client, sub["id"]) if sub["status"] == "uploaded" else None
+        _set(conn, sub.id, input_file_id=file_id, status="uploaded")
+    existing = find_remote(client, sub.id) if sub.status == "uploaded" else None
     batch = existing or client.batches.create(
         input_file_id=file_id,
         endpoint=URL,
         completion_window=COMPLETION_WINDOW,
-        metadata={METADATA_KEY: sub["id"]},
+        metadata={METADATA_KEY: sub.id},
     )
-    _set(conn, sub["id"], batch_id=batch.id, status="submitted", remote_status=batch.status)
+    _set(conn, sub.id, batch_id=batch.id, status="submitted", remote_status=batch.status)
     return batch.id
 
 
-def poll(conn: sqlite3.Connection, client: Any, sub: sqlite3.Row) -> Any:
-    batch = client.batches.retrieve(sub["batch_id"])
+def poll(conn: sqlite3.Connection, client: Any, sub: batches.Submission) -> Any:
+    batch = client.batches.retrieve(sub.batch_id)
     _set(
         conn,
-        sub["id"],
+        sub.id,
         remote_status=batch.status,
         output_file_id=batch.output_file_id,
         error_file_id=batch.error_file_id,
@@ -72,9 +73,9 @@ def download(client: Any, file_id: str | None) -> bytes:
     return client.files.content(file_id).content
 
 
-def cancel(conn: sqlite3.Connection, client: Any, sub: sqlite3.Row) -> str:
-    batch = client.batches.cancel(sub["batch_id"])
-    _set(conn, sub["id"], remote_status=batch.status, detail="cancel requested")
+def cancel(conn: sqlite3.Connection, client: Any, sub: batches.Submission) -> str:
+    batch = client.batches.cancel(sub.batch_id)
+    _set(conn, sub.id, remote_status=batch.status, detail="cancel requested")
     return batch.status
 
 

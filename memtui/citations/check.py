@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from memtui.citations.model import CitationEntry, MemoryCitation, canonical_thread_id
+from memtui.state import citations as citation_store
+from memtui.state import outputs, threads
 
 EntryStatus = Literal["ok", "missing_file", "out_of_range", "blank_lines", "stale"]
 IdStatus = Literal["ok", "unknown", "not_uuid"]
@@ -105,12 +107,7 @@ def cited_lines(memory_root: Path, entry: CitationEntry) -> list[str] | None:
 
 
 def recorded_hash(conn: sqlite3.Connection, entry: CitationEntry) -> str | None:
-    row = conn.execute(
-        "SELECT text_hash FROM citation_entries WHERE path=? AND line_start=? AND line_end=? AND text_hash IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1",
-        (entry.path, entry.line_start, entry.line_end),
-    ).fetchone()
-    return row[0] if row else None
+    return citation_store.recorded_hash(conn, entry.path, entry.line_start, entry.line_end)
 
 
 def check_entry(memory_root: Path, entry: CitationEntry, conn: sqlite3.Connection | None = None) -> EntryCheck:
@@ -144,9 +141,9 @@ def check_ids(conn: sqlite3.Connection | None, rollout_ids: list[str]) -> list[I
             out.append(IdCheck(rid, "unknown", tid))
             continue
         keys = (tid, rid.strip())
-        indexed = conn.execute("SELECT 1 FROM threads WHERE id IN (?, ?)", keys).fetchone() is not None
-        has_memory = conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id IN (?, ?)", keys).fetchone()
-        out.append(IdCheck(rid, "ok" if indexed else "unknown", tid, has_memory is not None))
+        indexed = threads.any_exists(conn, keys)
+        has_memory = outputs.has_any(conn, keys)
+        out.append(IdCheck(rid, "ok" if indexed else "unknown", tid, has_memory))
     return out
 
 

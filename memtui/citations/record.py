@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from memtui.citations.check import CheckReport, check_citation
 from memtui.citations.model import MemoryCitation
 from memtui.citations.usage import record_citation
+from memtui.state import outputs
 
 
 class CountedUsage(BaseModel):
@@ -38,10 +39,10 @@ def record_answer_citation(
     counted = []
     for i in report.ids:
         if i.has_memory:
-            row = conn.execute(
-                "SELECT usage_count, last_usage FROM stage1_outputs WHERE thread_id=?", (i.thread_id,)
-            ).fetchone()
-            if row is not None:
-                counted.append(CountedUsage(thread_id=str(i.thread_id), usage_count=row[0] or 0, last_usage=row[1]))
+            used = outputs.usage(conn, str(i.thread_id))
+            if used is not None:
+                counted.append(
+                    CountedUsage(thread_id=str(i.thread_id), usage_count=used.usage_count, last_usage=used.last_usage)
+                )
     not_counted = [i.to_json() for i in report.ids if not i.has_memory]
     return RecordOutcome(key=key, counted=counted, not_counted=not_counted, check=report.to_json()), report

@@ -22,6 +22,8 @@ from memtui.citations.check import cited_lines, hash_lines
 from memtui.citations.model import MemoryCitation
 from memtui.citations.parse import parse_citations
 from memtui.redact import redact_text
+from memtui.state import citations as citation_store
+from memtui.state import outputs
 from memtui.state.db import immediate
 
 Origin = Literal["rollout", "manual"]
@@ -45,14 +47,7 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
 
 
 def _bump_usage(conn: sqlite3.Connection, thread_ids: list[str], now: int) -> int:
-    updated = 0
-    for tid in thread_ids:
-        cur = conn.execute(
-            "UPDATE stage1_outputs SET usage_count = COALESCE(usage_count, 0) + 1, last_usage = ? WHERE thread_id = ?",
-            (now, tid),
-        )
-        updated += cur.rowcount
-    return updated
+    return outputs.bump_usage(conn, thread_ids, now)
 
 
 def record_stage1_output_usage(conn: sqlite3.Connection, thread_ids: list[str]) -> int:
@@ -88,15 +83,11 @@ def record_citation(
         hashes.append(hash_lines(lines) if lines is not None else None)
     now = clock.now_s()
     with _transaction(conn):
-        cur = conn.execute(
-            "INSERT OR IGNORE INTO citation_events(key, origin, thread_id, body, rollout_ids, recorded_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (key, origin, thread_id, redact_text(citation.format()), orjson.dumps(ids).decode(), now),
-        )
-        if cur.rowcount != 1:
+        body = redact_text(citation.format())
+        if not citation_store.insert_event(conn, key, origin, thread_id, body, orjson.dumps(ids).decode(), now):
             return False
-        conn.executemany(
-            "INSERT INTO citation_entries(event_key, path, line_start, line_end, note, text_hash) VALUES (?,?,?,?,?,?)",
+        citation_store.insert_entries(
+            conn,
             [
                 (key, redact_text(e.path), e.line_start, e.line_end, redact_text(e.note), h)
                 for e, h in zip(citation.entries, hashes, strict=True)
@@ -154,7 +145,7 @@ def record_rollout_citations(
     for fp, per_kind in counts.items():
         for i in range(max(per_kind.values())):
             key = f"{thread_id}#{fp}#{i}"
-            if conn.execute("SELECT 1 FROM citation_events WHERE key=?", (key,)).fetchone():
+            if citation_store.has_event(conn, key):
                 continue  # counted by an earlier ingest; skip reading the memory files again
             if record_citation(conn, citations[fp], "rollout", key, thread_id, memory_root=memory_root):
                 newly += 1

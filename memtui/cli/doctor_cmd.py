@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sqlite3
 import sys
 from pathlib import Path
@@ -44,14 +43,7 @@ def _read_old(db: Path) -> tuple[dict[str, list[tuple]], dict[str, int], str | N
     except sqlite3.DatabaseError as exc:
         return {}, {}, str(exc)
     try:
-        carried: dict[str, list[tuple]] = {}
-        for table in stores.carried_tables():
-            with contextlib.suppress(sqlite3.DatabaseError):
-                cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-                if cols:
-                    carried[table] = [
-                        tuple(zip(cols, r, strict=True)) for r in conn.execute(f'SELECT * FROM "{table}"')
-                    ]
+        carried = stores.read_carried(conn)
         try:
             counts = stores.holders(stores.Env(conn))
         except sqlite3.DatabaseError as exc:
@@ -62,16 +54,6 @@ def _read_old(db: Path) -> tuple[dict[str, list[tuple]], dict[str, int], str | N
         return {}, {}, str(exc)
     finally:
         conn.close()
-
-
-def _carry(conn: sqlite3.Connection, carried: dict[str, list[tuple]]) -> None:
-    for table, rows in carried.items():
-        have = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
-        for row in rows:
-            pairs = [(c, None if c == "run_id" else v) for c, v in row if c in have]  # the runs table starts empty
-            cols = ", ".join(c for c, _ in pairs)
-            marks = ", ".join("?" for _ in pairs)
-            conn.execute(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", [v for _, v in pairs])
 
 
 def reset_state(db: Path, *, ask: bool) -> int:
@@ -102,9 +84,11 @@ def reset_state(db: Path, *, ask: bool) -> int:
         side = db.with_name(db.name + suffix)
         if side.exists():
             side.rename(aside.with_name(aside.name + suffix))
+    from memtui.state import stores
+
     conn = connect(db)
     try:
-        _carry(conn, carried)
+        stores.carry(conn, carried)
     finally:
         conn.close()
     print(f"moved {db} to {aside}; run `memtui ingest` to rebuild the index")

@@ -12,9 +12,9 @@ from memtui import clock
 from memtui.cli.common import make_context, print_json
 from memtui.health import actions
 from memtui.health.signals import BlockHealth, HealthReport, block_by_id, compute_health
-from memtui.health.store import Proposal
 from memtui.memroot.lock import MemoryRootBusy
 from memtui.phase2.review import ReviewError
+from memtui.state.health import Proposal
 
 BUSY_EXIT = 75
 

@@ -13,7 +13,6 @@ memory of the same project contradicts is dropped (the newer one stays).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,10 +23,10 @@ from memtui.health import watermark
 from memtui.health.blocks import Block
 from memtui.health.rules import Relation, clauses, relate_message, statement_of
 from memtui.health.signals import BlockHealth, HealthReport, compute_health
-from memtui.health.store import Proposal
 from memtui.memroot.approved import approved
 from memtui.phase2.workspace import MEMORY_MD
-from memtui.state import tombstones
+from memtui.state import runs, tombstones
+from memtui.state.health import Proposal
 from memtui.state.tombstones import line_hash, normalize_memory_line
 
 MAX_LINES = 40
@@ -126,16 +125,12 @@ __all__ = ["Block", "HealthInputs", "binding_inputs", "superseded"]
 def record_drops(conn: sqlite3.Connection, run_id: int, drops: Mapping[str, object]) -> None:
     """The run was asked to remove these lines (normalised key -> block): keep their hashes, never their words."""
     if drops:
-        conn.execute(
-            "UPDATE phase2_runs SET health_drops=? WHERE id=?",
-            (json.dumps(sorted(line_hash(k) for k in drops)), run_id),
-        )
+        runs.set_health_drops(conn, run_id, sorted(line_hash(k) for k in drops))
 
 
 def asked_removals(conn: sqlite3.Connection, run_id: int) -> set[str]:
     """Hashes of the lines memory health asked run ``run_id`` to remove (``record_drops``)."""
-    row = conn.execute("SELECT health_drops FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
-    return set(json.loads(row[0])) if row and row[0] else set()
+    return runs.health_drops(conn, run_id)
 
 
 def ban_approved_removals(conn: sqlite3.Connection, root: Path, run_id: int, before: str | None) -> int:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from memtui.health import store
 from memtui.health.blocks import block_id
 from memtui.health.rules import Relation, clauses, statement_of
 from memtui.health.signals import Evidence, evidence_of
+from memtui.state import health as store
 
 ORDER = (Relation.CONTRADICTED, Relation.CORRECTED, Relation.RESTATED)
 

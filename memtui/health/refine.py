@@ -17,12 +17,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from memtui.health import store
 from memtui.health.blocks import parse_blocks
 from memtui.health.signals import user_words_at
-from memtui.health.store import FindingRow
 from memtui.redact import redact_text
 from memtui.settings import Settings
+from memtui.state import health as store
+from memtui.state.health import FindingRow
 
 MAX_PER_RUN = 200
 

@@ -30,20 +30,17 @@ from pydantic import BaseModel
 
 from memtui import clock, history, search
 from memtui.citations.check import hash_lines
-from memtui.health import store
 from memtui.health.blocks import Block, parse_blocks
 from memtui.health.rules import Clause, Relation, candidate_terms, relate_message, terms
-from memtui.health.store import FindingRow, Proposal
-from memtui.phase1.eligibility import INTERACTIVE_CODEX_SOURCES
 from memtui.phase2.prompt_inputs import normalize_memory_line
 from memtui.phase2.workspace import MEMORY_MD
 from memtui.rollouts.user_words import user_words
+from memtui.state import citations as citation_store
+from memtui.state import health as store
+from memtui.state import search_index
+from memtui.state.health import FindingRow, Proposal
 
 METHOD = "offline rules"  # plus ", refined by MODEL" once a model looked at the findings (health/refine.py)
-_INTERACTIVE = (
-    "((t.source_kind = 'codex' AND t.session_source IN ({})) OR (t.source_kind = 'claude' AND t.session_source = "
-    "'cli'))".format(", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
-)
 _PATHLIKE = re.compile(r"`([^`\s]+)`")
 # a bare name with a file extension (CHANGELOG.md, src/app.ts) or a folder (vendor/, ./scripts)
 _BARE_PATH = re.compile(r"(?<![\w/.:@-])((?:\./)?[\w.-]+(?:/[\w.-]+)*(?:\.[A-Za-z]\w{1,7}|/))(?![\w/])")
@@ -161,12 +158,6 @@ def _candidate_match(block: Block) -> str | None:
     return f"text : ({' OR '.join(ors)})"
 
 
-_MESSAGE_SQL = (
-    "SELECT d.id, d.source, d.loc, d.text, t.cwd, COALESCE(t.created_at, t.updated_at) FROM search_docs d"
-    " JOIN threads t ON t.id = d.source WHERE d.kind = 'message' AND d.role = 'user' AND " + _INTERACTIVE
-)
-
-
 def _relate(block: Block, rows: Iterable[tuple[Any, ...]], since: int) -> list[FindingRow]:
     out = []
     for _doc, thread_id, item, text, cwd, started in rows:
@@ -184,18 +175,13 @@ def _scan_block(conn: sqlite3.Connection, block: Block, since: int) -> list[Find
     match = _candidate_match(block)
     if match is None:
         return []
-    rows = conn.execute(
-        f"{_MESSAGE_SQL} AND d.id IN (SELECT rowid FROM {search.FTS} WHERE {search.FTS} MATCH ?)"
-        " AND COALESCE(t.created_at, t.updated_at) > ?",
-        (match, since),
-    ).fetchall()
-    return _relate(block, rows, since)
+    return _relate(block, search_index.user_messages_matching(conn, match, since), since)
 
 
 def _scan_new_messages(
     conn: sqlite3.Connection, blocks: list[Block], since: dict[str, int], after: int
 ) -> tuple[list[FindingRow], int]:
-    rows = conn.execute(f"{_MESSAGE_SQL} AND d.id > ? ORDER BY d.id", (after,)).fetchall()
+    rows = search_index.user_messages_after(conn, after)
     out: list[FindingRow] = []
     vocab = [(b, {t for c in b.clauses for t in c.terms}) for b in blocks]
     for row in rows:
@@ -224,12 +210,8 @@ def _citations(conn: sqlite3.Connection, blocks: list[Block], text: str) -> dict
         sessions.setdefault(b.id, set()).add(session)
         last[b.id] = max(last.get(b.id, 0), at)
 
-    events = conn.execute("SELECT key, thread_id, rollout_ids, recorded_at FROM citation_events").fetchall()
-    entries: dict[str, list[tuple[str, int, int, str | None]]] = {}
-    for key, path, start, end, digest in conn.execute(
-        "SELECT event_key, path, line_start, line_end, text_hash FROM citation_entries"
-    ):
-        entries.setdefault(key, []).append((path, int(start), int(end), digest))
+    events = [(e.key, e.thread_id, e.rollout_ids, e.recorded_at) for e in citation_store.all_events(conn)]
+    entries = citation_store.all_entries(conn)
     for key, thread_id, rollout_ids, at in events:
         session = thread_id or key
         for path, start, end, digest in entries.get(key, []):
@@ -274,14 +256,8 @@ def missing_paths(block: Block, project: Path | None) -> list[str]:
 
 def user_words_at(conn: sqlite3.Connection, thread_id: str, item: int) -> tuple[str, str | None]:
     """(the user's words at that transcript item, the session's cwd), from the redacted search index."""
-    row = conn.execute(
-        "SELECT d.text, t.cwd FROM search_docs d LEFT JOIN threads t ON t.id = d.source"
-        " WHERE d.kind = 'message' AND d.role = 'user' AND d.source = ? AND d.loc = ?",
-        (thread_id, item),
-    ).fetchone()
-    if not row:
-        return "", None
-    return user_words(row[0]) or "", row[1]
+    found = search_index.user_message(conn, thread_id, item)
+    return (user_words(found[0]) or "", found[1]) if found else ("", None)
 
 
 def evidence_of(conn: sqlite3.Connection, finding: FindingRow, parts: list[Clause]) -> Evidence:
@@ -315,7 +291,7 @@ def compute_health(
     rows = store.blocks(conn)
     since = {b.id: rows[b.id].since for b in blocks}
     after = store.watermark(conn)
-    top = conn.execute("SELECT COALESCE(MAX(id), 0) FROM search_docs").fetchone()[0]
+    top = search_index.last_doc_id(conn)
     unscanned = [b for b in blocks if not rows[b.id].scanned]
     scanned_before = [b for b in blocks if rows[b.id].scanned]
     found: list[FindingRow] = []

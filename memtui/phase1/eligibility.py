@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from memtui import clock
 from memtui.settings import Settings
+from memtui.state import threads
 from memtui.state.jobs import STAGE1
 
 THREAD_SCAN_LIMIT = 5_000
-INTERACTIVE_CODEX_SOURCES = ("cli", "vscode")
 
 
 @dataclass(frozen=True)
@@ -26,41 +26,6 @@ class Candidate:
     path: str
     cwd: str | None
     updated_at: int
-
-
-# Why a thread (alias t) can never be extracted, whatever the time: the user's opt-outs and the reference's
-# source rules. NULL when none applies. The UI shows the same reasons.
-NEVER_ELIGIBLE_SQL = """CASE
-    WHEN EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id) THEN 'forgotten'
-    WHEN t.archived != 0 THEN 'archived'
-    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
-              OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
-    WHEN t.memory_mode != 'enabled' OR t.history_mode != 'legacy' THEN 'memory_disabled'
-    WHEN t.preview = '' THEN 'no_preview'
-  END""".format(codex_sources=", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
-
-_QUERY = (
-    """
-SELECT t.id, t.source_kind, t.path, t.cwd, t.updated_at,
-  CASE
-    WHEN ("""
-    + NEVER_ELIGIBLE_SQL
-    + """) IS NOT NULL THEN """
-    + NEVER_ELIGIBLE_SQL
-    + """
-    WHEN :windows AND t.updated_at < :oldest THEN 'too_old'
-    WHEN :windows AND t.updated_at > :newest THEN 'not_idle'
-    WHEN :check_done AND (o.source_updated_at >= t.updated_at OR j.last_success_watermark >= t.updated_at)
-      THEN 'up_to_date'
-  END AS skip
-FROM threads t
-LEFT JOIN stage1_outputs o ON o.thread_id = t.id
-LEFT JOIN jobs j ON j.kind = :kind AND j.job_key = t.id
-{where}
-ORDER BY t.updated_at DESC, t.id DESC
-LIMIT :limit
-"""
-)
 
 
 def select_candidates(
@@ -86,12 +51,11 @@ def select_candidates(
         "limit": scan_limit,
         "thread_id": thread_id,
     }
-    sql = _QUERY.format(where="WHERE t.id = :thread_id" if thread_id else "")
     candidates: list[Candidate] = []
     skipped: dict[str, int] = {}
-    for row in conn.execute(sql, params):
-        if row["skip"]:
-            skipped[row["skip"]] = skipped.get(row["skip"], 0) + 1
+    for row in threads.phase1_scan(conn, params, one_thread=bool(thread_id)):
+        if row.skip:
+            skipped[row.skip] = skipped.get(row.skip, 0) + 1
         else:
-            candidates.append(Candidate(row["id"], row["source_kind"], row["path"], row["cwd"], row["updated_at"]))
+            candidates.append(Candidate(row.id, row.source_kind, row.path, row.cwd, row.updated_at))
     return candidates, skipped

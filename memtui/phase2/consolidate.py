@@ -8,7 +8,6 @@ journal, so half-finished agent edits never pose as a person's authoritative edi
 from __future__ import annotations
 
 import asyncio
-import json
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -45,7 +44,7 @@ from memtui.phase2.workspace import (
     write_if_changed,
 )
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
-from memtui.state import global_job, person_lines, tombstones
+from memtui.state import global_job, person_lines, runs, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
 from memtui.trust.enforce import TrustViolation, enforce_run, run_evidence
 
@@ -117,17 +116,14 @@ def _cancelled(cancel: Cancel) -> bool:
 
 def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
     """Runs left ``running`` by a killed process (we hold the lock, so they are stale): undo their writes."""
-    ids = [r[0] for r in conn.execute("SELECT id FROM phase2_runs WHERE status='running'")]
+    ids = runs.running_ids(conn)
     for run_id in ids:
         pre, post = review.load_journal(conn, run_id)
         restored = restore(root, pre, post if post is not None else {})
         kept = sorted(set(pre) - set(restored))
         note = f"; kept {', '.join(kept)} (edited after the run started)" if kept else ""
-        conn.execute(
-            "UPDATE phase2_runs SET status='failed', finished_at=?,"
-            " reason=COALESCE(reason || '; undone by the next run', ?) || ? WHERE id=?",
-            (clock.now_s(), "interrupted: the process stopped during the run; its writes were undone", note, run_id),
-        )
+        why = "interrupted: the process stopped during the run; its writes were undone"
+        runs.mark_interrupted(conn, run_id, clock.now_s(), why, note)
         review.forget_run_content(conn, run_id)
     return ids
 
@@ -151,11 +147,8 @@ def _persist_journal(conn: Any, run_id: int) -> Callable[[Journal], None]:
     def save(journal: Journal) -> None:
         if set(journal.pre) != known:
             known.update(journal.pre)
-            conn.execute("UPDATE phase2_runs SET pre_snapshot=? WHERE id=?", (json.dumps(journal.pre), run_id))
-        conn.execute(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            (review.POST_KEY.format(run_id), json.dumps(journal.post)),
-        )
+            runs.save_pre_snapshot(conn, run_id, journal.pre)
+        review.save_journal(conn, run_id, journal.post)
 
     return save
 
@@ -289,16 +282,10 @@ def _no_changes(
     conn: Any, offline: bool, base: str, claimed: int, new_watermark: int, selected: int, say: Callable[[str], None]
 ) -> Phase2Result:
     """Record a run that found the workspace equal to the baseline (after its success was recorded)."""
-    now = clock.now_s()
-    cur = conn.execute(
-        # selected stays NULL: the flags in stage1_outputs hold it, and thousands of no-change rows must stay small
-        "INSERT INTO phase2_runs (status, started_at, finished_at, offline, baseline_commit, claimed_watermark,"
-        " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
-        (now, now, int(offline), base, claimed, new_watermark, None),
-    )
+    run_id = runs.insert_no_changes(conn, clock.now_s(), offline, base, claimed, new_watermark)
     forget.finish_without_changes(conn)
     say("no changes since the baseline")
-    return Phase2Result(outcome=Outcome.NO_CHANGES, run_id=cur.lastrowid, selected=selected, offline=offline)
+    return Phase2Result(outcome=Outcome.NO_CHANGES, run_id=run_id, selected=selected, offline=offline)
 
 
 def _run_locked(
@@ -383,21 +370,17 @@ def _run_locked(
         tag = "failed_workspace_diff_file"
         input_diff = render_diff_file(changes, diff)
         write_if_changed(root / DIFF_FILENAME, input_diff)
-        cur = conn.execute(
-            "INSERT INTO phase2_runs (status, started_at, offline, model, baseline_commit, claimed_watermark,"
-            " new_watermark, selected, input_diff, pre_snapshot) VALUES ('running', ?, ?, ?, ?, ?, ?, ?, ?, '{}')",
-            (
-                clock.now_s(),
-                int(offline),
-                None if offline else s.consolidation_model,
-                base,
-                claim.input_watermark,
-                new_watermark,
-                json.dumps(pairs),
-                input_diff,
-            ),
+        run_id = runs.insert_running(
+            conn,
+            started_at=clock.now_s(),
+            offline=offline,
+            model=None if offline else s.consolidation_model,
+            base=base,
+            claimed=claim.input_watermark,
+            new_watermark=new_watermark,
+            selected=pairs,
+            input_diff=input_diff,
         )
-        run_id = int(cur.lastrowid or 0)
         forget.claim_for_run(conn, run_id)
         record_drops(conn, run_id, health.drop)  # approving their removal bans them (ban_approved_removals)
         journal = Journal(root, on_change=_persist_journal(conn, run_id))
@@ -471,26 +454,21 @@ def _run_locked(
         added, removed = review.count_lines(full_diff)
         if not global_job.heartbeat_global_phase2_job(conn, token, s.job_lease_seconds):
             raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
-        conn.execute(
-            "UPDATE phase2_runs SET status='awaiting_review', finished_at=?, diff=?, stat=?, pre_snapshot=?, turns=?,"
-            " prompt_tokens=?, completion_tokens=?, reviewed_tree=?, reviewed_files=?, lines_added=?,"
-            " lines_removed=?, trust_report=? WHERE id=?",
-            (
-                clock.now_s(),
-                full_diff,
-                json.dumps(stat),
-                json.dumps(journal.pre),
-                turns,
-                ptok,
-                ctok,
-                tree,
-                json.dumps(baseline.tree_files(root, tree)),
-                added,
-                removed,
-                json.dumps(trust.as_json()),
-                run_id,
-            ),
+        produced = runs.Produced(
+            clock.now_s(),
+            full_diff,
+            stat,
+            journal.pre,
+            turns,
+            ptok,
+            ctok,
+            tree,
+            baseline.tree_files(root, tree),
+            added,
+            removed,
+            trust.as_json(),
         )
+        runs.finish_awaiting_review(conn, run_id, produced)
         global_job.release_global_phase2_job(conn, token)
         result = Phase2Result(
             outcome=Outcome.AWAITING_REVIEW,
@@ -521,10 +499,7 @@ def _run_locked(
         if run_id is not None:
             # An incomplete undo (disk full...) keeps the run 'running' with its journal: the next run's recovery
             # finishes the undo, so the run's writes never pose as a person's edits in the next diff.
-            conn.execute(
-                "UPDATE phase2_runs SET status=?, finished_at=?, reason=?, turns=? WHERE id=?",
-                ("failed" if undone else "running", clock.now_s(), reason, turns, run_id),
-            )
+            runs.finish_failed(conn, run_id, "failed" if undone else "running", clock.now_s(), reason, turns)
             if undone:
                 review.forget_run_content(conn, run_id)
             forget.release_after_rejection(conn, run_id)

@@ -23,7 +23,7 @@ from memtui.phase2.workspace import (
     ROLLOUT_SUMMARIES,
     TOMBSTONES,
 )
-from memtui.state import tombstones
+from memtui.state import runs, tombstones
 from memtui.state.tombstones import normalize_memory_line
 
 GENERATED = frozenset({RAW_MEMORIES, DIFF_FILENAME, TOMBSTONES})  # tombstones.md: an older memtui's, moved away
@@ -89,14 +89,9 @@ def rejections_since_last_approval(conn: sqlite3.Connection) -> list[Rejection]:
     """Rejected runs decided after the last approved one, newest first, with the files each touched."""
     import json
 
-    last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM phase2_runs WHERE status='approved'").fetchone()[0]
-    rows = conn.execute(
-        "SELECT id, reason, stat, written_files, pre_snapshot FROM phase2_runs WHERE status='rejected' AND id > ?"
-        " ORDER BY id DESC",
-        (last,),
-    ).fetchall()
     out = []
-    for run_id, reason, stat, written_json, pre in rows:
+    for r in runs.rejected_since_last_approval(conn):
+        run_id, reason, stat, written_json, pre = r.id, r.reason, r.stat, r.written_files, r.pre_snapshot
         # The run's own writes (its journal's file list, kept when the run is decided while issue 10 drops the
         # pre-run content), else every file of its diff (a person's edits included).
         names = written_json if written_json is not None else pre

@@ -12,12 +12,7 @@ from __future__ import annotations
 from memtui.context import Context
 from memtui.memroot.lock import MemoryRootBusy, held, memory_root_lock
 from memtui.phase2 import baseline, review
-from memtui.state import global_job, stores
-
-_DECIDED_WITH_CONTENT = (  # a decision killed before it dropped the run's stored memory text
-    "SELECT id FROM phase2_runs WHERE status IN ('approved', 'rejected', 'failed')"
-    " AND (diff IS NOT NULL OR input_diff IS NOT NULL OR pre_snapshot IS NOT NULL)"
-)
+from memtui.state import global_job, meta, runs, stores
 
 
 def recover_locked(ctx: Context) -> list[str]:
@@ -34,7 +29,7 @@ def recover_locked(ctx: Context) -> list[str]:
         notes.append(f"undid interrupted run(s) {', '.join(f'#{i}' for i in ids)}")
     if (run_id := review.finish_interrupted_approve(ctx)) is not None:
         notes.append(f"finished the approve of run #{run_id}, stopped after its commit")
-    for (run_id,) in conn.execute(_DECIDED_WITH_CONTENT).fetchall():  # no copy of a decided run's text outlives it
+    for run_id in runs.decided_with_text(conn):  # no copy of a decided run's text outlives it
         review.forget_run_content(conn, run_id)
     if swept := stores.sweep_work(stores.Env(conn, ctx.paths.home)):  # a killed CLI run's copy: none outlives it
         notes.append(f"removed {swept} scratch folder(s) a stopped run left in work/")
@@ -44,17 +39,17 @@ def recover_locked(ctx: Context) -> list[str]:
 def needs_recovery(ctx: Context) -> bool:
     """Cheap check without the lock: is there anything a killed process left?"""
     conn = ctx.conn
-    if conn.execute("SELECT 1 FROM phase2_runs WHERE status='running' LIMIT 1").fetchone():
+    if runs.any_running(conn):
         return True
     job = global_job.read_global_job(conn)
     if job is not None and job.running and global_job.holder_is_dead(job.worker_id):
         return True
-    if conn.execute(_DECIDED_WITH_CONTENT).fetchone():
+    if runs.any_decided_with_text(conn):  # a decision killed before it dropped the run's stored memory text
         return True
     run = review.pending_run(conn)
     if run is None or not baseline.is_usable(ctx.paths.memory_root):
         return False
-    if conn.execute("SELECT 1 FROM meta WHERE key=?", (review.INTENT_KEY.format(run.id),)).fetchone():
+    if meta.has(conn, review.INTENT_KEY.format(run.id)):
         return True  # an approve that did not finish, before or after its commit
     subject = baseline.run_git(ctx.paths.memory_root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
     return subject == review.approve_message(run)

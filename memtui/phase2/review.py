@@ -36,8 +36,9 @@ from memtui.phase2.workspace import (
     write_if_changed,
 )
 from memtui.review.references import PlanCheck, check_plan
-from memtui.state import global_job
+from memtui.state import decisions, global_job, meta, runs
 from memtui.state.db import checkpoint_wal
+from memtui.state.runs import Phase2Run
 
 POST_KEY = "phase2.post.{}"  # meta key: {path: sha256|null} of what a run left, to spot later hand edits
 INTENT_KEY = "phase2.approving.{}"  # meta key: an approve's decisions, kept until its commit is recorded
@@ -76,49 +77,6 @@ class DanglingReferences(ReviewError):
         self.run_id = run_id
         self.check = check
         super().__init__(f"run #{run_id} was not approved: {check.describe()}")
-
-
-class Phase2Run(BaseModel):
-    id: int
-    status: str
-    started_at: int
-    finished_at: int | None = None
-    decided_at: int | None = None
-    offline: bool = False
-    model: str | None = None
-    baseline_commit: str | None = None
-    new_commit: str | None = None
-    claimed_watermark: int | None = None
-    new_watermark: int | None = None
-    selected: list[tuple[str, int]] = []
-    stat: list[tuple[str, str]] = []
-    diff: str = ""
-    input_diff: str = ""
-    reason: str | None = None
-    turns: int | None = None
-    reviewed_tree: str | None = None  # the git tree the run produced: what approve commits
-    reviewed_files: dict[str, str] = {}  # {path: blob id} of that tree
-    lines_added: int | None = None
-    lines_removed: int | None = None
-    included_changes: list[tuple[str, str]] = []  # files a person chose to approve with the run
-    kind: str = "consolidation"  # consolidation | restore (issue 11: a past version brought back through review)
-    restore_of: int | None = None
-    trust_report: dict[str, Any] = {}  # what enforcing trust did (``trust.enforce.RunTrust``): hidden text per line
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> Phase2Run:
-        d: dict[str, Any] = dict(row)
-        d["selected"] = [tuple(x) for x in json.loads(d.get("selected") or "[]")]
-        d["stat"] = [tuple(x) for x in json.loads(d.get("stat") or "[]")]
-        d["included_changes"] = [tuple(x) for x in json.loads(d.get("included_changes") or "[]")]
-        d["reviewed_files"] = json.loads(d.get("reviewed_files") or "{}")
-        d["trust_report"] = json.loads(d.get("trust_report") or "{}")
-        d["diff"] = d.get("diff") or ""
-        d["input_diff"] = d.get("input_diff") or ""
-        d.pop("pre_snapshot", None)
-        d.pop("prompt_tokens", None)
-        d.pop("completion_tokens", None)
-        return cls(**d)
 
 
 class ApproveIntent(BaseModel):
@@ -186,35 +144,32 @@ def count_lines(diff: str) -> tuple[int, int]:
 
 
 def get_run(conn: sqlite3.Connection, run_id: int) -> Phase2Run | None:
-    row = conn.execute("SELECT * FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
-    return Phase2Run.from_row(row) if row else None
+    return runs.get(conn, run_id)
 
 
 def pending_run(conn: sqlite3.Connection) -> Phase2Run | None:
     """The run awaiting a decision, if any (at most one: an awaiting run blocks new runs)."""
-    row = conn.execute("SELECT * FROM phase2_runs WHERE status='awaiting_review' ORDER BY id DESC LIMIT 1").fetchone()
-    return Phase2Run.from_row(row) if row else None
+    return runs.pending(conn)
 
 
 def recent_rejection_reasons(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
-    rows = conn.execute(
-        "SELECT reason FROM phase2_runs WHERE status='rejected' AND TRIM(COALESCE(reason, '')) != ''"
-        " ORDER BY decided_at DESC, id DESC LIMIT ?",
-        (limit,),
-    ).fetchall()
-    return [r[0] for r in rows]
+    return runs.recent_rejection_reasons(conn, limit)
 
 
 def load_journal(conn: sqlite3.Connection, run_id: int) -> tuple[dict[str, Any], dict[str, str | None] | None]:
-    row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
-    pre = json.loads(row[0]) if row and row[0] else {}
-    post_row = conn.execute("SELECT value FROM meta WHERE key=?", (POST_KEY.format(run_id),)).fetchone()
-    post = json.loads(post_row[0]) if post_row and post_row[0] else None
+    pre = runs.pre_snapshot(conn, run_id)
+    post_value = meta.get(conn, POST_KEY.format(run_id))
+    post = json.loads(post_value) if post_value else None
     return pre, post
 
 
+def save_journal(conn: sqlite3.Connection, run_id: int, post: dict[str, str | None]) -> None:
+    """The post-write hashes of a run's journal: what the run left, to tell a later hand edit from its own."""
+    meta.put(conn, POST_KEY.format(run_id), json.dumps(post))
+
+
 def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
-    conn.execute("DELETE FROM meta WHERE key=?", (POST_KEY.format(run_id),))
+    meta.delete(conn, POST_KEY.format(run_id))
 
 
 def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
@@ -348,10 +303,7 @@ def approve(
                 evidence_threads=evidence_threads,
                 written={rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()},
             )
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                (INTENT_KEY.format(run.id), intent.model_dump_json()),
-            )
+            meta.put(conn, INTENT_KEY.format(run.id), intent.model_dump_json())
             commit = baseline.commit_tree(root, str(base), approve_message(run))
             _job_after_approval(conn, run, claim.token)
         except BaseException:
@@ -377,17 +329,14 @@ def approve(
 def _finished_approve(conn: sqlite3.Connection, run: Phase2Run) -> ReviewResult:
     """The approve recovery just finished: the decision the killed command committed is the answer (the person's
     repeated request cannot decide differently, the baseline already holds it)."""
-    row = conn.execute(
-        "SELECT id FROM decisions WHERE run_id=? AND kind IN ('approve', 'partial_approve') ORDER BY id DESC LIMIT 1",
-        (run.id,),
-    ).fetchone()
+    decision = decisions.last_approval_of(conn, run.id)
     job = global_job.read_global_job(conn)
     return ReviewResult(
         run_id=run.id,
         status="approved",
         commit=run.new_commit,
         watermark=job.last_success_watermark if job else None,
-        decision=row[0] if row else None,
+        decision=decision,
     )
 
 
@@ -462,11 +411,8 @@ def _record_approved(
     from memtui.review import decide
 
     conn = ctx.conn
-    conn.execute(
-        "UPDATE phase2_runs SET status='approved', decided_at=?, new_commit=?, included_changes=? WHERE id=?",
-        (clock.now_s(), commit, json.dumps(changed) if changed else None, run.id),
-    )
-    conn.execute("DELETE FROM meta WHERE key=?", (INTENT_KEY.format(run.id),))
+    runs.mark_approved(conn, run.id, clock.now_s(), commit, changed)
+    meta.delete(conn, INTENT_KEY.format(run.id))
     decision = decide.record_approval(
         conn,
         ctx.paths.memory_root,
@@ -500,14 +446,14 @@ def finish_interrupted_approve(ctx: Context) -> int | None:
     run = pending_run(conn)
     if run is None or not baseline.is_usable(root):
         return None
-    row = conn.execute("SELECT value FROM meta WHERE key=?", (INTENT_KEY.format(run.id),)).fetchone()
+    intent_value = meta.get(conn, INTENT_KEY.format(run.id))
     subject = baseline.run_git(root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
     if subject != approve_message(run):
-        if row is not None:  # killed before its commit: put back what it wrote, so the run is as it was reviewed
-            _roll_back_plan(root, run, ApproveIntent.model_validate_json(row[0]).written)
-            conn.execute("DELETE FROM meta WHERE key=?", (INTENT_KEY.format(run.id),))
+        if intent_value is not None:  # killed before its commit: put back what it wrote, as it was reviewed
+            _roll_back_plan(root, run, ApproveIntent.model_validate_json(intent_value).written)
+            meta.delete(conn, INTENT_KEY.format(run.id))
         return None
-    intent = ApproveIntent.model_validate_json(row[0]) if row else ApproveIntent()
+    intent = ApproveIntent.model_validate_json(intent_value) if intent_value is not None else ApproveIntent()
     p = _plan_after_commit(root, run, intent.except_ids, intent.amendments)
     claim = global_job.try_claim_global_phase2_job(
         conn, worker_id(), ctx.settings.job_lease_seconds, 0, skip_backoff=True
@@ -596,10 +542,7 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
         if baseline.is_usable(root):
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="reject")
             baseline.unstage(root)  # the agent's staged blobs become unreachable and are pruned
-        conn.execute(
-            "UPDATE phase2_runs SET status='rejected', decided_at=?, reason=? WHERE id=?",
-            (clock.now_s(), (reason or "").strip() or None, run.id),
-        )
+        runs.mark_rejected(conn, run.id, clock.now_s(), (reason or "").strip() or None)
         from memtui import forget
         from memtui.review import decide
 

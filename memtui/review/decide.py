@@ -11,7 +11,7 @@ import hashlib
 import json
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -20,6 +20,7 @@ from memtui import clock, history
 from memtui.phase2 import baseline
 from memtui.phase2.workspace import write_if_changed
 from memtui.review.hunks import Hunk, HunkError, apply_decisions, parse_diff, resolve_ids
+from memtui.state import rejected_hunks as rejected_store
 from memtui.trust import markers
 from memtui.trust.markers import approve_untrusted
 
@@ -200,23 +201,25 @@ def record_approval(
         commit=commit,
     )
     now = clock.now_s()
-    for h in p.hunks:
-        if h.id in p.rejected:
-            conn.execute(
-                "INSERT INTO rejected_hunks (run_id, hunk_id, file, content_hash, text, added, reason, thread_ids,"
-                " decided_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    run_id,
-                    h.id,
-                    h.file,
-                    h.content_hash,
-                    h.text,
-                    json.dumps(p.new_lines(h)),
-                    (reason or "").strip() or None,
-                    json.dumps((evidence_threads or {}).get(h.id, [])),
-                    now,
-                ),
+    why = (reason or "").strip() or None
+    left_out = [h for h in p.hunks if h.id in p.rejected]
+    rejected_store.add(
+        conn,
+        [
+            (
+                run_id,
+                h.id,
+                h.file,
+                h.content_hash,
+                h.text,
+                p.new_lines(h),
+                why,
+                (evidence_threads or {}).get(h.id, []),
+                now,
             )
+            for h in left_out
+        ],
+    )
     history.take_snapshot(conn, root, decision, keep_versions)
     return decision
 
@@ -236,14 +239,9 @@ def record_rejection(conn: sqlite3.Connection, root: Path, *, run_id: int, diff:
 
 
 def rejected_hunks(conn: sqlite3.Connection, limit: int = MAX_DO_NOT_RELEARN) -> list[RejectedHunk]:
-    rows = conn.execute(
-        "SELECT id, run_id, hunk_id, file, text, added, reason, decided_at FROM rejected_hunks"
-        " ORDER BY decided_at DESC, id DESC LIMIT ?",
-        (limit,),
-    ).fetchall()
     out = []
-    for r in rows:
-        d = dict(r)
+    for r in rejected_store.newest(conn, limit):
+        d = asdict(r)
         d["added"] = json.loads(d["added"] or "[]")
         out.append(RejectedHunk(**d))
     return out
@@ -261,7 +259,7 @@ def do_not_relearn_lines(conn: sqlite3.Connection) -> list[str]:
 def rejected_lines(conn: sqlite3.Connection) -> set[str]:
     """Every line a person left out, normalised: the offline consolidator never writes one of them again."""
     out: set[str] = set()
-    for (added,) in conn.execute("SELECT added FROM rejected_hunks"):
+    for added in rejected_store.added_lines(conn):
         for line in json.loads(added or "[]"):
             key = normalize_line(line)
             if key:

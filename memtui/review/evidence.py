@@ -24,6 +24,7 @@ from memtui.phase2 import baseline
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.review.hunks import Hunk
+from memtui.state import outputs as output_rows
 from memtui.trust.classes import cited_items
 
 EVIDENCE_FILES = (MEMORY_MD, MEMORY_SUMMARY)
@@ -114,24 +115,18 @@ def item_refs(text: str) -> list[int]:
 
 
 def _outputs(conn: sqlite3.Connection, thread_ids: list[str] | None) -> list[_Output]:
-    sql = (
-        "SELECT o.thread_id, o.raw_memory, o.rollout_summary, o.source_updated_at, o.rollout_slug, t.cwd,"
-        " t.updated_at, COALESCE(NULLIF(t.title, ''), NULLIF(t.preview, '')) AS title"
-        " FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id"
-    )
-    if thread_ids is None:  # no run selection (a restore, a person's edit): what the memory was built from
-        rows = conn.execute(sql + " WHERE o.selected_for_phase2 = 1").fetchall()
-        rows = rows or conn.execute(sql + " ORDER BY o.source_updated_at DESC LIMIT 4096").fetchall()
-    else:
-        rows = []
-        for i in range(0, len(thread_ids), 500):
-            chunk = thread_ids[i : i + 500]
-            rows += conn.execute(sql + f" WHERE o.thread_id IN ({','.join('?' * len(chunk))})", chunk).fetchall()
+    # no run selection (a restore, a person's edit): what the memory was built from
     return [
         _Output(
-            r[0], r[1] or "", r[2] or "", rollout_summary_file_stem(r[0], r[3], r[4]) + ".md", r[5], r[6], r[7] or None
+            r.thread_id,
+            r.raw_memory or "",
+            r.rollout_summary or "",
+            rollout_summary_file_stem(r.thread_id, r.source_updated_at, r.rollout_slug) + ".md",
+            r.cwd,
+            r.updated_at,
+            r.title or None,
         )
-        for r in rows
+        for r in output_rows.with_threads(conn, thread_ids)
     ]
 
 

@@ -11,6 +11,7 @@ import orjson
 
 from memtui.redact import redact_text
 from memtui.rollouts.model import PREVIEW_CHARS
+from memtui.state.threads import set_codex_titles
 
 SESSION_INDEX = "session_index.jsonl"
 
@@ -42,10 +43,4 @@ def apply_thread_names(conn: sqlite3.Connection, codex_home: Path) -> int:
     if not names:
         return 0
     rows = [(title, tid) for tid, name in names.items() for title in (redact_text(name)[:PREVIEW_CHARS],)]
-    before = conn.total_changes
-    conn.executemany(
-        "UPDATE threads SET title=? WHERE id=? AND source_kind='codex' AND title IS NOT ?"
-        " AND id NOT IN (SELECT thread_id FROM forgotten_threads)",
-        [(title, tid, title) for title, tid in rows],
-    )
-    return conn.total_changes - before
+    return set_codex_titles(conn, rows)

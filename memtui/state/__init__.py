@@ -1,1 +1,1 @@
-"""SQLite state: threads, ingest bookkeeping, stage-1 outputs, jobs and review runs."""
+"""SQLite state: one module per table, the only place with SQL against it (``owners.OWNERS`` maps them)."""

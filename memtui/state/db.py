@@ -132,3 +132,8 @@ def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
     else:
         conn.execute("COMMIT")
+
+
+def like_pattern(term: str) -> str:
+    """A LIKE pattern matching ``term`` literally anywhere (``%`` and ``_`` escaped; use with ESCAPE '\\')."""
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

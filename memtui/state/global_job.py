@@ -14,12 +14,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memtui import clock
+from memtui.state import jobs, outputs
 from memtui.state.db import immediate
-from memtui.state.jobs import GLOBAL as KIND
-from memtui.state.jobs import GLOBAL_KEY as KEY
-from memtui.state.jobs import JobRecord, read_job
-
-DEFAULT_RETRY_REMAINING = 3
+from memtui.state.jobs import JobRecord
 
 
 class ClaimOutcome(StrEnum):
@@ -74,22 +71,13 @@ def release_dead_holder(conn: sqlite3.Connection) -> bool:
         row = read_global_job(conn)
         if row is None or not row.running or not holder_is_dead(row.worker_id):
             return False
-        conn.execute(
-            "UPDATE jobs SET status='error', finished_at=?, lease_until=NULL, retry_at=NULL, ownership_token=NULL,"
-            " last_error=? WHERE kind=? AND job_key=? AND status='running' AND worker_id=?",
-            (
-                clock.now_s(),
-                f"interrupted: {row.worker_id} stopped while holding the lock",
-                KIND,
-                KEY,
-                row.worker_id,
-            ),
-        )
+        error = f"interrupted: {row.worker_id} stopped while holding the lock"
+        jobs.end_global_of_dead(conn, clock.now_s(), error, row.worker_id or "")
         return True
 
 
 def read_global_job(conn: sqlite3.Connection) -> JobRecord | None:
-    return read_job(conn, KIND, KEY)
+    return jobs.read_job(conn, jobs.GLOBAL, jobs.GLOBAL_KEY)
 
 
 def try_claim_global_phase2_job(
@@ -111,12 +99,7 @@ def try_claim_global_phase2_job(
     with immediate(conn):
         row = read_global_job(conn)
         if row is None:
-            conn.execute(
-                "INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, started_at, finished_at,"
-                " lease_until, retry_at, retry_remaining, last_error, input_watermark, last_success_watermark)"
-                " VALUES (?, ?, 'running', ?, ?, ?, NULL, ?, NULL, ?, NULL, 0, 0)",
-                (KIND, KEY, worker_id, token, now, now + lease_seconds, DEFAULT_RETRY_REMAINING),
-            )
+            jobs.insert_global_claimed(conn, worker_id, token, now, now + lease_seconds)
             return Claim(ClaimOutcome.CLAIMED, token, 0)
         if not skip_backoff and row.retry_at is not None and row.retry_at > now:
             return Claim(ClaimOutcome.SKIPPED_RETRY_UNAVAILABLE)
@@ -129,24 +112,14 @@ def try_claim_global_phase2_job(
             and row.finished_at > now - cooldown_seconds
         ):
             return Claim(ClaimOutcome.SKIPPED_COOLDOWN)
-        cur = conn.execute(
-            "UPDATE jobs SET status='running', worker_id=?, ownership_token=?, started_at=?, finished_at=NULL,"
-            " lease_until=?, retry_at=NULL, last_error=NULL"
-            " WHERE kind=? AND job_key=? AND (NOT (status='running' AND lease_until > ?) OR worker_id IS ?)",
-            (worker_id, token, now, now + lease_seconds, KIND, KEY, now, row.worker_id),
-        )
-        if cur.rowcount != 1:
+        if not jobs.take_global(conn, worker_id, token, now, now + lease_seconds, row.worker_id):
             return Claim(ClaimOutcome.SKIPPED_RUNNING)
         return Claim(ClaimOutcome.CLAIMED, token, int(row.input_watermark or 0))
 
 
 def heartbeat_global_phase2_job(conn: sqlite3.Connection, token: str, lease_seconds: int) -> bool:
     """Extend the lease iff this token still owns the running job."""
-    cur = conn.execute(
-        "UPDATE jobs SET lease_until=? WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
-        (clock.now_s() + lease_seconds, KIND, KEY, token),
-    )
-    return cur.rowcount == 1
+    return jobs.extend_global_lease(conn, token, clock.now_s() + lease_seconds)
 
 
 def mark_global_phase2_job_succeeded(
@@ -156,52 +129,16 @@ def mark_global_phase2_job_succeeded(
     (``None``: the run consumed the selection the flags already hold, so they are left as they are)."""
     now = clock.now_s()
     with immediate(conn):
-        cur = conn.execute(
-            "UPDATE jobs SET status='done', finished_at=?, lease_until=NULL, last_error=NULL, retry_at=NULL,"
-            " last_success_watermark=MAX(COALESCE(last_success_watermark, 0), ?)"
-            " WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
-            (now, int(completed_watermark), KIND, KEY, token),
-        )
-        if cur.rowcount != 1:
+        if not jobs.global_done(conn, token, now, completed_watermark):
             return False
-        if selected is None:
-            return True
-        # Same result as "clear all flags, then set the exact pairs", but rows already right are not rewritten, so a
-        # no-change run over thousands of selected rows writes (almost) nothing.
-        conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS phase2_selected (thread_id TEXT NOT NULL, source_updated_at INTEGER NOT NULL,"
-            " PRIMARY KEY (thread_id, source_updated_at))"
-        )
-        conn.execute("DELETE FROM phase2_selected")
-        conn.executemany(
-            "INSERT OR IGNORE INTO phase2_selected VALUES (?, ?)", [(tid, int(ts)) for tid, ts in selected]
-        )
-        conn.execute(
-            "UPDATE stage1_outputs SET selected_for_phase2=0, selected_for_phase2_source_updated_at=NULL"
-            " WHERE (selected_for_phase2 != 0 OR selected_for_phase2_source_updated_at IS NOT NULL)"
-            " AND NOT EXISTS (SELECT 1 FROM phase2_selected s WHERE s.thread_id = stage1_outputs.thread_id"
-            " AND s.source_updated_at = stage1_outputs.source_updated_at)"
-        )
-        conn.execute(
-            "UPDATE stage1_outputs SET selected_for_phase2=1, selected_for_phase2_source_updated_at=source_updated_at"
-            " WHERE EXISTS (SELECT 1 FROM phase2_selected s WHERE s.thread_id = stage1_outputs.thread_id"
-            " AND s.source_updated_at = stage1_outputs.source_updated_at)"
-            " AND NOT (selected_for_phase2 = 1 AND selected_for_phase2_source_updated_at IS source_updated_at)"
-        )
-        conn.execute("DELETE FROM phase2_selected")
+        if selected is not None:
+            outputs.mark_selected_for_phase2(conn, selected)
     return True
 
 
 def _failed(conn: sqlite3.Connection, token: str, reason: str, delay: int, *, unowned: bool) -> bool:
     now = clock.now_s()
-    owner = "(ownership_token=? OR ownership_token IS NULL)" if unowned else "ownership_token=?"
-    cur = conn.execute(
-        "UPDATE jobs SET status='error', finished_at=?, lease_until=NULL, retry_at=?,"
-        " retry_remaining=MAX(retry_remaining-1, 0), last_error=?"
-        f" WHERE kind=? AND job_key=? AND status='running' AND {owner}",
-        (now, now + int(delay), reason, KIND, KEY, token),
-    )
-    return cur.rowcount == 1
+    return jobs.global_failed(conn, token, now, now + int(delay), reason, unowned=unowned)
 
 
 def mark_global_phase2_job_failed(conn: sqlite3.Connection, token: str, reason: str, delay: int) -> bool:
@@ -222,9 +159,4 @@ def fail_global_phase2_job(conn: sqlite3.Connection, token: str, reason: str, de
 
 def release_global_phase2_job(conn: sqlite3.Connection, token: str) -> bool:
     """Hand the lock back without finishing (a run now awaits review): owned running -> pending, no lease."""
-    cur = conn.execute(
-        "UPDATE jobs SET status='pending', ownership_token=NULL, worker_id=NULL, lease_until=NULL"
-        " WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
-        (KIND, KEY, token),
-    )
-    return cur.rowcount == 1
+    return jobs.release_global(conn, token)

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from memtui import clock
-from memtui.state.db import immediate
+from memtui.state.db import immediate, like_pattern
 from memtui.state.outputs import delete_stage1_output, upsert_stage1_output
 
 STAGE1 = "memory_stage1"
@@ -365,8 +365,8 @@ _RUN_COLUMNS = {
 }
 
 
-def finish_job_run(conn: sqlite3.Connection, run_id: int, **fields: Any) -> None:
-    """Close an attempt row. ``redactions`` may be a dict (stored as JSON {kind: count})."""
+def finish_job_run(conn: sqlite3.Connection, run_id: int | None, **fields: Any) -> None:
+    """Close an attempt row (none to close: ``run_id`` None). ``redactions`` may be a dict (stored as JSON {kind: count})."""
     unknown = set(fields) - _RUN_COLUMNS
     if unknown:
         raise ValueError(f"unknown job_runs columns: {sorted(unknown)}")
@@ -375,3 +375,258 @@ def finish_job_run(conn: sqlite3.Connection, run_id: int, **fields: Any) -> None
     fields["finished_at"] = clock.now_s()
     assignments = ", ".join(f"{k} = ?" for k in fields)
     conn.execute(f"UPDATE job_runs SET {assignments} WHERE id = ?", [*fields.values(), run_id])
+
+
+# --- the global Phase 2 job's row (its lease logic lives in ``global_job``) ---------------------------------------
+
+
+def insert_global_claimed(conn: sqlite3.Connection, worker_id: str, token: str, now: int, lease_until: int) -> None:
+    conn.execute(
+        "INSERT INTO jobs (kind, job_key, status, worker_id, ownership_token, started_at, finished_at,"
+        " lease_until, retry_at, retry_remaining, last_error, input_watermark, last_success_watermark)"
+        " VALUES (?, ?, 'running', ?, ?, ?, NULL, ?, NULL, ?, NULL, 0, 0)",
+        (GLOBAL, GLOBAL_KEY, worker_id, token, now, lease_until, DEFAULT_RETRY_REMAINING),
+    )
+
+
+def take_global(
+    conn: sqlite3.Connection, worker_id: str, token: str, now: int, lease_until: int, seen_worker: str | None
+) -> bool:
+    """Claim the global row unless a live lease of another worker than ``seen_worker`` holds it."""
+    cur = conn.execute(
+        "UPDATE jobs SET status='running', worker_id=?, ownership_token=?, started_at=?, finished_at=NULL,"
+        " lease_until=?, retry_at=NULL, last_error=NULL"
+        " WHERE kind=? AND job_key=? AND (NOT (status='running' AND lease_until > ?) OR worker_id IS ?)",
+        (worker_id, token, now, lease_until, GLOBAL, GLOBAL_KEY, now, seen_worker),
+    )
+    return cur.rowcount == 1
+
+
+def end_global_of_dead(conn: sqlite3.Connection, now: int, error: str, worker_id: str) -> None:
+    conn.execute(
+        "UPDATE jobs SET status='error', finished_at=?, lease_until=NULL, retry_at=NULL, ownership_token=NULL,"
+        " last_error=? WHERE kind=? AND job_key=? AND status='running' AND worker_id=?",
+        (now, error, GLOBAL, GLOBAL_KEY, worker_id),
+    )
+
+
+def extend_global_lease(conn: sqlite3.Connection, token: str, lease_until: int) -> bool:
+    cur = conn.execute(
+        "UPDATE jobs SET lease_until=? WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
+        (lease_until, GLOBAL, GLOBAL_KEY, token),
+    )
+    return cur.rowcount == 1
+
+
+def global_done(conn: sqlite3.Connection, token: str, now: int, watermark: int) -> bool:
+    """Owned running -> done; the success watermark never moves back."""
+    cur = conn.execute(
+        "UPDATE jobs SET status='done', finished_at=?, lease_until=NULL, last_error=NULL, retry_at=NULL,"
+        " last_success_watermark=MAX(COALESCE(last_success_watermark, 0), ?)"
+        " WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
+        (now, int(watermark), GLOBAL, GLOBAL_KEY, token),
+    )
+    return cur.rowcount == 1
+
+
+def global_failed(conn: sqlite3.Connection, token: str, now: int, retry_at: int, reason: str, *, unowned: bool) -> bool:
+    owner = "(ownership_token=? OR ownership_token IS NULL)" if unowned else "ownership_token=?"
+    cur = conn.execute(
+        "UPDATE jobs SET status='error', finished_at=?, lease_until=NULL, retry_at=?,"
+        " retry_remaining=MAX(retry_remaining-1, 0), last_error=?"
+        f" WHERE kind=? AND job_key=? AND status='running' AND {owner}",
+        (now, retry_at, reason, GLOBAL, GLOBAL_KEY, token),
+    )
+    return cur.rowcount == 1
+
+
+def release_global(conn: sqlite3.Connection, token: str) -> bool:
+    cur = conn.execute(
+        "UPDATE jobs SET status='pending', ownership_token=NULL, worker_id=NULL, lease_until=NULL"
+        " WHERE kind=? AND job_key=? AND status='running' AND ownership_token=?",
+        (GLOBAL, GLOBAL_KEY, token),
+    )
+    return cur.rowcount == 1
+
+
+# --- the jobs list and an attempt history, as the screens page them ---------------------------------------------
+
+JOB_ORDER = """CASE
+  WHEN j.status='running' AND COALESCE(j.lease_until, 0) <= :now THEN 0
+  WHEN j.status='running' THEN 1 WHEN j.status='error' THEN 2 WHEN j.status='pending' THEN 3 ELSE 4 END"""
+
+
+def _job_filter(filter_text: str) -> tuple[str, list[Any]]:
+    clauses, args = [], []
+    columns = ("j.job_key", "j.status", "COALESCE(j.last_error,'')", "j.kind")
+    for term in filter_text.split():
+        clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
+        args += [like_pattern(term)] * len(columns)
+    return (" AND ".join(clauses) or "1"), args
+
+
+def count_listed(conn: sqlite3.Connection, filter_text: str = "") -> int:
+    where, args = _job_filter(filter_text)
+    return int(conn.execute(f"SELECT COUNT(*) FROM jobs j WHERE {where}", args).fetchone()[0])
+
+
+@dataclass(frozen=True, slots=True)
+class ListedJob:
+    kind: str
+    job_key: str
+    status: str
+    retry_remaining: int
+    worker_id: str | None
+    lease_until: int | None
+    retry_at: int | None
+    last_error: str | None
+    cwd: str | None  # the thread's project (stage-1 jobs)
+    prompt_tokens: int | None  # of the latest attempt
+    completion_tokens: int | None
+    latency_ms: int | None
+
+
+def list_page(conn: sqlite3.Connection, filter_text: str, now: int, offset: int, limit: int) -> list[ListedJob]:
+    """The Phase 2 job first, then stale leases, running, failed, pending and done stage-1 jobs."""
+    where, args = _job_filter(filter_text)
+    rows = conn.execute(
+        f"""SELECT j.kind, j.job_key, j.status, j.retry_remaining, j.worker_id, j.lease_until, j.retry_at,
+              j.last_error, t.cwd AS cwd,
+              (SELECT r.prompt_tokens FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
+                 ORDER BY r.id DESC LIMIT 1) AS prompt_tokens,
+              (SELECT r.completion_tokens FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
+                 ORDER BY r.id DESC LIMIT 1) AS completion_tokens,
+              (SELECT r.latency_ms FROM job_runs r WHERE r.kind=j.kind AND r.job_key=j.job_key
+                 ORDER BY r.id DESC LIMIT 1) AS latency_ms
+            FROM (SELECT * FROM jobs j WHERE {where.replace(":now", "?")}
+                  ORDER BY j.kind != 'memory_consolidate_global', {JOB_ORDER.replace(":now", "?")},
+                           COALESCE(j.retry_at, j.lease_until, j.finished_at, 0) DESC, j.job_key
+                  LIMIT ? OFFSET ?) j
+            LEFT JOIN threads t ON j.kind='memory_stage1' AND t.id=j.job_key""",
+        [*args, now, limit, offset],
+    ).fetchall()
+    return [ListedJob(*r) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One ``job_runs`` row as the detail screen lists it."""
+
+    started_at: int
+    finished_at: int | None
+    outcome: str | None
+    noop: int
+    error: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int | None
+    redactions: str | None  # JSON {kind: count}
+
+
+def attempts(conn: sqlite3.Connection, kind: str, job_key: str, limit: int = 50) -> list[Attempt]:
+    rows = conn.execute(
+        "SELECT started_at, finished_at, outcome, noop, error, prompt_tokens, completion_tokens, latency_ms,"
+        " redactions FROM job_runs WHERE kind=? AND job_key=? ORDER BY id DESC LIMIT ?",
+        (kind, job_key, limit),
+    ).fetchall()
+    return [Attempt(*r) for r in rows]
+
+
+def retry_now(conn: sqlite3.Connection, kind: str, job_key: str) -> bool:
+    """Make a failed or waiting job claimable now, with at least one attempt left. Running jobs are left alone."""
+    cur = conn.execute(
+        """UPDATE jobs SET retry_at = NULL, retry_remaining = MAX(retry_remaining, 1)
+           WHERE kind=? AND job_key=? AND status != 'running'""",
+        (kind, job_key),
+    )
+    return cur.rowcount > 0
+
+
+def release_expired_lease(conn: sqlite3.Connection, kind: str, job_key: str, now: int) -> bool:
+    """Drop an expired lease: the old owner's token no longer matches, so its late writes are refused."""
+    cur = conn.execute(
+        """UPDATE jobs SET status='pending', worker_id=NULL, ownership_token=NULL, lease_until=NULL, retry_at=NULL
+           WHERE kind=? AND job_key=? AND status='running' AND COALESCE(lease_until, 0) <= ?""",
+        (kind, job_key, now),
+    )
+    return cur.rowcount > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Stage1Counts:
+    """What ``memtui status`` counts of stage-1 jobs and their attempts."""
+
+    by_status: dict[str, int]  # pending/running/done/error, plus stale_lease and retry_exhausted
+    outcomes: dict[str, int]
+    failures: dict[str, int]  # last_error -> jobs
+    prompt_tokens: int
+    completion_tokens: int
+    redactions: dict[str, int]  # kind -> count, the latest redacting attempt per rollout
+
+
+def stage1_counts(conn: sqlite3.Connection, now: int) -> Stage1Counts:
+    def one(sql: str, *a: object) -> int:
+        return int(conn.execute(sql, a).fetchone()[0])
+
+    by_status: dict[str, int] = {"pending": 0, "running": 0, "done": 0, "error": 0, "stale_lease": 0}
+    for status, n in conn.execute("SELECT status, COUNT(*) FROM jobs WHERE kind=? GROUP BY 1", (STAGE1,)):
+        by_status[status] = n
+    by_status["stale_lease"] = one(
+        "SELECT COUNT(*) FROM jobs WHERE kind=? AND status='running' AND lease_until <= ?", STAGE1, now
+    )
+    by_status["retry_exhausted"] = one(
+        "SELECT COUNT(*) FROM jobs WHERE kind=? AND status='error' AND retry_remaining <= 0", STAGE1
+    )
+    outcomes = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT outcome, COUNT(*) FROM job_runs WHERE kind=? AND outcome IS NOT NULL GROUP BY 1", (STAGE1,)
+        )
+    }
+    tokens = conn.execute(
+        "SELECT COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0) FROM job_runs WHERE kind=?",
+        (STAGE1,),
+    ).fetchone()
+    redactions: dict[str, int] = {}
+    # Per rollout, the latest attempt that redacted anything: re-extracting a rollout does not count it twice.
+    for (blob,) in conn.execute(
+        """SELECT r.redactions FROM job_runs r
+           WHERE r.kind=?1 AND r.id = (SELECT MAX(x.id) FROM job_runs x WHERE x.kind=?1 AND x.job_key=r.job_key
+                                        AND x.redactions IS NOT NULL AND x.redactions <> '{}')""",
+        (STAGE1,),
+    ):
+        for kind, n in orjson.loads(blob).items():
+            redactions[kind] = redactions.get(kind, 0) + int(n)
+    failures = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT COALESCE(last_error, 'unknown'), COUNT(*) FROM jobs WHERE kind=? AND status='error' GROUP BY 1",
+            (STAGE1,),
+        )
+    }
+    return Stage1Counts(by_status, outcomes, failures, tokens[0], tokens[1], redactions)
+
+
+def forget_stage1(conn: sqlite3.Connection, thread_id: str) -> int:
+    """The thread's stage-1 job and attempts (their errors can quote it)."""
+    n = conn.execute("DELETE FROM jobs WHERE kind=? AND job_key=?", (STAGE1, thread_id)).rowcount
+    return n + conn.execute("DELETE FROM job_runs WHERE kind=? AND job_key=?", (STAGE1, thread_id)).rowcount
+
+
+def stage1_state(conn: sqlite3.Connection, thread_id: str) -> tuple[str, str | None] | None:
+    """(status, ownership_token) of the thread's stage-1 job."""
+    row = conn.execute(
+        "SELECT status, ownership_token FROM jobs WHERE kind = ? AND job_key = ?", (STAGE1, thread_id)
+    ).fetchone()
+    return None if row is None else (row[0], row[1])
+
+
+def running_without_batch_request(conn: sqlite3.Connection, worker_id: str) -> list[tuple[str, str]]:
+    """(job_key, token) of the stage-1 jobs ``worker_id`` holds that no batch request carries (claimed by a
+    preparing run that stopped before writing their request rows)."""
+    rows = conn.execute(
+        "SELECT job_key, ownership_token FROM jobs WHERE kind = ? AND status = 'running' AND worker_id = ?"
+        " AND ownership_token NOT IN (SELECT ownership_token FROM batch_requests)",
+        (STAGE1, worker_id),
+    ).fetchall()
+    return [(r[0], r[1]) for r in rows]

@@ -389,7 +389,7 @@ MIGRATIONS: list[str] = [
         created_at INTEGER NOT NULL
     );
     """,
-    # memory health (memtui/health/store.py owns these): per approved memory block, when it entered the memory,
+    # memory health (memtui/state/health.py owns these): per approved memory block, when it entered the memory,
     # a person's confirmation and proposal; per block and later session, what the user's words did to it. Only ids
     # and item numbers: the words themselves are read from the search index when shown.
     """

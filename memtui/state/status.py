@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from memtui import clock
-from memtui.state.jobs import GLOBAL, GLOBAL_KEY, STAGE1, JobStatus, read_job
+from memtui.state import citations, jobs, outputs, runs, threads
+from memtui.state.jobs import JobStatus
 
 
 class Stage1Counts(BaseModel):
@@ -62,87 +61,36 @@ class Status(BaseModel):
     citations: int = 0
 
 
-def _count(conn: sqlite3.Connection, sql: str, *args: object) -> int:
-    return int(conn.execute(sql, args).fetchone()[0])
-
-
 def read_status(conn: sqlite3.Connection) -> Status:
     """The counts, typed (the TUI header reads them; ``memtui status --json`` prints them as they are)."""
-    one = partial(_count, conn)
-    now = clock.now_s()
-    by_source = {
-        f"{r[0]}:{r[1]}": r[2]
-        for r in conn.execute("SELECT source_kind, session_source, COUNT(*) FROM threads GROUP BY 1, 2 ORDER BY 1, 2")
-    }
-    skipped_by_reason = {
-        r[0] or "unknown": r[1]
-        for r in conn.execute("SELECT reason, COUNT(*) FROM ingest_files WHERE status='skipped' GROUP BY 1")
-    }
-    stage1 = Stage1Counts()
-    for status, n in conn.execute("SELECT status, COUNT(*) FROM jobs WHERE kind=? GROUP BY 1", (STAGE1,)):
-        if status in Stage1Counts.model_fields:
-            setattr(stage1, status, n)
-    stage1.stale_lease = one(
-        "SELECT COUNT(*) FROM jobs WHERE kind=? AND status='running' AND lease_until <= ?", STAGE1, now
-    )
-    stage1.retry_exhausted = one(
-        "SELECT COUNT(*) FROM jobs WHERE kind=? AND status='error' AND retry_remaining <= 0", STAGE1
-    )
-    outcomes = {
-        r[0]: r[1]
-        for r in conn.execute(
-            "SELECT outcome, COUNT(*) FROM job_runs WHERE kind=? AND outcome IS NOT NULL GROUP BY 1", (STAGE1,)
-        )
-    }
-    tokens = conn.execute(
-        "SELECT COALESCE(SUM(prompt_tokens),0), COALESCE(SUM(completion_tokens),0) FROM job_runs WHERE kind=?",
-        (STAGE1,),
-    ).fetchone()
-    redactions: dict[str, int] = {}
-    # Per rollout, the latest attempt that redacted anything: re-extracting a rollout does not count it twice.
-    for (blob,) in conn.execute(
-        """SELECT r.redactions FROM job_runs r
-           WHERE r.kind=?1 AND r.id = (SELECT MAX(x.id) FROM job_runs x WHERE x.kind=?1 AND x.job_key=r.job_key
-                                        AND x.redactions IS NOT NULL AND x.redactions <> '{}')""",
-        (STAGE1,),
-    ):
-        for kind, n in json.loads(blob).items():
-            redactions[kind] = redactions.get(kind, 0) + int(n)
-    failures = {
-        r[0]: r[1]
-        for r in conn.execute(
-            "SELECT COALESCE(last_error, 'unknown'), COUNT(*) FROM jobs WHERE kind=? AND status='error' GROUP BY 1",
-            (STAGE1,),
-        )
-    }
-    job = read_job(conn, GLOBAL, GLOBAL_KEY)
-    awaiting = conn.execute(
-        "SELECT id FROM phase2_runs WHERE status='awaiting_review' ORDER BY id DESC LIMIT 1"
-    ).fetchone()
-    last_run = conn.execute("SELECT id, status, reason FROM phase2_runs ORDER BY id DESC LIMIT 1").fetchone()
+    index = threads.index_counts(conn)
+    stage1 = jobs.stage1_counts(conn, clock.now_s())
+    job = jobs.read_job(conn, jobs.GLOBAL, jobs.GLOBAL_KEY)
+    awaiting = runs.pending_id(conn)
+    last_run = runs.last(conn)
     return Status(
-        threads=one("SELECT COUNT(*) FROM threads"),
-        threads_by_source=by_source,
-        archived_threads=one("SELECT COUNT(*) FROM threads WHERE archived=1"),
-        files=one("SELECT COUNT(*) FROM ingest_files"),
-        skipped_files=one("SELECT COUNT(*) FROM ingest_files WHERE status='skipped'"),
-        skipped_files_by_reason=skipped_by_reason,
-        skipped_lines=one("SELECT COALESCE(SUM(skipped_lines),0) FROM ingest_files"),
-        stage1=stage1,
-        stage1_outcomes=outcomes,
-        stage1_failures=failures,
-        tokens=Tokens(prompt=tokens[0], completion=tokens[1]),
-        redactions=redactions,
-        outputs=one("SELECT COUNT(*) FROM stage1_outputs"),
+        threads=index.threads,
+        threads_by_source=index.by_source,
+        archived_threads=index.archived,
+        files=index.files,
+        skipped_files=index.skipped_files,
+        skipped_files_by_reason=index.skipped_by_reason,
+        skipped_lines=index.skipped_lines,
+        stage1=Stage1Counts.model_validate(stage1.by_status),
+        stage1_outcomes=stage1.outcomes,
+        stage1_failures=stage1.failures,
+        tokens=Tokens(prompt=stage1.prompt_tokens, completion=stage1.completion_tokens),
+        redactions=stage1.redactions,
+        outputs=outputs.count(conn),
         phase2=Phase2State(
             status=job.status if job else "never_run",
             last_error=job.last_error if job else None,
             awaiting_review=awaiting is not None,
-            awaiting_run_id=awaiting[0] if awaiting else None,
-            last_run=LastRun(id=last_run[0], status=last_run[1], reason=last_run[2]) if last_run else None,
+            awaiting_run_id=awaiting,
+            last_run=LastRun(id=last_run.id, status=last_run.status, reason=last_run.reason) if last_run else None,
         ),
         watermark=(job.last_success_watermark or 0) if job else 0,
-        citations=one("SELECT COUNT(*) FROM citation_events"),
+        citations=citations.count_events(conn),
     )
 
 

@@ -26,6 +26,20 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
+from memtui.state import (
+    batches,
+    citations,
+    decisions,
+    health,
+    jobs,
+    meta,
+    outputs,
+    rejected_hunks,
+    runs,
+    search_index,
+    threads,
+)
+
 FORGOTTEN_NAME = "(forgotten)"  # what a forgotten rollout's summary stem becomes in audit rows
 
 
@@ -133,99 +147,50 @@ def rename(text: str | None, target: Target) -> str | None:
     return target.names.sub(FORGOTTEN_NAME, text)
 
 
-def _rename_columns(conn: sqlite3.Connection, table: str, key: str, columns: Iterable[str], target: Target) -> int:
-    cols = list(columns)
-    changed = 0
-    for row in conn.execute(f"SELECT {key}, {', '.join(cols)} FROM {table}").fetchall():
-        values = [rename(v, target) if isinstance(v, str) else v for v in row[1:]]
-        if values != list(row[1:]):
-            conn.execute(f"UPDATE {table} SET {', '.join(f'{c}=?' for c in cols)} WHERE {key}=?", (*values, row[0]))
-            changed += 1
-    return changed
-
-
 # ---- the stores' forget functions ------------------------------------------------------------------------------
 
 
 def _forget_thread_words(env: Env, t: Target) -> int:
-    return env.conn.execute("UPDATE threads SET preview='', title=NULL WHERE id=?", (t.thread_id,)).rowcount
+    return threads.forget_words(env.conn, t.thread_id)
 
 
 def _forget_output(env: Env, t: Target) -> int:
-    # the search documents of it follow by trigger (search_stage1_ad)
-    return env.conn.execute("DELETE FROM stage1_outputs WHERE thread_id=?", (t.thread_id,)).rowcount
+    return outputs.forget(env.conn, t.thread_id)
 
 
 def _forget_jobs(env: Env, t: Target) -> int:
-    from memtui.state.jobs import STAGE1
-
-    n = env.conn.execute("DELETE FROM jobs WHERE kind=? AND job_key=?", (STAGE1, t.thread_id)).rowcount
-    return n + env.conn.execute("DELETE FROM job_runs WHERE kind=? AND job_key=?", (STAGE1, t.thread_id)).rowcount
+    return jobs.forget_stage1(env.conn, t.thread_id)
 
 
 def _forget_citations(env: Env, t: Target) -> int:
-    env.conn.execute(
-        "DELETE FROM citation_entries WHERE event_key IN (SELECT key FROM citation_events WHERE thread_id=?)",
-        (t.thread_id,),
-    )
-    return env.conn.execute("DELETE FROM citation_events WHERE thread_id=?", (t.thread_id,)).rowcount
+    return citations.forget_thread(env.conn, t.thread_id)
 
 
 def _forget_search(env: Env, t: Target) -> int:
-    conn = env.conn
-    n = conn.execute("DELETE FROM search_docs WHERE source=? AND kind='message'", (t.thread_id,)).rowcount
-    n += conn.execute(
-        "DELETE FROM search_docs WHERE source=? AND kind IN ('summary', 'raw_memory')", (t.thread_id,)
-    ).rowcount
-    n += conn.execute("DELETE FROM search_sources WHERE key=?", (f"thread:{t.thread_id}",)).rowcount
     from memtui import forget
 
     # memory-file chunks that hold its lines: dropped, and their file re-indexed by the next refresh (the live
     # memory files keep those lines until the removing run is approved; a set-aside database has no next refresh)
-    memory = [] if t.expiring else conn.execute("SELECT id, source, text FROM search_docs WHERE kind='memory'")
-    for doc_id, source, text in list(memory):
-        if forget.holds(text, t):
-            conn.execute("DELETE FROM search_docs WHERE id=?", (doc_id,))
-            conn.execute("DELETE FROM search_sources WHERE key=?", (f"file:{source}",))
-            n += 1
-    conn.execute("DELETE FROM meta WHERE key='search.purge'")
-    conn.execute("INSERT INTO meta (key, value) VALUES ('search.purge', '1')")
-    return n
+    holds = None if t.expiring else (lambda text: forget.holds(text, t))
+    return search_index.forget(env.conn, t.thread_id, holds)
 
 
 def _forget_runs(env: Env, t: Target) -> int:
     from memtui import forget
 
-    conn = env.conn
-    n = 0
-    for run_id, *texts in conn.execute(
-        "SELECT id, diff, input_diff, pre_snapshot FROM phase2_runs WHERE status != 'awaiting_review'"
-        " AND (diff IS NOT NULL OR input_diff IS NOT NULL OR pre_snapshot IS NOT NULL)"
-    ).fetchall():
-        if any(x and forget.holds(x, t, diff=True) for x in texts):
-            conn.execute("UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL WHERE id=?", (run_id,))
-            n += 1
-    return n + _rename_columns(
-        conn,
-        "phase2_runs",
-        "id",
-        ("stat", "reviewed_files", "included_changes", "written_files", "reason", "diff", "input_diff", "trust_report"),
-        t,
-    )
+    return runs.forget(env.conn, lambda text: forget.holds(text, t, diff=True), lambda text: rename(text, t))
 
 
 def _forget_health(env: Env, t: Target) -> int:
-    from memtui.health.store import forget_thread
-
-    return forget_thread(env.conn, t.thread_id)
+    return health.forget_thread(env.conn, t.thread_id)
 
 
 def _forget_journals(env: Env, t: Target) -> int:
-    return _rename_columns(env.conn, "meta", "key", ("value",), t)
+    return meta.rewrite_values(env.conn, lambda text: rename(text, t))
 
 
 def _forget_decisions(env: Env, t: Target) -> int:
-    return _rename_columns(env.conn, "decisions", "id", ("files_in", "files_out", "hunks_in", "hunks_out", "reason"), t)
+    return decisions.rename(env.conn, lambda text: rename(text, t))
 
 
 def _forget_snapshots(env: Env, t: Target) -> int:
@@ -241,9 +206,7 @@ def _forget_snapshots(env: Env, t: Target) -> int:
             history.drop_snapshots(conn, [decision_id])
         else:
             data, raw = history._pack(new)
-            conn.execute(
-                "UPDATE history_snapshots SET data=?, raw_bytes=? WHERE decision_id=?", (data, raw, decision_id)
-            )
+            decisions.replace_snapshot_data(conn, decision_id, data, raw)
         n += 1
     return n
 
@@ -254,13 +217,12 @@ def _forget_rejected_hunks(env: Env, t: Target) -> int:
 
     conn = env.conn
     n = 0
-    for hid, file, text, added, threads in conn.execute(
-        "SELECT id, file, text, added, thread_ids FROM rejected_hunks"
-    ).fetchall():
-        lines = json.loads(added or "[]")
-        ids = json.loads(threads or "[]")
+    for hunk in rejected_hunks.all_evidence(conn):
+        hid, file, text = hunk.id, hunk.file, hunk.text
+        lines = json.loads(hunk.added or "[]")
+        ids = json.loads(hunk.thread_ids or "[]")
         if _names_in(file, t):
-            conn.execute("DELETE FROM rejected_hunks WHERE id=?", (hid,))
+            rejected_hunks.delete(conn, hid)
             n += 1
             continue
         kept_text = [x for x in text.split("\n") if not forget.line_is_derived(x[1:] if x[:1] in "+- " else x, t)]
@@ -270,12 +232,9 @@ def _forget_rejected_hunks(env: Env, t: Target) -> int:
             continue
         n += 1
         if not kept_added:
-            conn.execute("DELETE FROM rejected_hunks WHERE id=?", (hid,))  # nothing of the person's ban is left
+            rejected_hunks.delete(conn, hid)  # nothing of the person's ban is left
         else:
-            conn.execute(
-                "UPDATE rejected_hunks SET text=?, added=?, thread_ids=? WHERE id=?",
-                ("\n".join(kept_text), json.dumps(kept_added), json.dumps(kept_ids), hid),
-            )
+            rejected_hunks.narrow(conn, hid, "\n".join(kept_text), kept_added, kept_ids)
     return n
 
 
@@ -288,7 +247,7 @@ def _forget_tombstones(env: Env, t: Target) -> int:
 def batch_files(env: Env) -> list[Path]:
     if env.home is None:
         return []
-    found = {Path(p) for (p,) in env.conn.execute("SELECT input_path FROM batch_submissions WHERE kind='openai'") if p}
+    found = {Path(p) for p in batches.openai_input_paths(env.conn)}
     folder = env.home / "batches"
     if folder.is_dir():
         found |= set(folder.glob("*.jsonl"))
@@ -299,9 +258,7 @@ def _forget_batches(env: Env, t: Target) -> int:
     """The request lines of the thread leave every batch file memtui wrote; its request rows keep ids only."""
     from memtui.phase2.workspace import write_if_changed
 
-    n = env.conn.execute(
-        "UPDATE batch_requests SET error=NULL WHERE thread_id=? AND error IS NOT NULL", (t.thread_id,)
-    ).rowcount
+    n = batches.forget_request_errors(env.conn, t.thread_id)
     prefix = f'"custom_id": "{t.thread_id}:'
     compact = f'"custom_id":"{t.thread_id}:'
     for path in batch_files(env):
@@ -317,10 +274,7 @@ def _forget_batches(env: Env, t: Target) -> int:
 def drop_finished_batch_files(conn: sqlite3.Connection) -> int:
     """Input files of finished submissions are not needed again (the remote has its copy): delete them."""
     n = 0
-    for (path,) in conn.execute(
-        "SELECT input_path FROM batch_submissions WHERE kind='openai' AND input_path IS NOT NULL"
-        " AND status IN ('collected', 'cancelled', 'abandoned')"
-    ).fetchall():
+    for path in batches.openai_input_paths(conn, finished=True):
         p = Path(path)
         if p.is_file():
             p.unlink()
@@ -686,13 +640,7 @@ STORES: tuple[Store, ...] = (
 def drop_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     """A decided run (approved, rejected, failed) keeps file lists and counts: its diffs, pre-run snapshot and
     journal (the stores that hold a run's text) are dropped."""
-    row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
-    written = sorted(json.loads(row[0])) if row and row[0] and row[0] != "null" else []
-    conn.execute(
-        "UPDATE phase2_runs SET diff=NULL, input_diff=NULL, pre_snapshot=NULL, reviewed_files=NULL,"
-        " written_files=? WHERE id=?",
-        (json.dumps(written), run_id),
-    )
+    runs.drop_content(conn, run_id)
     from memtui.phase2.review import drop_journal
 
     drop_journal(conn, run_id)
@@ -714,6 +662,32 @@ def expire(env: Env, thread_id: str) -> int:
 
 def carried_tables() -> list[str]:
     return [table for s in STORES if s.carry_over for table in s.columns]
+
+
+Carried = dict[str, list[tuple[tuple[str, object], ...]]]  # table -> rows as (column, value) pairs
+
+
+def read_carried(conn: sqlite3.Connection) -> Carried:
+    """The rows of the tables a reset carries over (privacy promises), from a database that may be broken: a
+    table that cannot be read is left out."""
+    carried: Carried = {}
+    for table in carried_tables():
+        with contextlib.suppress(sqlite3.DatabaseError):
+            cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+            if cols:
+                carried[table] = [tuple(zip(cols, r, strict=True)) for r in conn.execute(f'SELECT * FROM "{table}"')]
+    return carried
+
+
+def carry(conn: sqlite3.Connection, carried: Carried) -> None:
+    """Write carried rows into a new database (the columns it has; the runs table starts empty, so no run id)."""
+    for table, rows in carried.items():
+        have = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+        for row in rows:
+            pairs = [(c, None if c == "run_id" else v) for c, v in row if c in have]
+            cols = ", ".join(c for c, _ in pairs)
+            marks = ", ".join("?" for _ in pairs)
+            conn.execute(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", [v for _, v in pairs])
 
 
 def declared_columns() -> dict[str, dict[str, Holds]]:

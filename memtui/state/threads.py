@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from memtui.rollouts.model import FileResult, Thread
+from memtui.state.db import like_pattern
+from memtui.state.forgotten import forgotten_among
 
 THREAD_COLUMNS = list(Thread.model_fields)
 SortKey = Literal["updated_at", "created_at", "bytes", "items", "cwd", "id"]
@@ -72,15 +74,7 @@ def _thread_row(t: Thread) -> tuple[Any, ...]:
 def upsert_threads(conn: sqlite3.Connection, threads: Iterable[Thread]) -> None:
     rows = [_thread_row(t) for t in threads]
     ids = [r[0] for r in rows]
-    forgotten: set[str] = set()
-    for i in range(0, len(ids), 500):  # a forgotten rollout's words are never written, not even on a first insert
-        chunk = ids[i : i + 500]
-        forgotten |= {
-            r[0]
-            for r in conn.execute(
-                f"SELECT thread_id FROM forgotten_threads WHERE thread_id IN ({','.join('?' * len(chunk))})", chunk
-            )
-        }
+    forgotten = forgotten_among(conn, ids)  # a forgotten rollout's words are never written, not even at first
     if forgotten:
         p, t = THREAD_COLUMNS.index("preview"), THREAD_COLUMNS.index("title")
         rows = [
@@ -252,3 +246,336 @@ def skipped_files(conn: sqlite3.Connection, limit: int = 1000) -> list[SkippedFi
         (limit,),
     )
     return [SkippedFile(*r) for r in rows]
+
+
+# ---- which threads Phase 1 may read, and the rollout list the UI pages ---------------------------------------------
+
+INTERACTIVE_CODEX_SOURCES = ("cli", "vscode")
+
+# Why a thread (alias t) can never be extracted, whatever the time: the user's opt-outs and the reference's
+# source rules. NULL when none applies. The UI shows the same reasons.
+NEVER_ELIGIBLE_SQL = """CASE
+    WHEN EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id) THEN 'forgotten'
+    WHEN t.archived != 0 THEN 'archived'
+    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
+              OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
+    WHEN t.memory_mode != 'enabled' OR t.history_mode != 'legacy' THEN 'memory_disabled'
+    WHEN t.preview = '' THEN 'no_preview'
+  END""".format(codex_sources=", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
+
+_PHASE1_SCAN = (
+    """
+SELECT t.id, t.source_kind, t.path, t.cwd, t.updated_at,
+  CASE
+    WHEN ("""
+    + NEVER_ELIGIBLE_SQL
+    + """) IS NOT NULL THEN """
+    + NEVER_ELIGIBLE_SQL
+    + """
+    WHEN :windows AND t.updated_at < :oldest THEN 'too_old'
+    WHEN :windows AND t.updated_at > :newest THEN 'not_idle'
+    WHEN :check_done AND (o.source_updated_at >= t.updated_at OR j.last_success_watermark >= t.updated_at)
+      THEN 'up_to_date'
+  END AS skip
+FROM threads t
+LEFT JOIN stage1_outputs o ON o.thread_id = t.id
+LEFT JOIN jobs j ON j.kind = :kind AND j.job_key = t.id
+{where}
+ORDER BY t.updated_at DESC, t.id DESC
+LIMIT :limit
+"""
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedThread:
+    id: str
+    source_kind: str
+    path: str
+    cwd: str | None
+    updated_at: int
+    skip: str | None  # why Phase 1 skips it, or None when it is a candidate
+
+
+def phase1_scan(conn: sqlite3.Connection, params: dict[str, Any], *, one_thread: bool) -> list[ScannedThread]:
+    """Every thread (newest first, up to ``:limit``) with the reason Phase 1 skips it; one query."""
+    sql = _PHASE1_SCAN.format(where="WHERE t.id = :thread_id" if one_thread else "")
+    return [ScannedThread(r[0], r[1], r[2], r[3], r[4], r[5]) for r in conn.execute(sql, params)]
+
+
+# The stage-1 status of a thread, as one SQL expression over threads t, jobs j, stage1_outputs o.
+# Skipped threads say why (ingest reason or memory mode); a finished job without an output is a no-op.
+_LAST_RUN = (
+    "(SELECT r.{col} FROM job_runs r WHERE r.kind='memory_stage1' AND r.job_key=t.id ORDER BY r.id DESC LIMIT 1)"
+)
+STATUS_SQL = f"""
+CASE
+  WHEN j.status = 'running' THEN 'running'
+  WHEN j.status = 'error' THEN 'failed'
+  WHEN o.thread_id IS NOT NULL THEN 'done'
+  WHEN t.ingest_status != 'indexed' OR ({NEVER_ELIGIBLE_SQL}) IS NOT NULL THEN 'skipped'
+  WHEN j.status = 'done' AND (COALESCE({_LAST_RUN.format(col="noop")}, 0) = 1
+       OR {_LAST_RUN.format(col="outcome")} = 'no_output') THEN 'no-op'
+  WHEN j.status = 'done' THEN 'done'
+  ELSE 'pending'
+END"""
+
+_JOINS = "LEFT JOIN jobs j ON j.kind='memory_stage1' AND j.job_key=t.id LEFT JOIN stage1_outputs o ON o.thread_id=t.id"
+
+# Column key -> SQL sort expression. Keys are the DataTable column keys.
+ROLLOUT_SORTS: dict[str, str] = {
+    "updated": "t.updated_at",
+    "project": "COALESCE(t.cwd, '')",
+    "source": "t.source_kind || ':' || t.session_source",
+    "size": "t.bytes",
+    "status": STATUS_SQL,
+    "usage": "COALESCE(o.usage_count, 0)",
+    "last_use": "COALESCE(o.last_usage, 0)",
+    "preview": "t.preview",
+}
+
+# Each term must match one of these (OR short-circuits, which beats one concatenated haystack per row).
+_FILTER_COLUMNS = (
+    "t.preview",
+    "COALESCE(t.cwd,'')",
+    "t.id",
+    "t.source_kind",
+    "t.session_source",
+    "COALESCE(t.title,'')",
+)
+
+
+# Statuses the job row alone decides (the first branches of STATUS_SQL): a count filters on the job's indexed
+# status instead of evaluating the whole CASE, with its subqueries, for every thread.
+_JOB_DECIDES = {"running": "running", "failed": "error"}
+
+
+def _filter_clause(filter_text: str, *, by_job_status: bool = False) -> tuple[str, list[Any]]:
+    """Every whitespace-separated term must match one column; `status:x` and `source:x` match exactly.
+
+    ``by_job_status``: `status:running` and `status:failed` test the job's status, the same rows by STATUS_SQL's
+    first branches; a count uses it (an ordered page is faster walking the threads by date, as it stops early)."""
+    clauses: list[str] = []
+    args: list[Any] = []
+    for term in filter_text.split():
+        key, _, value = term.partition(":")
+        if value and key == "status" and by_job_status and value.lower() in _JOB_DECIDES:
+            clauses.append("j.status = ?")
+            args.append(_JOB_DECIDES[value.lower()])
+        elif value and key == "status":
+            clauses.append(f"({STATUS_SQL}) = ?")
+            args.append(value.lower())
+        elif value and key == "source":
+            clauses.append("(t.source_kind = ? OR t.session_source = ?)")
+            args += [value.lower(), value.lower()]
+        else:
+            like = like_pattern(term)
+            clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _FILTER_COLUMNS) + ")")
+            args += [like] * len(_FILTER_COLUMNS)
+    return (" AND ".join(clauses) or "1"), args
+
+
+def count_listed(conn: sqlite3.Connection, filter_text: str = "") -> int:
+    where, args = _filter_clause(filter_text, by_job_status=True)
+    if where == "1":  # no filter: a bare COUNT(*) reads SQLite's smallest index; "WHERE 1" walks the table
+        return int(conn.execute("SELECT COUNT(*) FROM threads").fetchone()[0])
+    needs_join = "status:" in filter_text
+    sql = f"SELECT COUNT(*) FROM threads t {_JOINS if needs_join else ''} WHERE {where}"
+    return int(conn.execute(sql, args).fetchone()[0])
+
+
+@dataclass(frozen=True, slots=True)
+class ListedThread:
+    """A thread as the rollout list and detail show it: its row, its stage-1 status and what explains it."""
+
+    id: str
+    updated_at: int
+    cwd: str
+    source_kind: str
+    session_source: str
+    bytes: int
+    status: str
+    ingest_status: str
+    ingest_reason: str | None
+    never: str | None  # why it can never be extracted (NEVER_ELIGIBLE_SQL), if so
+    last_error: str | None
+    lease_until: int | None
+    usage_count: int
+    last_usage: int | None
+    preview: str
+    path: str
+    raw_memory: str = ""
+    rollout_summary: str = ""
+
+
+_LISTED = f"""t.id, t.updated_at, COALESCE(t.cwd, '') AS cwd, t.source_kind, t.session_source, t.bytes,
+    {STATUS_SQL} AS status, t.ingest_status, t.ingest_reason, {NEVER_ELIGIBLE_SQL} AS never,
+    j.last_error, j.lease_until, COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path"""
+
+
+def list_page(
+    conn: sqlite3.Connection, filter_text: str, sort: str, descending: bool, offset: int, limit: int
+) -> list[ListedThread]:
+    """One page of threads. The page's ids are chosen first, then only those rows are decorated."""
+    where, args = _filter_clause(filter_text)
+    order = ROLLOUT_SORTS.get(sort, ROLLOUT_SORTS["updated"])
+    direction = "DESC" if descending else "ASC"
+    ids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT t.id FROM threads t {_JOINS} WHERE {where} "
+            f"ORDER BY {order} {direction}, t.id {direction} LIMIT ? OFFSET ?",
+            [*args, limit, offset],
+        )
+    ]
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(f"SELECT {_LISTED} FROM threads t {_JOINS} WHERE t.id IN ({marks})", ids).fetchall()
+    by_id = {r[0]: ListedThread(*r) for r in rows}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def listed(conn: sqlite3.Connection, thread_id: str) -> ListedThread | None:
+    """One thread with its stage-1 status and output, for the rollout detail screen."""
+    r = conn.execute(
+        f"SELECT {_LISTED}, COALESCE(o.raw_memory, ''), COALESCE(o.rollout_summary, '')"
+        f" FROM threads t {_JOINS} WHERE t.id = ?",
+        (thread_id,),
+    ).fetchone()
+    return None if r is None else ListedThread(*r)
+
+
+def exists(conn: sqlite3.Connection, thread_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM threads WHERE id=?", (thread_id,)).fetchone() is not None
+
+
+def any_exists(conn: sqlite3.Connection, thread_ids: tuple[str, ...]) -> bool:
+    marks = ", ".join("?" * len(thread_ids))
+    return conn.execute(f"SELECT 1 FROM threads WHERE id IN ({marks})", thread_ids).fetchone() is not None
+
+
+def forget_file_of(conn: sqlite3.Connection, thread_id: str) -> None:
+    """Drop the ingest record of the file holding ``thread_id``, so the next ingest reads it again."""
+    path = conn.execute("SELECT path FROM threads WHERE id=?", (thread_id,)).fetchone()
+    if path is not None:
+        conn.execute("DELETE FROM ingest_files WHERE path=?", (path[0],))
+
+
+def mark_files_duplicate(conn: sqlite3.Connection, paths: Iterable[str], reason: str) -> None:
+    """These files hold a thread another file already holds: skipped, holding no thread."""
+    conn.executemany(
+        "UPDATE ingest_files SET status='skipped', reason=?, thread_id=NULL WHERE path=?", [(reason, p) for p in paths]
+    )
+
+
+def mark_thread_skipped(conn: sqlite3.Connection, thread_id: str, path: str, reason: str) -> None:
+    """The file that held ``thread_id`` no longer yields it: the thread stays, marked skipped with why."""
+    conn.execute(
+        "UPDATE threads SET ingest_status='skipped', ingest_reason=? WHERE id=? AND path=?", (reason, thread_id, path)
+    )
+
+
+def opted_out_with_output(conn: sqlite3.Connection) -> list[str]:
+    """Threads whose memory is off now but that still have an output (not yet forgotten)."""
+    rows = conn.execute(
+        "SELECT t.id FROM threads t WHERE t.memory_mode != 'enabled'"
+        " AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"
+        " AND EXISTS (SELECT 1 FROM stage1_outputs o WHERE o.thread_id = t.id) ORDER BY t.id"
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def set_codex_titles(conn: sqlite3.Connection, titles: list[tuple[str, str]]) -> int:
+    """(title, thread_id) for Codex threads, never for a forgotten one; returns the rows changed."""
+    before = conn.total_changes
+    conn.executemany(
+        "UPDATE threads SET title=? WHERE id=? AND source_kind='codex' AND title IS NOT ?"
+        " AND id NOT IN (SELECT thread_id FROM forgotten_threads)",
+        [(title, tid, title) for title, tid in titles],
+    )
+    return conn.total_changes - before
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCounts:
+    """What ``memtui status`` counts of the rollout index."""
+
+    threads: int
+    by_source: dict[str, int]  # "source_kind:session_source" -> threads
+    archived: int
+    files: int
+    skipped_files: int
+    skipped_by_reason: dict[str, int]
+    skipped_lines: int
+
+
+def index_counts(conn: sqlite3.Connection) -> IndexCounts:
+    def one(sql: str) -> int:
+        return int(conn.execute(sql).fetchone()[0])
+
+    by_source = {
+        f"{r[0]}:{r[1]}": r[2]
+        for r in conn.execute("SELECT source_kind, session_source, COUNT(*) FROM threads GROUP BY 1, 2 ORDER BY 1, 2")
+    }
+    skipped_by_reason = {
+        r[0] or "unknown": r[1]
+        for r in conn.execute("SELECT reason, COUNT(*) FROM ingest_files WHERE status='skipped' GROUP BY 1")
+    }
+    return IndexCounts(
+        threads=one("SELECT COUNT(*) FROM threads"),
+        by_source=by_source,
+        archived=one("SELECT COUNT(*) FROM threads WHERE archived=1"),
+        files=one("SELECT COUNT(*) FROM ingest_files"),
+        skipped_files=one("SELECT COUNT(*) FROM ingest_files WHERE status='skipped'"),
+        skipped_by_reason=skipped_by_reason,
+        skipped_lines=one("SELECT COALESCE(SUM(skipped_lines),0) FROM ingest_files"),
+    )
+
+
+def forget_words(conn: sqlite3.Connection, thread_id: str) -> int:
+    """A forgotten rollout keeps its row (ids, counts) without its first words and title."""
+    return conn.execute("UPDATE threads SET preview='', title=NULL WHERE id=?", (thread_id,)).rowcount
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadToIndex:
+    id: str
+    path: str
+    source_kind: str
+    cwd: str
+    stamp: str  # bytes:updated_at:path, what the index records
+
+
+def needing_message_index(conn: sqlite3.Connection) -> list[ThreadToIndex]:
+    """Indexed, not forgotten rollouts whose messages are new or changed since they were indexed."""
+    rows = conn.execute(
+        "SELECT t.id, t.path, t.source_kind, COALESCE(t.cwd, '') AS cwd, t.bytes || ':' || t.updated_at || ':' || t.path"
+        " AS stamp FROM threads t LEFT JOIN search_sources s ON s.key = 'thread:' || t.id"
+        " WHERE t.ingest_status = 'indexed' AND (s.stamp IS NULL OR s.stamp != t.bytes || ':' || t.updated_at || ':'"
+        " || t.path) AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"
+    ).fetchall()
+    return [ThreadToIndex(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """Where a thread's rollout is and what Phase 1 needs to read it."""
+
+    id: str
+    source_kind: str
+    path: str
+    cwd: str | None
+    updated_at: int
+
+
+def locate(conn: sqlite3.Connection, thread_id: str) -> Located | None:
+    row = conn.execute(
+        "SELECT id, source_kind, path, cwd, updated_at FROM threads WHERE id = ?", (thread_id,)
+    ).fetchone()
+    return None if row is None else Located(row[0], row[1], row[2], row[3], row[4])
+
+
+def projects(conn: sqlite3.Connection) -> set[str]:
+    """Every cwd an indexed thread ran in."""
+    return {r[0] for r in conn.execute("SELECT DISTINCT cwd FROM threads WHERE cwd IS NOT NULL")}

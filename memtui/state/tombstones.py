@@ -19,6 +19,7 @@ from pathlib import Path
 
 from memtui import clock
 from memtui.phase2.workspace import TOMBSTONES
+from memtui.state import outputs
 from memtui.trust import markers
 
 TOMBSTONE_SOURCES = ("MEMORY.md", "memory_summary.md")  # plus anything under skills/
@@ -64,7 +65,7 @@ def _supporters(conn: sqlite3.Connection, keys: set[str]) -> dict[str, list[str]
     out: dict[str, list[str]] = {k: [] for k in keys}
     if not keys:
         return out
-    for thread_id, raw, summary in conn.execute("SELECT thread_id, raw_memory, rollout_summary FROM stage1_outputs"):
+    for thread_id, raw, summary in outputs.texts(conn):
         for line in f"{raw}\n{summary}".split("\n"):
             key = normalize_memory_line(line)
             if key in out and thread_id not in out[key]:

@@ -46,9 +46,9 @@ def health_action_task(action: str, block_id: str, title: str) -> TaskFn:
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.health import actions
-        from memtui.health.store import Proposal
         from memtui.memroot.lock import MemoryRootBusy
         from memtui.phase2.review import ReviewError
+        from memtui.state.health import Proposal
 
         progress(0, None, title)
         try:

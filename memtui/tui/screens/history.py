@@ -73,16 +73,17 @@ class HistoryScreen(MemtuiScreen):
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _load(self) -> None:
         from memtui.history import list_decisions
+        from memtui.state.decisions import kept as snapshots_kept
 
         worker = get_current_worker()
         conn = self.mapp.ctx.new_conn()
         try:
             decisions = list_decisions(conn)
-            kept = conn.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(data)), 0) FROM history_snapshots").fetchone()
+            kept = snapshots_kept(conn)
         finally:
             conn.close()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, decisions, (int(kept[0]), int(kept[1])))
+            self.app.call_from_thread(self._show, decisions, (kept.count, kept.bytes))
 
     def _show(self, decisions: list[Any], kept: tuple[int, int]) -> None:
         self.decisions = decisions

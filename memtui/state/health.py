@@ -1,4 +1,4 @@
-"""The health tables (``health_blocks``, ``health_findings``): the only module that writes them.
+"""The memory health tables (``health_blocks``, ``health_findings``): the only module with SQL against them.
 
 They hold ids, times and item numbers, never rollout text: a finding says "thread T, item N restated block B",
 and the words are read from the search index when shown, so forgetting a rollout (which drops its search
@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from memtui import clock
 from memtui.health.rules import Relation
+from memtui.state import meta
 from memtui.state.db import immediate
 
 WATERMARK_KEY = "health.scanned_doc"  # the last search document (message) checked against every block
@@ -106,13 +107,13 @@ def set_refined(conn: sqlite3.Connection, verdicts: Iterable[tuple[FindingRow, s
 
 
 def watermark(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (WATERMARK_KEY,)).fetchone()
-    return int(row[0]) if row else 0
+    value = meta.get(conn, WATERMARK_KEY)
+    return int(value) if value is not None else 0
 
 
 def set_watermark(conn: sqlite3.Connection, doc_id: int) -> None:
     with _tx(conn):
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (WATERMARK_KEY, str(doc_id)))
+        meta.put(conn, WATERMARK_KEY, str(doc_id))
 
 
 def confirm(conn: sqlite3.Connection, block_id: str) -> int:
@@ -148,3 +149,17 @@ def forget_thread(conn: sqlite3.Connection, thread_id: str) -> int:
     """Drop what a forgotten rollout contributed (its findings)."""
     with _tx(conn):
         return conn.execute("DELETE FROM health_findings WHERE thread_id = ?", (thread_id,)).rowcount
+
+
+def fingerprint_parts(conn: sqlite3.Connection) -> list[list[tuple[object, ...]]]:
+    """What of the health tables health's binding inputs depend on, in a stable order: the block counts, a
+    person's confirmations and proposals, every finding and its refinement (one list of rows per part)."""
+    return [
+        [tuple(r) for r in conn.execute(sql)]
+        for sql in (
+            "SELECT COUNT(*), COALESCE(SUM(scanned), 0) FROM health_blocks",
+            "SELECT block_id, since, verified_at, proposal, proposed_at FROM health_blocks"
+            " WHERE verified_at IS NOT NULL OR proposal IS NOT NULL ORDER BY block_id",
+            "SELECT block_id, thread_id, item, relation, at, refined FROM health_findings ORDER BY rowid",
+        )
+    ]
