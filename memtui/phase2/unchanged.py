@@ -23,6 +23,7 @@ from pathlib import Path
 from memtui import clock
 from memtui.health import watermark
 from memtui.settings import Settings
+from memtui.state import meta
 from memtui.state.selection import DAY, Stage1Output
 
 KEY = "phase2.unchanged"  # meta: the record of the last full no-change run
@@ -53,9 +54,9 @@ class Record:
 
 
 def read_inputs(conn: sqlite3.Connection, settings: Settings, offline: bool) -> Inputs:
-    row = conn.execute("SELECT version FROM data_versions WHERE name = 'phase2_inputs'").fetchone()
+    version = meta.data_version(conn, "phase2_inputs")
     digest = hashlib.sha256(settings.model_dump_json().encode()).hexdigest()
-    return Inputs(version=int(row[0]) if row else -1, settings=digest, offline=offline)
+    return Inputs(version=version, settings=digest, offline=offline)
 
 
 def cutoff(settings: Settings) -> int:
@@ -102,7 +103,7 @@ def _root_digest(entries: list[tuple[object, ...]]) -> str:
 
 def start(conn: sqlite3.Connection, root: Path) -> None:
     """A full run begins its checks: the old record goes, and the marker takes the current filesystem time."""
-    conn.execute("DELETE FROM meta WHERE key = ?", (KEY,))
+    meta.delete(conn, KEY)
     marker = root / ".git" / MARKER
     if not marker.exists():
         fd = os.open(marker, os.O_CREAT | os.O_WRONLY, 0o600)
@@ -140,16 +141,16 @@ def remember(
         cutoff=selection_cutoff,
         floor=min(uses) if uses else None,
     )
-    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (KEY, json.dumps(asdict(record))))
+    meta.put(conn, KEY, json.dumps(asdict(record)))
     return True
 
 
 def _load(conn: sqlite3.Connection) -> Record | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (KEY,)).fetchone()
-    if row is None:
+    value = meta.get(conn, KEY)
+    if value is None:
         return None
     try:
-        data = json.loads(row[0])
+        data = json.loads(value)
         return Record(**{**data, "inputs": Inputs(**data["inputs"])})
     except (ValueError, TypeError, KeyError):
         return None

@@ -43,3 +43,9 @@ def rewrite_values(conn: sqlite3.Connection, change: Callable[[str | None], str 
             conn.execute("UPDATE meta SET value=? WHERE key=?", (new, key))
             changed += 1
     return changed
+
+
+def data_version(conn: sqlite3.Connection, name: str) -> int:
+    """A change counter the schema's triggers bump (``data_versions``); -1 when it does not exist."""
+    row = conn.execute("SELECT version FROM data_versions WHERE name = ?", (name,)).fetchone()
+    return int(row[0]) if row else -1

@@ -35,6 +35,7 @@ OWNERS: dict[str, str] = {
     "person_lines": "memtui.state.person_lines",
     "health_blocks": "memtui.state.health",
     "health_findings": "memtui.state.health",
+    "data_versions": "memtui.state.meta",
 }
 
 # ``meta`` keys and the module that names (and so owns) each; a run's keys carry its id in place of ``{}``.
@@ -43,5 +44,6 @@ META_KEYS: dict[str, str] = {
     "phase2.approving.{}": "memtui.phase2.review",  # an approve's decisions, kept until its commit is recorded
     "search.purge": "memtui.state.search_index",  # deleted text waits to leave the FTS segments
     "health.scanned_doc": "memtui.state.health",  # the last message checked against every block
-    "health.clean_inputs": "memtui.health.watermark",  # inputs memory health found nothing to bind in
+    "health.clean_inputs": "memtui.health.watermark",
+    "phase2.unchanged": "memtui.phase2.unchanged",  # the record of the last full no-change run  # inputs memory health found nothing to bind in
 }
