@@ -44,6 +44,7 @@ from memtui.phase2.workspace import (
     validate_artifacts,
     write_if_changed,
 )
+from memtui.review.after import Decision, after_decision
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job, person_lines, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
@@ -439,7 +440,7 @@ def finish_unchanged(ctx: Context, attempt: Attempt, synced: Synced, say: Callab
         " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
         (now, now, int(attempt.offline), synced.base, claimed.input_watermark, synced.new_watermark, None),
     )
-    forget.finish_without_changes(conn)
+    after_decision(ctx, Decision("no_changes", run_id=cur.lastrowid))
     say("no changes since the baseline")
     return Phase2Result(
         outcome="no_changes", run_id=cur.lastrowid, selected=len(synced.selected), offline=attempt.offline
@@ -634,9 +635,7 @@ def fail(ctx: Context, attempt: Attempt, exc: BaseException, say: Callable[[str]
             "UPDATE phase2_runs SET status=?, finished_at=?, reason=?, turns=? WHERE id=?",
             ("failed" if undone else "running", clock.now_s(), reason, attempt.turns, run_id),
         )
-        if undone:
-            review.forget_run_content(conn, run_id)
-        forget.release_after_rejection(conn, run_id)
+        after_decision(ctx, Decision("run_failed", run_id=run_id, undone=undone))
     if not isinstance(exc, Exception):
         raise exc
     say(f"failed: {reason}")

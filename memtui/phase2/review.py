@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from memtui import clock
 from memtui.context import Context
-from memtui.health.consolidation import asked_removals, ban_approved_removals
+from memtui.health.consolidation import asked_removals
 from memtui.history import is_snapshot_path
 from memtui.memroot.approved import approved
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
@@ -35,6 +35,7 @@ from memtui.phase2.workspace import (
     validate_artifact_texts,
     write_if_changed,
 )
+from memtui.review.after import Decision, after_decision
 from memtui.review.references import PlanCheck, check_plan
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal
@@ -344,7 +345,6 @@ def approve(
                 baseline.run_git(root, "read-tree", "HEAD")  # the index points back at the baseline
             raise
         decision = _record_approved(ctx, run, p, commit, changed, evidence_threads, reason, memory_before)
-    refresh_index(ctx)
     job = global_job.read_global_job(conn)
     return ReviewResult(
         run_id=run.id,
@@ -438,11 +438,11 @@ def _record_approved(
     reason: str | None,
     memory_before: str | None = None,
 ) -> int | None:
-    """Everything an approve does after its commit: the run approved, the decision in the history, content gone.
+    """Everything an approve does after its commit: the run approved, the decision in the history, then its
+    follow-ups (``after_decision``: snapshot, health bans, content gone, forget finished, search index).
 
     ``memory_before``: the approved MEMORY.md the commit replaced, for memory health's removals (an approve finished
     after a kill has no copy of it: its health removals are not banned, and the next run proposes them again)."""
-    from memtui import forget
     from memtui.review import decide
 
     conn = ctx.conn
@@ -459,18 +459,11 @@ def _record_approved(
         p=p,
         commit=commit,
         reason=reason,
-        keep_versions=ctx.settings.history_versions,
         evidence_threads=evidence_threads,
     )
-    if p.amended:  # a reviewer's own text: forget never removes it
-        from memtui.state import person_lines
-
-        person_lines.record(
-            conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
-        )
-    ban_approved_removals(conn, ctx.paths.memory_root, run.id, memory_before)
-    forget_run_content(conn, run.id)
-    forget.finish_after_approval(ctx, run.id)
+    amended = tuple((h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n"))
+    kind = decide.approval_kind(run.kind, p)
+    after_decision(ctx, Decision(kind, run_id=run.id, record=decision, amended=amended, memory_before=memory_before))
     return decision
 
 
@@ -585,13 +578,10 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
             "UPDATE phase2_runs SET status='rejected', decided_at=?, reason=? WHERE id=?",
             (clock.now_s(), (reason or "").strip() or None, run.id),
         )
-        from memtui import forget
         from memtui.review import decide
 
         decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
-        forget.release_after_rejection(conn, run.id)
-        forget_run_content(conn, run.id)
-    refresh_index(ctx)  # the rejected text leaves the search index and its FTS segments now
+        after_decision(ctx, Decision("reject", run_id=run.id, record=decision))  # the text leaves the search index
     return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)
 
 
@@ -682,15 +672,5 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         decision = history.record_decision(
             conn, "manual_commit", files_in=changed, reason=message, tree=history.baseline_tree(root), commit=commit
         )
-        history.take_snapshot(conn, root, decision, s.history_versions)
-    checkpoint_wal(conn)
-    refresh_index(ctx)
+        after_decision(ctx, Decision("manual_commit", record=decision))
     return commit
-
-
-def refresh_index(ctx: Context) -> str | None:
-    """Every decision (approve, reject, commit, restore; CLI and TUI alike) brings the search index in line with
-    the memory root and purges the FTS segments of text that left it. A failure here is reported, not raised."""
-    from memtui.search import try_refresh_memory_index
-
-    return try_refresh_memory_index(ctx.conn, ctx.paths.memory_root)
