@@ -266,8 +266,6 @@ def approve(
     committed tree is the reviewed tree with exactly those changes, and the memory
     root is brought in line with it. A restore run commits only the memory files it restores.
     """
-    from memtui.review import decide
-
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     with memory_root_lock(root, "approve"):
         asked = get_run(conn, run_id) if run_id is not None else pending_run(conn)
@@ -277,68 +275,18 @@ def approve(
             if done is not None and done.status == "approved":  # an approve of this run was killed after its commit
                 return _finished_approve(conn, done)
         run = _awaiting(conn, run_id)
-        try:
-            p = decide.plan(
-                root,
-                run.diff,
-                except_ids or [],
-                amendments,
-                reviewed_text=_reviewed_text(root, run),
-                trusted_ids=trusted_ids or [],
-            )
-        except ValueError as exc:
-            raise ReviewError(str(exc)) from exc
-        if p.partial and not (check := _check_plan(root, run, p)).ok:
-            raise DanglingReferences(run.id, check)
+        p = _decided_plan(root, run, except_ids or [], amendments, trusted_ids or [])
         evidence_threads = _evidence_threads(ctx, run, p) if p.rejected else {}
         clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="approve")
         claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
         if not claim.claimed or claim.token is None:
             raise MemoryRootBusy("approve", detail="a Phase 2 run still holds its lease")
+        intent: dict[str, Any] = {"except_ids": except_ids or [], "amendments": amendments or {}, "reason": reason}
+        intent["evidence_threads"] = evidence_threads
         try:
-            remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
-            baseline.ensure_baseline(root)
-            # what memory health's removals are checked against after the commit (read only for a run that has any)
-            memory_before = approved(root).read_text(MEMORY_MD) if asked_removals(conn, run.id) else None
-            tree = baseline.write_worktree_tree(root)
-            if run.reviewed_tree is None and not include_changes:
-                raise ReviewError(
-                    f"run #{run.id} has no recorded tree (made by an older memtui); look at `memtui review show` and "
-                    "approve with `memtui review approve --include-changes`"
-                )
-            changed = _tree_changes(root, run, tree)
-            # a decided file that already holds the decided text: an approve of these same decisions was cut short
-            changed = [c for c in changed if not (c[1] in p.files and _current_text(root, c[1]) == p.files[c[1]])]
-            if run.kind == "restore":  # synced inputs waiting for the next Phase 2 are no part of a restore
-                changed = [c for c in changed if is_snapshot_path(c[1])]
-            if changed and not include_changes:
-                raise ChangedSinceRun(run.id, changed)
-            if expected_tree is not None and tree != expected_tree:
-                raise ChangedSinceRun(run.id, changed, again=True)
-            if clash := sorted({path for _, path in changed} & set(p.files)):
-                raise ReviewError(
-                    f"{', '.join(clash)} changed since the run; hunk decisions on it cannot be applied. Undo that "
-                    "edit, or approve the whole file"
-                )
-            base = run.reviewed_tree if run.kind == "restore" and not changed else tree
-            if p.files:
-                base = decide.apply_to_tree(root, str(base), p)
-                # the root first, then the commit: a kill in between leaves the run awaiting review with the root
-                # already showing the decided text, and approving with the same decisions again finishes it
-                try:
-                    decide.write_plan(root, p, checked=baseline.tree_files(root, tree))
-                except decide.ChangedWhileApproving as exc:
-                    raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
-            # what the rest of the decision needs, kept before the commit: a kill after it is finished from this
-            intent = {"except_ids": except_ids or [], "amendments": amendments or {}, "reason": reason}
-            intent |= {"changed": changed, "evidence_threads": evidence_threads}
-            intent["written"] = {rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()}
-            conn.execute(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                (INTENT_KEY.format(run.id), json.dumps(intent)),
+            commit, changed, memory_before = _commit_decided(
+                ctx, run, p, claim.token, intent, include_changes, expected_tree
             )
-            commit = baseline.commit_tree(root, str(base), approve_message(run))
-            _job_after_approval(conn, run, claim.token)
         except BaseException:
             global_job.release_global_phase2_job(conn, claim.token)
             if baseline.is_usable(root):
@@ -356,6 +304,85 @@ def approve(
         hunks_in=len(p.hunk_refs(True)),
         hunks_out=len(p.rejected),
     )
+
+
+def _decided_plan(
+    root: Any, run: Phase2Run, except_ids: list[str], amendments: dict[str, str] | None, trusted_ids: list[str]
+) -> Any:
+    """The reviewer's hunk decisions as the files to commit; refused when leaving hunks out would leave a reference
+    dangling."""
+    from memtui.review import decide
+
+    try:
+        p = decide.plan(
+            root, run.diff, except_ids, amendments, reviewed_text=_reviewed_text(root, run), trusted_ids=trusted_ids
+        )
+    except ValueError as exc:
+        raise ReviewError(str(exc)) from exc
+    if p.partial and not (check := _check_plan(root, run, p)).ok:
+        raise DanglingReferences(run.id, check)
+    return p
+
+
+def _commit_decided(
+    ctx: Context,
+    run: Phase2Run,
+    p: Any,
+    token: str,
+    intent: dict[str, Any],
+    include_changes: bool,
+    expected_tree: str | None,
+) -> tuple[str, list[tuple[str, str]], str | None]:
+    """Commit the reviewed tree with the decisions applied, holding the Phase 2 lease ``token``; returns (commit,
+    changes a person made since the run and chose to include, the approved MEMORY.md the commit replaced).
+
+    Refuses (``ChangedSinceRun``) when the root changed since the run unless ``include_changes``. The decisions
+    (``intent``) are kept before the commit, so an approve killed after it is finished by the next recovery."""
+    from memtui.review import decide
+
+    conn, root = ctx.conn, ctx.paths.memory_root
+    remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
+    baseline.ensure_baseline(root)
+    # what memory health's removals are checked against after the commit (read only for a run that has any)
+    memory_before = approved(root).read_text(MEMORY_MD) if asked_removals(conn, run.id) else None
+    tree = baseline.write_worktree_tree(root)
+    if run.reviewed_tree is None and not include_changes:
+        raise ReviewError(
+            f"run #{run.id} has no recorded tree (made by an older memtui); look at `memtui review show` and "
+            "approve with `memtui review approve --include-changes`"
+        )
+    changed = _tree_changes(root, run, tree)
+    # a decided file that already holds the decided text: an approve of these same decisions was cut short
+    changed = [c for c in changed if not (c[1] in p.files and _current_text(root, c[1]) == p.files[c[1]])]
+    if run.kind == "restore":  # synced inputs waiting for the next Phase 2 are no part of a restore
+        changed = [c for c in changed if is_snapshot_path(c[1])]
+    if changed and not include_changes:
+        raise ChangedSinceRun(run.id, changed)
+    if expected_tree is not None and tree != expected_tree:
+        raise ChangedSinceRun(run.id, changed, again=True)
+    if clash := sorted({path for _, path in changed} & set(p.files)):
+        raise ReviewError(
+            f"{', '.join(clash)} changed since the run; hunk decisions on it cannot be applied. Undo that "
+            "edit, or approve the whole file"
+        )
+    base = run.reviewed_tree if run.kind == "restore" and not changed else tree
+    if p.files:
+        base = decide.apply_to_tree(root, str(base), p)
+        # the root first, then the commit: a kill in between leaves the run awaiting review with the root
+        # already showing the decided text, and approving with the same decisions again finishes it
+        try:
+            decide.write_plan(root, p, checked=baseline.tree_files(root, tree))
+        except decide.ChangedWhileApproving as exc:
+            raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
+    # what the rest of the decision needs, kept before the commit: a kill after it is finished from this
+    intent = intent | {"changed": changed}
+    intent["written"] = {rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()}
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (INTENT_KEY.format(run.id), json.dumps(intent))
+    )
+    commit = baseline.commit_tree(root, str(base), approve_message(run))
+    _job_after_approval(conn, run, token)
+    return commit, changed, memory_before
 
 
 def _finished_approve(conn: sqlite3.Connection, run: Phase2Run) -> ReviewResult:
