@@ -282,6 +282,7 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
     from memtui.memroot.lock import memory_root_lock
     from memtui.phase2.recovery import recover_locked
     from memtui.phase2.review import pending_run
+    from memtui.review.after import Decision, after_decision
 
     with memory_root_lock(root, "forget"):
         recover_locked(ctx)
@@ -306,8 +307,7 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        _purge_search(conn)
-        history.checkpoint(conn)
+        after_decision(ctx, Decision("forget", record=decision))
     return ForgetResult(
         thread_id=thread_id,
         forgotten=True,
@@ -333,6 +333,9 @@ def unforget(ctx: Context, thread_id: str) -> ForgetResult:
         raise ForgetError(f"{thread_id} is not forgotten")
     threads.forget_file_of(conn, thread_id)  # re-read: preview, title, citations
     decision = history.record_decision(conn, "unforget", thread_id=thread_id)
+    from memtui.review.after import Decision, after_decision
+
+    after_decision(ctx, Decision("unforget", record=decision))
     return ForgetResult(thread_id=thread_id, forgotten=False, decision=decision)
 
 

@@ -219,6 +219,7 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
     from memtui.phase2 import baseline, review
     from memtui.phase2.recovery import recover_locked
     from memtui.phase2.tools import Journal
+    from memtui.review.after import Decision, after_decision
     from memtui.review.decide import Plan, apply_to_tree
 
     conn, root = ctx.conn, ctx.paths.memory_root
@@ -276,5 +277,5 @@ def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
             else:
                 journal.delete(rel)
         runs.finish_restore(conn, run_id, clock.now_s(), diff, stat)
-    review.refresh_index(ctx)
+    after_decision(ctx, Decision("restore_proposed", run_id=run_id))
     return RestoreResult(run_id=run_id, version=decision_id, stat=stat)

@@ -419,12 +419,12 @@ def test_an_offline_run_after_a_collected_batch_stores_its_output_and_leaves_no_
 def test_a_failure_while_storing_an_output_fails_the_job_instead_of_leaving_it_running(home, monkeypatch, capsys):
     ctx, _ = home
     (t,) = seed(home, 1, user_text="The checkout tests fail on CI. Always run the tests with TZ=UTC in this repo.")
-    from memtui.phase1 import run as run_mod
+    from memtui.phase1 import finalize
 
     def broken(*_a, **_k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(run_mod, "mark_stage1_job_succeeded", broken)
+    monkeypatch.setattr(finalize, "mark_stage1_job_succeeded", broken)
     code = main(["phase1", "--offline", "--thread", t, "--json"])
     out, _ = capsys.readouterr()
     assert code in (0, 1) and json.loads(out)["failed"] == 1

@@ -2,9 +2,9 @@
 
 Per request: the result line is validated with the same code as a synchronous reply (``parse_chat_reply``: refusal,
 cut-off, missing content, unknown or missing fields), the rollout is re-filtered and its hash compared with the one
-sent (a changed rollout's result is discarded), the output is redacted (``phase1.run.redact_output``) and stored
-through the same token-conditional finalize. Failures back off like synchronous ones; requests that never reached a
-model (an expired or cancelled batch) are released without spending a retry.
+sent (a changed rollout's result is discarded), and the output goes through the same finalize (``phase1.finalize``:
+redacted, trust-marked, stored only while the token owns the job). Failures back off like synchronous ones; requests
+that never reached a model (an expired or cancelled batch) are released without spending a retry.
 """
 
 from __future__ import annotations
@@ -21,27 +21,25 @@ from pydantic import ValidationError
 from memtui import clock
 from memtui.batch.model import CollectSummary, ResultLine, error_message, input_hash
 from memtui.llm.structured import StructuredCallError, parse_chat_reply
+from memtui.phase1 import finalize
 from memtui.phase1.eligibility import Candidate
 from memtui.phase1.extractor import (
     Extraction,
     ExtractionFailed,
     StageOneOutput,
     keep_faithful_quotes,
-    mark_trust,
     read_items,
 )
 from memtui.phase1.output_check import stage_one_problems
 from memtui.phase1.quotes import has_user_quote, user_words
 from memtui.phase1.render import render_items
-from memtui.phase1.run import redact_output, short_reason
+from memtui.phase1.run import short_reason
 from memtui.rollouts.model import Transcript
 from memtui.settings import Settings
 from memtui.state import batches, jobs, threads
 from memtui.state.jobs import (
     finish_job_run,
     mark_stage1_job_failed,
-    mark_stage1_job_succeeded,
-    mark_stage1_job_succeeded_no_output,
     release_stage1_job,
 )
 from memtui.trust.classes import cited_items
@@ -181,19 +179,10 @@ def apply_one(
         keep_faithful_quotes(checked)  # a line quoting words the user never said is dropped, as in the sync path
         record["dropped_quotes"] = len(checked.dropped_quotes)
         # each statement's class from the items it cites, after redaction, as in the sync path
-        out = mark_trust(checked, redact_output(checked.output, redactions), items)
-        if out.raw_memory == "" or out.rollout_summary == "":
-            owned = mark_stage1_job_succeeded_no_output(conn, thread_id, token)
-            status = "no_output"
-        else:
-            owned = mark_stage1_job_succeeded(
-                conn, thread_id, token, req.source_updated_at, out.raw_memory, out.rollout_summary, out.rollout_slug
-            )
-            status = "succeeded"
-        if not owned:
-            status, error = "lost_lease", "lease lost before finalize: another worker owns this job; nothing written"
-        finish_job_run(conn, req.run_id, outcome=status, error=error, noop=int(status == "no_output"), **_cols(record))
-        return status, error, record["dropped_quotes"]
+        out = finalize.prepare(checked, redactions, items)
+        stored = finalize.store(conn, thread_id, token, req.source_updated_at, out)
+        finish_job_run(conn, req.run_id, outcome=stored.outcome, error=stored.error, noop=stored.noop, **_cols(record))
+        return stored.outcome, stored.error, record["dropped_quotes"]
     owned = mark_stage1_job_failed(conn, thread_id, token, error or "unknown", settings.job_retry_delay_seconds)
     finish_job_run(conn, req.run_id, outcome="failed" if owned else "lost_lease", error=error, **_cols(record))
     return ("failed" if owned else "lost_lease"), error, 0

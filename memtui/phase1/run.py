@@ -20,18 +20,16 @@ from pydantic import BaseModel, Field
 
 from memtui.context import Context
 from memtui.llm.backends.choose import make_backend
+from memtui.phase1 import finalize
 from memtui.phase1.eligibility import Candidate, select_candidates
 from memtui.phase1.extractor import (
     Extraction,
     ExtractionFailed,
     Extractor,
     ModelExtractor,
-    StageOneOutput,
     add_counts,
-    mark_trust,
 )
 from memtui.phase1.offline import OfflineExtractor
-from memtui.redact import redact
 from memtui.settings import Settings
 from memtui.state.jobs import (
     STAGE1,
@@ -40,8 +38,6 @@ from memtui.state.jobs import (
     close_abandoned_runs,
     finish_job_run,
     mark_stage1_job_failed,
-    mark_stage1_job_succeeded,
-    mark_stage1_job_succeeded_no_output,
     start_job_run,
     try_claim_stage1_job,
 )
@@ -283,7 +279,7 @@ class _Run:
         else:
             try:
                 # CPU work over the whole rollout: off the event loop, so the other calls in flight keep going.
-                out = await asyncio.to_thread(mark_trust, result, redact_output(result.output, result.redactions))
+                out = await asyncio.to_thread(finalize.prepare, result, result.redactions)
                 record = self._store(job, token, result, out)
             except Exception as exc:  # storing failed: a recorded, backed-off failure, never a job left running
                 reason = f"storing the output failed: {type(exc).__name__}: {exc}"
@@ -296,29 +292,16 @@ class _Run:
         self._tick(job, record["outcome"])
 
     def _store(self, job: Candidate, token: str, result: Any, out: Any) -> dict[str, Any]:
-        """Finalize one extraction: ``out`` is its output redacted and trust-marked (``mark_trust``)."""
+        """Finalize one extraction: ``out`` is its output redacted and trust-marked (``finalize.prepare``)."""
         record = _measurements(result)
         self.summary.dropped_quotes += len(result.dropped_quotes)
         record["redactions"] = result.redactions
         self.summary.hidden_removed += result.hidden_removed
         self.summary.dropped_untrusted += len(result.dropped_untrusted)
-        if out.raw_memory == "" or out.rollout_summary == "":
-            owned = mark_stage1_job_succeeded_no_output(self.conn, job.thread_id, token)
-            record.update(outcome=RunOutcome.NO_OUTPUT if owned else RunOutcome.LOST_LEASE, noop=1)
-        else:
-            owned = mark_stage1_job_succeeded(
-                self.conn,
-                job.thread_id,
-                token,
-                job.updated_at,
-                out.raw_memory,
-                out.rollout_summary,
-                out.rollout_slug,
-                offline=result.offline,
-            )
-            record["outcome"] = RunOutcome.SUCCEEDED if owned else RunOutcome.LOST_LEASE
-        if not owned:
-            record["error"] = "lease lost before finalize: another worker owns this job; nothing written"
+        stored = finalize.store(self.conn, job.thread_id, token, job.updated_at, out, offline=result.offline)
+        record.update(outcome=stored.outcome, noop=stored.noop)
+        if stored.error:
+            record["error"] = stored.error
         return record
 
     def _account(self, record: dict[str, Any]) -> None:
@@ -360,19 +343,6 @@ def _measurements(e: Extraction) -> dict[str, Any]:
         "latency_ms": e.latency_ms,
         "redactions": e.redactions,
     }
-
-
-def redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOutput:
-    """Redact each field before storage (the model may echo or invent a secret); counts add to the job's."""
-    fields: dict[str, Any] = {}
-    for name in ("raw_memory", "rollout_summary", "rollout_slug"):
-        value = getattr(output, name)
-        if value:
-            r = redact(value)
-            add_counts(counts, r.counts)
-            value = r.text
-        fields[name] = value
-    return StageOneOutput(**fields)
 
 
 def short_reason(reason: str) -> str:

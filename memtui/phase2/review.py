@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from memtui import clock
 from memtui.context import Context
-from memtui.health.consolidation import asked_removals, ban_approved_removals
+from memtui.health.consolidation import asked_removals
 from memtui.history import is_snapshot_path
 from memtui.memroot.approved import approved
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
@@ -35,6 +35,7 @@ from memtui.phase2.workspace import (
     validate_artifact_texts,
     write_if_changed,
 )
+from memtui.review.after import Decision, after_decision
 from memtui.review.references import PlanCheck, check_plan
 from memtui.state import decisions, global_job, meta, runs
 from memtui.state.db import checkpoint_wal
@@ -231,8 +232,6 @@ def approve(
     committed tree is the reviewed tree with exactly those changes, and the memory
     root is brought in line with it. A restore run commits only the memory files it restores.
     """
-    from memtui.review import decide
-
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     with memory_root_lock(root, "approve"):
         asked = get_run(conn, run_id) if run_id is not None else pending_run(conn)
@@ -242,77 +241,28 @@ def approve(
             if done is not None and done.status == "approved":  # an approve of this run was killed after its commit
                 return _finished_approve(conn, done)
         run = _awaiting(conn, run_id)
-        try:
-            p = decide.plan(
-                root,
-                run.diff,
-                except_ids or [],
-                amendments,
-                reviewed_text=_reviewed_text(root, run),
-                trusted_ids=trusted_ids or [],
-            )
-        except ValueError as exc:
-            raise ReviewError(str(exc)) from exc
-        if p.partial and not (check := _check_plan(root, run, p)).ok:
-            raise DanglingReferences(run.id, check)
+        p = _decided_plan(root, run, except_ids or [], amendments, trusted_ids or [])
         evidence_threads = _evidence_threads(ctx, run, p) if p.rejected else {}
         clear_stale_index_lock(root, s.index_lock_stale_seconds, purpose="approve")
         claim = global_job.try_claim_global_phase2_job(conn, worker_id(), s.job_lease_seconds, 0, skip_backoff=True)
         if not claim.claimed or claim.token is None:
             raise MemoryRootBusy("approve", detail="a Phase 2 run still holds its lease")
+        intent = ApproveIntent(
+            except_ids=list(except_ids or []),
+            amendments=amendments or {},
+            reason=reason,
+            evidence_threads=evidence_threads,
+        )
         try:
-            remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
-            baseline.ensure_baseline(root)
-            # what memory health's removals are checked against after the commit (read only for a run that has any)
-            memory_before = approved(root).read_text(MEMORY_MD) if asked_removals(conn, run.id) else None
-            tree = baseline.write_worktree_tree(root)
-            if run.reviewed_tree is None and not include_changes:
-                raise ReviewError(
-                    f"run #{run.id} has no recorded tree (made by an older memtui); look at `memtui review show` and "
-                    "approve with `memtui review approve --include-changes`"
-                )
-            changed = _tree_changes(root, run, tree)
-            # a decided file that already holds the decided text: an approve of these same decisions was cut short
-            changed = [c for c in changed if not (c[1] in p.files and _current_text(root, c[1]) == p.files[c[1]])]
-            if run.kind == "restore":  # synced inputs waiting for the next Phase 2 are no part of a restore
-                changed = [c for c in changed if is_snapshot_path(c[1])]
-            if changed and not include_changes:
-                raise ChangedSinceRun(run.id, changed)
-            if expected_tree is not None and tree != expected_tree:
-                raise ChangedSinceRun(run.id, changed, again=True)
-            if clash := sorted({path for _, path in changed} & set(p.files)):
-                raise ReviewError(
-                    f"{', '.join(clash)} changed since the run; hunk decisions on it cannot be applied. Undo that "
-                    "edit, or approve the whole file"
-                )
-            base = run.reviewed_tree if run.kind == "restore" and not changed else tree
-            if p.files:
-                base = decide.apply_to_tree(root, str(base), p)
-                # the root first, then the commit: a kill in between leaves the run awaiting review with the root
-                # already showing the decided text, and approving with the same decisions again finishes it
-                try:
-                    decide.write_plan(root, p, checked=baseline.tree_files(root, tree))
-                except decide.ChangedWhileApproving as exc:
-                    raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
-            # what the rest of the decision needs, kept before the commit: a kill after it is finished from this
-            intent = ApproveIntent(
-                except_ids=list(except_ids or []),
-                amendments=amendments or {},
-                reason=reason,
-                changed=changed,
-                evidence_threads=evidence_threads,
-                written={rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()},
+            commit, changed, memory_before = _commit_decided(
+                ctx, run, p, claim.token, intent, include_changes, expected_tree
             )
-            meta.put(conn, INTENT_KEY.format(run.id), intent.model_dump_json())
-            commit = baseline.commit_tree(root, str(base), approve_message(run))
-            _job_after_approval(conn, run, claim.token)
         except BaseException:
             global_job.release_global_phase2_job(conn, claim.token)
             if baseline.is_usable(root):
                 baseline.run_git(root, "read-tree", "HEAD")  # the index points back at the baseline
             raise
         decision = _record_approved(ctx, run, p, commit, changed, evidence_threads, reason, memory_before)
-    refresh_index(ctx)
     job = global_job.read_global_job(conn)
     return ReviewResult(
         run_id=run.id,
@@ -324,6 +274,87 @@ def approve(
         hunks_in=len(p.hunk_refs(True)),
         hunks_out=len(p.rejected),
     )
+
+
+def _decided_plan(
+    root: Any, run: Phase2Run, except_ids: list[str], amendments: dict[str, str] | None, trusted_ids: list[str]
+) -> Any:
+    """The reviewer's hunk decisions as the files to commit; refused when leaving hunks out would leave a reference
+    dangling."""
+    from memtui.review import decide
+
+    try:
+        p = decide.plan(
+            root, run.diff, except_ids, amendments, reviewed_text=_reviewed_text(root, run), trusted_ids=trusted_ids
+        )
+    except ValueError as exc:
+        raise ReviewError(str(exc)) from exc
+    if p.partial and not (check := _check_plan(root, run, p)).ok:
+        raise DanglingReferences(run.id, check)
+    return p
+
+
+def _commit_decided(
+    ctx: Context,
+    run: Phase2Run,
+    p: Any,
+    token: str,
+    intent: ApproveIntent,
+    include_changes: bool,
+    expected_tree: str | None,
+) -> tuple[str, list[tuple[str, str]], str | None]:
+    """Commit the reviewed tree with the decisions applied, holding the Phase 2 lease ``token``; returns (commit,
+    changes a person made since the run and chose to include, the approved MEMORY.md the commit replaced).
+
+    Refuses (``ChangedSinceRun``) when the root changed since the run unless ``include_changes``. The decisions
+    (``intent``) are kept before the commit, so an approve killed after it is finished by the next recovery."""
+    from memtui.review import decide
+
+    conn, root = ctx.conn, ctx.paths.memory_root
+    remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
+    baseline.ensure_baseline(root)
+    # what memory health's removals are checked against after the commit (read only for a run that has any)
+    memory_before = approved(root).read_text(MEMORY_MD) if asked_removals(conn, run.id) else None
+    tree = baseline.write_worktree_tree(root)
+    if run.reviewed_tree is None and not include_changes:
+        raise ReviewError(
+            f"run #{run.id} has no recorded tree (made by an older memtui); look at `memtui review show` and "
+            "approve with `memtui review approve --include-changes`"
+        )
+    changed = _tree_changes(root, run, tree)
+    # a decided file that already holds the decided text: an approve of these same decisions was cut short
+    changed = [c for c in changed if not (c[1] in p.files and _current_text(root, c[1]) == p.files[c[1]])]
+    if run.kind == "restore":  # synced inputs waiting for the next Phase 2 are no part of a restore
+        changed = [c for c in changed if is_snapshot_path(c[1])]
+    if changed and not include_changes:
+        raise ChangedSinceRun(run.id, changed)
+    if expected_tree is not None and tree != expected_tree:
+        raise ChangedSinceRun(run.id, changed, again=True)
+    if clash := sorted({path for _, path in changed} & set(p.files)):
+        raise ReviewError(
+            f"{', '.join(clash)} changed since the run; hunk decisions on it cannot be applied. Undo that "
+            "edit, or approve the whole file"
+        )
+    base = run.reviewed_tree if run.kind == "restore" and not changed else tree
+    if p.files:
+        base = decide.apply_to_tree(root, str(base), p)
+        # the root first, then the commit: a kill in between leaves the run awaiting review with the root
+        # already showing the decided text, and approving with the same decisions again finishes it
+        try:
+            decide.write_plan(root, p, checked=baseline.tree_files(root, tree))
+        except decide.ChangedWhileApproving as exc:
+            raise ChangedSinceRun(run.id, [("M", f) for f in exc.files], again=True) from exc
+    # what the rest of the decision needs, kept before the commit: a kill after it is finished from this
+    intent = intent.model_copy(
+        update={
+            "changed": changed,
+            "written": {rel: sha256(None if t is None else t.encode("utf-8")) for rel, t in p.files.items()},
+        }
+    )
+    meta.put(conn, INTENT_KEY.format(run.id), intent.model_dump_json())
+    commit = baseline.commit_tree(root, str(base), approve_message(run))
+    _job_after_approval(conn, run, token)
+    return commit, changed, memory_before
 
 
 def _finished_approve(conn: sqlite3.Connection, run: Phase2Run) -> ReviewResult:
@@ -403,11 +434,11 @@ def _record_approved(
     reason: str | None,
     memory_before: str | None = None,
 ) -> int | None:
-    """Everything an approve does after its commit: the run approved, the decision in the history, content gone.
+    """Everything an approve does after its commit: the run approved, the decision in the history, then its
+    follow-ups (``after_decision``: snapshot, health bans, content gone, forget finished, search index).
 
     ``memory_before``: the approved MEMORY.md the commit replaced, for memory health's removals (an approve finished
     after a kill has no copy of it: its health removals are not banned, and the next run proposes them again)."""
-    from memtui import forget
     from memtui.review import decide
 
     conn = ctx.conn
@@ -421,18 +452,11 @@ def _record_approved(
         p=p,
         commit=commit,
         reason=reason,
-        keep_versions=ctx.settings.history_versions,
         evidence_threads=evidence_threads,
     )
-    if p.amended:  # a reviewer's own text: forget never removes it
-        from memtui.state import person_lines
-
-        person_lines.record(
-            conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
-        )
-    ban_approved_removals(conn, ctx.paths.memory_root, run.id, memory_before)
-    forget_run_content(conn, run.id)
-    forget.finish_after_approval(ctx, run.id)
+    amended = tuple((h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n"))
+    kind = decide.approval_kind(run.kind, p)
+    after_decision(ctx, Decision(kind, run_id=run.id, record=decision, amended=amended, memory_before=memory_before))
     return decision
 
 
@@ -543,13 +567,10 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="reject")
             baseline.unstage(root)  # the agent's staged blobs become unreachable and are pruned
         runs.mark_rejected(conn, run.id, clock.now_s(), (reason or "").strip() or None)
-        from memtui import forget
         from memtui.review import decide
 
         decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
-        forget.release_after_rejection(conn, run.id)
-        forget_run_content(conn, run.id)
-    refresh_index(ctx)  # the rejected text leaves the search index and its FTS segments now
+        after_decision(ctx, Decision("reject", run_id=run.id, record=decision))  # the text leaves the search index
     return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)
 
 
@@ -640,15 +661,5 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         decision = history.record_decision(
             conn, "manual_commit", files_in=changed, reason=message, tree=history.baseline_tree(root), commit=commit
         )
-        history.take_snapshot(conn, root, decision, s.history_versions)
-    checkpoint_wal(conn)
-    refresh_index(ctx)
+        after_decision(ctx, Decision("manual_commit", record=decision))
     return commit
-
-
-def refresh_index(ctx: Context) -> str | None:
-    """Every decision (approve, reject, commit, restore; CLI and TUI alike) brings the search index in line with
-    the memory root and purges the FTS segments of text that left it. A failure here is reported, not raised."""
-    from memtui.search import try_refresh_memory_index
-
-    return try_refresh_memory_index(ctx.conn, ctx.paths.memory_root)

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -183,14 +184,13 @@ def record_approval(
     p: Plan,
     commit: str | None,
     reason: str | None,
-    keep_versions: int,
     evidence_threads: dict[str, list[str]] | None = None,
 ) -> int:
-    """Audit record + rejected hunks + snapshot of the new baseline; returns the decision id (the version)."""
-    decision_kind = "restore" if kind == "restore" else ("partial_approve" if p.partial else "approve")
+    """Audit record + rejected hunks; returns the decision id (the version). The snapshot of the new baseline
+    follows with the rest of the decision's follow-ups (``review.after``)."""
     decision = history.record_decision(
         conn,
-        decision_kind,  # type: ignore[arg-type]
+        approval_kind(kind, p),
         run_id=run_id,
         files_in=p.files_in(),
         files_out=p.files_out(),
@@ -220,8 +220,12 @@ def record_approval(
             for h in left_out
         ],
     )
-    history.take_snapshot(conn, root, decision, keep_versions)
     return decision
+
+
+def approval_kind(run_kind: str, p: Plan) -> Literal["approve", "partial_approve", "restore"]:
+    """How the history names the approval of a run of ``run_kind`` with these hunk decisions."""
+    return "restore" if run_kind == "restore" else ("partial_approve" if p.partial else "approve")
 
 
 def record_rejection(conn: sqlite3.Connection, root: Path, *, run_id: int, diff: str, reason: str | None) -> int:
