@@ -142,6 +142,7 @@ def cli_ctx(request, frozen_clock, fake_clis, monkeypatch):  # noqa: F811
 
 
 @pytest.mark.parametrize("bad", ["skills/.gitignore", ".env", "tombstones.md", "skills/ci/.notes.md"])
+@pytest.mark.slow
 def test_a_cli_agent_writing_a_hidden_or_read_only_file_is_refused_with_the_reason(cli_ctx, monkeypatch, bad):
     ctx = cli_ctx
     root = ctx.paths.memory_root

@@ -102,6 +102,7 @@ def _wait_for(predicate, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_forget_leaves_no_trace_of_a_rollout_on_any_path(
     isolated_env,
     capsys,

@@ -298,6 +298,7 @@ def test_slow_worker_that_lost_its_lease_writes_nothing(home, model_env, monkeyp
     )
 
 
+@pytest.mark.slow
 def test_two_processes_racing_never_extract_a_rollout_twice(home, model_env, monkeypatch):
     ids = seed(home, 12)
     model_env.handler = lambda body: reply_json(VALID, delay=0.05)

@@ -52,6 +52,7 @@ def seeded(frozen_clock, model_env):
     return model_env
 
 
+@pytest.mark.slow
 def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
     server = seeded
     server.script(
@@ -89,6 +90,7 @@ def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
     ctx.close()
 
 
+@pytest.mark.slow
 def test_two_processes_at_once_one_consolidates_the_other_is_told_the_lock_is_held(seeded):
     server = seeded
     release = threading.Event()

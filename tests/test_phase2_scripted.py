@@ -184,6 +184,7 @@ class InitAgent:
         return reply_text("Built MEMORY.md and memory_summary.md from 256 raw memories.")
 
 
+@pytest.mark.slow
 def test_init_over_256_raw_memories_stays_within_turns_bytes_and_context(ctx, model_env):
     root = ctx.paths.memory_root
     for i in range(256):

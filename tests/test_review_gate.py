@@ -150,6 +150,7 @@ def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(agent_
     assert (root / "memory_summary.md").read_text().startswith("v1")  # the agent's own write was undone
 
 
+@pytest.mark.slow
 def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ctx, model_env, tmp_path):
     """kill -9 mid-agent, a person edits a file the agent wrote, the next run's recovery keeps that edit."""
     ctx, server = agent_ctx, model_env
