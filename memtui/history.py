@@ -125,11 +125,6 @@ def list_decisions(conn: sqlite3.Connection, limit: int = 500) -> list[Decision]
     return [Decision.from_row(r) for r in rows]
 
 
-def get_decision(conn: sqlite3.Connection, decision_id: int) -> Decision | None:
-    row = conn.execute(f"{_SELECT} WHERE d.id = ?", (decision_id,)).fetchone()
-    return Decision.from_row(row) if row else None
-
-
 # ---- snapshots ----------------------------------------------------------------------------------------------
 
 

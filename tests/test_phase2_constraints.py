@@ -114,7 +114,7 @@ def test_an_older_tombstones_md_moves_into_the_database_and_leaves_git_with_the_
         "# Tombstones\n\nmemtui adds a line here...\n\n"
         '- MEMORY.md: when installing, the user said: "use uv, not pip" -> use uv\n'
     )
-    baseline.commit_keeping(root, [], "older memtui")
+    baseline.reset_baseline(root, "older memtui")
     assert TOMBSTONES in baseline.run_git(root, "ls-files")
     add_output(ctx.conn, V7, FROZEN_NOW - 60, raw=RAW + "- a new learning about caching\n")
     _offline(ctx, auto_approve=True)

@@ -185,15 +185,6 @@ def pending_run(conn: sqlite3.Connection) -> Phase2Run | None:
     return Phase2Run.from_row(row) if row else None
 
 
-def recent_rejection_reasons(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
-    rows = conn.execute(
-        "SELECT reason FROM phase2_runs WHERE status='rejected' AND TRIM(COALESCE(reason, '')) != ''"
-        " ORDER BY decided_at DESC, id DESC LIMIT ?",
-        (limit,),
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 def load_journal(conn: sqlite3.Connection, run_id: int) -> tuple[dict[str, Any], dict[str, str | None] | None]:
     row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
     pre = json.loads(row[0]) if row and row[0] else {}

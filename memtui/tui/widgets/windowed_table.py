@@ -56,11 +56,6 @@ class WindowedTable(DataTable):
         if rows:
             self.move_cursor(row=min(max(cursor - offset, 0), len(rows) - 1), animate=False)
 
-    def window_for(self, index: int) -> int:
-        """The offset of the window that puts ``index`` near its middle."""
-        index = min(max(index, 0), max(self.row_total - 1, 0))
-        return max(0, min(index - self.WINDOW // 2, self.row_total - self.WINDOW))
-
     def _need(self, index: int) -> None:
         index = min(max(index, 0), max(self.row_total - 1, 0))
         self.post_message(self.NeedWindow(self, index))
