@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from memtui import clock
-from memtui.testing.chat_server import ChatServer
+from tests.support.chat_server import ChatServer
 
 # CI replays the same hypothesis examples every run, so a landing never hinges on a lucky draw; local runs
 # (and benchmarks/soak.py) keep drawing new ones to find what CI would not.

@@ -15,7 +15,7 @@ from memtui.llm.backends.choose import choose_provider, forget_probe
 from memtui.phase1.run import run_phase1
 from memtui.selfcalls import MARKER, SKIP_REASON
 from memtui.state.outputs import get_stage1_output
-from memtui.testing import fake_agents
+from tests.support import fake_agents
 from tests.test_phase1_run import job, runs, seed
 
 PROVIDERS = ["codex", "claude"]

@@ -22,10 +22,10 @@ import zstandard
 
 from memtui import clock
 from memtui.cli import main
-from memtui.testing.batch_server import VALID_OUTPUT, BatchServer, ok
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session
+from tests.support.batch_server import VALID_OUTPUT, BatchServer, ok
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import fake_clis as _fake_clis
 
 GONE, KEEP = "QUOLLMARK8813", "WOMBATKEEP2271"

@@ -20,8 +20,8 @@ from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.tools import sha256
 from memtui.settings import ResolvedProvider
 from memtui.state.db import connect
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import calls, fake_clis  # noqa: F401  (fixture)
 from tests.test_phase2_agent import MEMORY, SUMMARY
 from tests.test_phase2_support import add_output

@@ -22,10 +22,10 @@ from memtui.phase1.run import run_phase1
 from memtui.state.db import connect
 from memtui.state.jobs import GLOBAL, STAGE1, try_claim_stage1_job
 from memtui.state.outputs import get_stage1_output, upsert_stage1_output
-from memtui.testing.chat_server import reply_error, reply_json, reply_text
 from memtui.trust.markers import strip_all
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
+from tests.support.chat_server import reply_error, reply_json, reply_text
 
 IDLE = FROZEN_NOW - 7 * 3600  # old enough to be idle, young enough to be in the window
 VALID = {

@@ -17,8 +17,8 @@ from memtui.phase2 import review
 from memtui.phase2.baseline import head_commit, run_git
 from memtui.phase2.consolidate import run_phase2
 from memtui.state.db import connect
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"
