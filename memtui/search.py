@@ -3,7 +3,7 @@ user and assistant messages of indexed rollouts.
 
 The documents live in ``search_docs`` (state database); sqlite-utils' ``enable_fts`` builds an FTS5 index over them
 with triggers, so every insert, update and delete of a document reaches the index in the same transaction. Stage-1
-summaries and raw memories follow ``stage1_outputs`` through SQL triggers (schema migration, issue 14); memory files
+summaries and raw memories follow ``stage1_outputs`` through SQL triggers (a schema migration); memory files
 and messages are brought up to date by ``refresh`` (incremental: a file or rollout whose stamp is unchanged is not
 read again). Only redacted text enters the database.
 
@@ -279,7 +279,7 @@ def refresh_messages(
         "SELECT t.id, t.path, t.source_kind, COALESCE(t.cwd, '') AS cwd, t.bytes || ':' || t.updated_at || ':' || t.path"
         " AS stamp, s.stamp AS indexed FROM threads t LEFT JOIN search_sources s ON s.key = 'thread:' || t.id"
         " WHERE t.ingest_status = 'indexed' AND (s.stamp IS NULL OR s.stamp != t.bytes || ':' || t.updated_at || ':'"
-        " || t.path) AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"  # issue 11
+        " || t.path) AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"  # forgotten rollouts are never found
     ).fetchall()
     stale = [
         r[0]
@@ -287,7 +287,7 @@ def refresh_messages(
             # joined on the thread's primary key: matching ``'thread:' || t.id`` would compare every pair of rows
             "SELECT substr(s.key, 8) FROM search_sources s LEFT JOIN threads t ON t.id = substr(s.key, 8)"
             " WHERE s.key LIKE 'thread:%' AND (t.id IS NULL OR t.ingest_status != 'indexed'"
-            " OR EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id))"  # issue 11: forgotten
+            " OR EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id))"  # forgotten
         )
     ]
     for start in range(0, len(rows), THREAD_BATCH):

@@ -43,7 +43,7 @@ AWS_SECRET = "AKIA" + "IOSFODNN7EXAMPLE"
 
 
 def write_rollout(root: Path, thread_id: str, user_text: str = "The checkout tests fail on CI; find out why.") -> Path:
-    """A small Codex rollout (reference §15) with a user request, a command, its output and an answer."""
+    """A small Codex rollout with a user request, a command, its output and an answer."""
     path = root / "sessions" / "2026" / "07" / "10" / f"rollout-2026-07-10T05-00-00-{thread_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [

@@ -101,7 +101,7 @@ class Phase2Run(BaseModel):
     lines_added: int | None = None
     lines_removed: int | None = None
     included_changes: list[tuple[str, str]] = []  # files a person chose to approve with the run
-    kind: str = "consolidation"  # consolidation | restore (issue 11: a past version brought back through review)
+    kind: str = "consolidation"  # consolidation | restore (a past version brought back through review)
     restore_of: int | None = None
     trust_report: dict[str, Any] = {}  # what enforcing trust did (``trust.enforce.RunTrust``): hidden text per line
 
@@ -250,7 +250,7 @@ def approve(
     ``include_changes``: then the current tree is committed, and with ``expected_tree`` (the tree the person was
     shown, ``ReviewState.since_run.tree``) only if nothing changed again since. Busy root: ``MemoryRootBusy``.
 
-    Hunk by hunk (issue 11): ``except_ids`` leaves those hunks out (their lines stay as in the baseline) and
+    Hunk by hunk: ``except_ids`` leaves those hunks out (their lines stay as in the baseline) and
     records them as rejected with ``reason``; ``amendments`` ({hunk id: text}) commit a reviewer's text instead
     of the run's new lines. ``trusted_ids`` approves a hunk's tool-only or flagged lines for what agents load. The
     committed tree is the reviewed tree with exactly those changes, and the memory

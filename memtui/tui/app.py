@@ -434,7 +434,7 @@ class MemtuiApp(App[int]):
         if last is not None and sig != last:
             self.data_signal.publish("disk")
 
-    # ---- leaving with unsaved edits (issue 10: a person's edit is never lost) ---------------------------------
+    # ---- leaving with unsaved edits (a person's edit is never lost) --------------------------------------------------
 
     editor_screen: MemoryScreen | None = None  # the memory editor registers itself when it mounts
 
