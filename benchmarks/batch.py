@@ -1,6 +1,6 @@
 """Bulk Phase 1 through the Batch API: memtui's own time to prepare and to collect 10,000 rollouts.
 
-The loopback Files/Batches server (``memtui.testing.batch_server``) runs in its own process, so its JSON work is not
+The loopback Files/Batches server (``tests.support.batch_server``) runs in its own process, so its JSON work is not
 charged to memtui; it completes the batch at the first poll. "prepare" is ``memtui phase1 --batch`` end to end
 (claim 10,000 jobs with a batch lease, filter, redact, budget, write the JSONL; the upload to the loopback
 server is timed apart); "collect" is
@@ -26,13 +26,14 @@ from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # the loopback servers live in tests/support
 from phase1 import VALID, write_rollout
 
 TARGET_S = 30.0
 
 
 def serve_batches(conn: Connection, stop: EventType) -> None:
-    from memtui.testing.batch_server import BatchServer
+    from tests.support.batch_server import BatchServer
 
     with BatchServer() as server:
         conn.send(server.base_url)
@@ -40,13 +41,13 @@ def serve_batches(conn: Connection, stop: EventType) -> None:
 
 
 def _reply(body: dict) -> object:
-    from memtui.testing.chat_server import reply_json
+    from tests.support.chat_server import reply_json
 
     return reply_json(VALID)
 
 
 def serve_chat(conn: Connection, stop: EventType) -> None:
-    from memtui.testing.chat_server import ChatServer
+    from tests.support.chat_server import ChatServer
 
     with ChatServer(handler=_reply) as server:
         conn.send(server.base_url)

@@ -22,6 +22,8 @@ from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the loopback server lives in tests/support
+
 VALID = {
     "rollout_summary": "# Benchmark rollout\n\nRollout context: bench\n",
     "rollout_slug": "bench",
@@ -84,14 +86,14 @@ def write_rollout(root: Path, i: int, rng: random.Random) -> tuple[str, Path]:
 
 
 def _reply(body: dict) -> object:
-    from memtui.testing.chat_server import reply_json
+    from tests.support.chat_server import reply_json
 
     return reply_json(VALID)
 
 
 def serve(latency: float, conn: Connection, stop: EventType) -> None:
     """The loopback Chat Completions server with a fixed latency, in a child process."""
-    from memtui.testing.chat_server import ChatServer
+    from tests.support.chat_server import ChatServer
 
     server = ChatServer(latency=latency, handler=_reply)  # it sets TCP_NODELAY, as a real server does
     with server:

@@ -1,4 +1,4 @@
-"""The read path: hand the memory to agents (reference §11).
+"""The read path: hand the memory to agents, as Codex reads it.
 
 ``render_prompt`` builds the block an agent needs (instructions from ``prompts/read_path.md`` plus the approved
 ``memory_summary.md`` cut to 2,500 tokens; see ``memtui.memroot.approved``); ``write_agents_md`` keeps that block current inside an AGENTS.md or
@@ -29,7 +29,7 @@ DEFAULT_BYTES_PER_TOKEN = 3.0
 
 
 def truncate_middle(text: str, max_tokens: int, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> tuple[str, int]:
-    """Keep the head and the tail, replace the middle by ``…N tokens truncated…`` (reference §4.6, with a
+    """Keep the head and the tail, replace the middle by ``…N tokens truncated…`` (Codex's truncation, with a
     conservative bytes-per-token). Cuts fall on character boundaries. Returns ``(text, tokens_cut)``."""
     data = text.encode("utf-8", errors="surrogatepass")
     max_bytes = summary_budget_bytes(bytes_per_token, max_tokens)

@@ -198,11 +198,6 @@ def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], l
     return out, sorted(set(mentions))
 
 
-def derived_line_numbers(rel: str, text: str, t: Target) -> list[int]:
-    """0-based numbers of the lines of ``text`` that forgetting ``t`` removes or rewrites."""
-    return sorted(plan_lines(rel, text, t)[0])
-
-
 def scrub_text(rel: str, text: str, t: Target) -> str:
     plan, _ = plan_lines(rel, text, t)
     if not plan:

@@ -86,10 +86,6 @@ def list_decisions(conn: sqlite3.Connection, limit: int = 500) -> list[Decision]
     return decisions.newest(conn, limit)
 
 
-def get_decision(conn: sqlite3.Connection, decision_id: int) -> Decision | None:
-    return decisions.get(conn, decision_id)
-
-
 # ---- snapshots ----------------------------------------------------------------------------------------------
 
 

@@ -316,7 +316,7 @@ def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None
     from memtui.citations.usage import record_rollout_citations
 
     if forgotten.is_forgotten(conn, thread_id):
-        return None  # issue 11: a forgotten rollout's words are not stored again
+        return None  # a forgotten rollout's words are not stored again
     try:
         record_rollout_citations(conn, thread_id, found)
     except Exception as exc:

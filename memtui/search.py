@@ -3,7 +3,7 @@ user and assistant messages of indexed rollouts.
 
 The documents live in ``search_docs`` (state database); sqlite-utils' ``enable_fts`` builds an FTS5 index over them
 with triggers, so every insert, update and delete of a document reaches the index in the same transaction. Stage-1
-summaries and raw memories follow ``stage1_outputs`` through SQL triggers (schema migration, issue 14); memory files
+summaries and raw memories follow ``stage1_outputs`` through SQL triggers (a schema migration); memory files
 and messages are brought up to date by ``refresh`` (incremental: a file or rollout whose stamp is unchanged is not
 read again). Only redacted text enters the database.
 

@@ -28,7 +28,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    # Codex [memories] limits (reference §2.1), same defaults and clamps.
+    # Codex [memories] limits, same defaults and clamps.
     max_rollout_age_days: int = Field(
         10, ge=0, le=90, description="Phase 1 looks at threads updated within this window"
     )
@@ -101,14 +101,14 @@ class Settings(BaseModel):
         "screen, f1; read at start)",
     )
 
-    # issue 10: a git index.lock in the memory root older than this (and no memtui holder) is stale and removed.
+    # A git index.lock in the memory root older than this (and no memtui holder) is stale and removed.
     index_lock_stale_seconds: int = Field(
         60,
         ge=0,
         description="a git index.lock in the memory root is removed only when memtui holds the root, it is older "
         "than this, and no process has it open",
     )
-    # issue 11: approved versions kept for undo as compressed snapshots in the state database (0 keeps none).
+    # Approved versions kept for undo as compressed snapshots in the state database (0 keeps none).
     history_versions: int = Field(
         20,
         ge=0,
@@ -130,7 +130,7 @@ class Settings(BaseModel):
     def _absolute(cls, value: Path | None) -> Path | None:
         return None if value is None else absolute(value)
 
-    # issue 13: agent CLIs as backends, and bulk extraction.
+    # Agent CLIs as backends, and bulk extraction.
     cli_timeout_seconds: float = Field(
         600.0, gt=0, description="one Phase 1 call through codex/claude (start-up included)"
     )
@@ -166,7 +166,7 @@ class Settings(BaseModel):
 
     @property
     def rollout_token_budget(self) -> int:
-        """Tokens of rollout given to Phase 1: 70 % of the effective window (reference §4.3)."""
+        """Tokens of rollout given to Phase 1: 70 % of the effective window, as Codex gives."""
         effective = self.context_window_tokens * self.effective_context_window_percent // 100
         return max(1, effective * self.context_window_percent // 100)
 

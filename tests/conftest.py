@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from memtui import clock
-from memtui.testing.chat_server import ChatServer
+from tests.support.chat_server import ChatServer
 
 # CI replays the same hypothesis examples every run, so a landing never hinges on a lucky draw; local runs
 # (and benchmarks/soak.py) keep drawing new ones to find what CI would not.
@@ -23,6 +23,18 @@ if os.environ.get("CI"):
 
 # A fixed "now" for tests that want one: 2026-07-10T12:00:00Z.
 FROZEN_NOW = 1_783_684_800
+
+# Whole tiers marked ``slow``: Textual pilot and snapshot tests (tests/tui) and the kill, race and fuzz trials
+# (tests/reliability). ``pytest -m "not slow"`` is the day-to-day run; a plain ``pytest`` still runs everything.
+SLOW_TIERS = ("tui", "reliability")
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects, so the tier's mark counts
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(tests) and item.path.relative_to(tests).parts[0] in SLOW_TIERS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,8 @@ from memtui.phase2 import agent_rules, baseline, cli_agent, review
 from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.tools import Journal, MemoryTools
 from memtui.phase2.workspace import DIFF_FILENAME
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW, approve_root
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import fake_clis  # noqa: F401  (fixture)
 from tests.test_phase2_agent import MEMORY, SUMMARY
 from tests.test_phase2_support import add_output, context
@@ -142,6 +142,7 @@ def cli_ctx(request, frozen_clock, fake_clis, monkeypatch):  # noqa: F811
 
 
 @pytest.mark.parametrize("bad", ["skills/.gitignore", ".env", "tombstones.md", "skills/ci/.notes.md"])
+@pytest.mark.slow
 def test_a_cli_agent_writing_a_hidden_or_read_only_file_is_refused_with_the_reason(cli_ctx, monkeypatch, bad):
     ctx = cli_ctx
     root = ctx.paths.memory_root

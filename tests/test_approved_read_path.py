@@ -16,9 +16,9 @@ from memtui import export, export_scope, mcp_scope, mcp_server, search
 from memtui.memroot.approved import approved
 from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.agent_reads import agent_reads
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"

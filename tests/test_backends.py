@@ -15,7 +15,7 @@ from memtui.llm.backends.choose import choose_provider, forget_probe
 from memtui.phase1.run import run_phase1
 from memtui.selfcalls import MARKER, SKIP_REASON
 from memtui.state.outputs import get_stage1_output
-from memtui.testing import fake_agents
+from tests.support import fake_agents
 from tests.test_phase1_run import job, runs, seed
 
 PROVIDERS = ["codex", "claude"]
@@ -151,6 +151,7 @@ def test_claude_p_gets_exactly_the_documented_flags(home, fake_clis, isolated_en
         ("schema_mismatch", "invalid_output", False),
     ],
 )
+@pytest.mark.slow
 def test_failures_are_classified_backed_off_and_stop_the_run_when_nothing_can_succeed(
     home, fake_clis, monkeypatch, provider, mode, kind, stops
 ):
@@ -198,6 +199,7 @@ def test_a_missing_cli_is_not_installed(home, tmp_path, monkeypatch, provider):
 @pytest.mark.parametrize(
     "provider, ignore_ephemeral", [("codex", False), ("codex", True), ("claude", False), ("claude", True)]
 )
+@pytest.mark.slow
 def test_ingest_after_a_phase1_run_adds_no_thread(
     home, fake_clis, monkeypatch, isolated_env, provider, ignore_ephemeral
 ):
@@ -275,6 +277,7 @@ def test_codex_login_status_reads_exit_code(fake_clis, monkeypatch):
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.slow
 def test_a_killed_memtui_leaves_no_cli_running(home, fake_clis, monkeypatch, tmp_path, provider):
     """``kill -9`` of memtui mid-call: the hanging CLI dies with it (PR_SET_PDEATHSIG), nothing is orphaned."""
     import os

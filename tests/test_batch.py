@@ -18,8 +18,8 @@ from memtui.phase1.eligibility import select_candidates
 from memtui.phase1.extractor import ModelExtractor, StageOneOutput, read_items
 from memtui.phase1.render import render_items
 from memtui.state.outputs import get_stage1_output
-from memtui.testing.batch_server import VALID_OUTPUT, BatchServer, LineReply, ok
 from tests.conftest import FROZEN_NOW
+from tests.support.batch_server import VALID_OUTPUT, BatchServer, LineReply, ok
 from tests.test_phase1_run import job, runs, seed
 
 SECRET = "sk-proj" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
@@ -374,7 +374,7 @@ def test_a_no_op_result_deletes_nothing_new_and_records_the_no_op(home, server):
 
 def test_jobs_out_in_a_batch_do_not_use_the_synchronous_running_cap(home, server, chat_server):
     from memtui.phase1.run import run_phase1
-    from memtui.testing.chat_server import reply_json
+    from tests.support.chat_server import reply_json
 
     ids = seed(home, 3)
     ops.submit(fresh(), limit=2)

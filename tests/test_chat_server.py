@@ -3,7 +3,7 @@
 import openai
 import pytest
 
-from memtui.testing.chat_server import reply_error, reply_json, reply_tool_calls
+from tests.support.chat_server import reply_error, reply_json, reply_tool_calls
 
 
 def test_openai_client_round_trip(chat_server):

@@ -1,4 +1,4 @@
-"""Stripping and parsing of memory citations (reference §12.2, §12.3, §16; seed §3)."""
+"""Stripping and parsing of memory citations (with Codex's own test cases)."""
 
 from __future__ import annotations
 

@@ -77,6 +77,7 @@ def test_phase1_with_an_unknown_thread_says_so(demo_home: Path) -> None:
 
 @pytest.mark.parametrize("flag", ["--limit", "--concurrency"])
 @pytest.mark.parametrize("value", ["-3", "0", "lots"])
+@pytest.mark.slow
 def test_phase1_counts_must_be_positive(demo_home: Path, flag: str, value: str) -> None:
     out = memtui("phase1", "--offline", flag, value, home=demo_home)
     assert out.returncode == 2
@@ -92,6 +93,7 @@ def test_approve_with_an_empty_except_list_approves_nothing(demo_home: Path) -> 
     assert "awaits review" in still.stderr
 
 
+@pytest.mark.slow
 def test_commit_with_nothing_to_commit_records_nothing(demo_home: Path) -> None:
     assert memtui("review", "approve", home=demo_home).returncode == 0
     root = demo_home / "memories"
@@ -121,6 +123,7 @@ def test_commit_with_nothing_to_commit_records_nothing(demo_home: Path) -> None:
         ("phase2", "--offline"),
     ],
 )
+@pytest.mark.slow
 def test_read_only_commands_never_create_a_home(tmp_path: Path, args: tuple[str, ...]) -> None:
     home = tmp_path / "no-such-home"
     out = memtui("--home", str(home), *args)
@@ -129,6 +132,7 @@ def test_read_only_commands_never_create_a_home(tmp_path: Path, args: tuple[str,
     assert not home.exists()
 
 
+@pytest.mark.slow
 def test_phase2_on_an_empty_home_has_nothing_to_consolidate(tmp_path: Path) -> None:
     home = tmp_path / "empty"
     assert memtui("--home", str(home), "ingest").returncode == 0  # creates the home, finds no rollouts
@@ -161,6 +165,7 @@ def _fail_phase2(home: Path) -> None:
 
 
 @pytest.mark.parametrize("flag", ["--retry", "--force"])
+@pytest.mark.slow
 def test_a_run_asked_for_by_hand_is_not_held_by_the_backoff(demo_home: Path, flag: str) -> None:
     assert memtui("review", "reject", "--reason", "not now", home=demo_home).returncode == 0
     _fail_phase2(demo_home)

@@ -311,7 +311,7 @@ def test_partial_approve_is_pinned_to_the_reviewed_tree(pipeline, capsys):
     reviewed_memory, reviewed_summary = (root / MEMORY_MD).read_text(), (root / LEFT_OUT).read_text()
     (root / MEMORY_MD).write_text(reviewed_memory + "- sneaked in after the review\n")
     code, _, err = cli(capsys, "review", "approve", "--except", summary)
-    assert code == 1 and "changed since run" in err  # issue 10's gate holds for a partial approve too
+    assert code == 1 and "changed since run" in err  # the gate holds for a partial approve too
     (root / LEFT_OUT).write_text("v1\n- a person's summary\n")
     code, _, err = cli(capsys, "review", "approve", "--except", summary, "--include-changes")
     assert code == 1 and "cannot be applied" in err  # a decided file changed: its hunks are not what was seen

@@ -1,4 +1,4 @@
-"""The memory filter (reference §4.3), with the cases of the reference's phase1 tests (§16)."""
+"""The memory filter, with the cases of Codex's own phase1 tests."""
 
 from __future__ import annotations
 

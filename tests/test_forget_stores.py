@@ -280,7 +280,7 @@ def test_a_line_citing_a_remembered_rollout_loses_only_the_forgotten_citation():
     )
 
 
-# ---- 8 and issue 19: reset keeps forget marks ------------------------------------------------------------------
+# ---- 8: reset keeps forget marks ---------- ------------------------------------------------------------------
 
 
 def test_reset_state_keeps_forget_marks_and_says_what_it_drops_first(pipeline, capsys):

@@ -22,10 +22,10 @@ import zstandard
 
 from memtui import clock
 from memtui.cli import main
-from memtui.testing.batch_server import VALID_OUTPUT, BatchServer, ok
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session
+from tests.support.batch_server import VALID_OUTPUT, BatchServer, ok
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import fake_clis as _fake_clis
 
 GONE, KEEP = "QUOLLMARK8813", "WOMBATKEEP2271"
@@ -102,6 +102,7 @@ def _wait_for(predicate, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_forget_leaves_no_trace_of_a_rollout_on_any_path(
     isolated_env,
     capsys,

@@ -20,8 +20,8 @@ from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.tools import sha256
 from memtui.settings import ResolvedProvider
 from memtui.state.db import connect
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import calls, fake_clis  # noqa: F401  (fixture)
 from tests.test_phase2_agent import MEMORY, SUMMARY
 from tests.test_phase2_support import add_output
@@ -37,6 +37,7 @@ def cli(*args: str, cwd: Path | None = None, **env: str) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_a_relative_memtui_home_keeps_the_baseline_and_phase2_works(tmp_path, frozen_clock):
     home = tmp_path / "rel" / "home"
     ctx = open_context(home=home)
@@ -147,6 +148,7 @@ def test_rejecting_a_cli_run_keeps_a_persons_later_edits(provider, frozen_clock,
 
 
 @pytest.mark.parametrize("provider", ["codex", "claude"])
+@pytest.mark.slow
 def test_a_killed_cli_run_leaves_a_persons_committed_edit_and_no_tombstone(provider, frozen_clock, fake_clis):  # noqa: F811
     ctx = open_context()
     root = ctx.paths.memory_root
@@ -259,6 +261,7 @@ def _closed_leave_out(ctx, run_id: int, first: str) -> list[str]:
 
 
 @pytest.mark.parametrize("partial", [False, True])
+@pytest.mark.slow
 def test_an_approve_killed_after_its_commit_is_finished_on_the_next_start(partial, frozen_clock):
     from memtui.review import decide
 
@@ -293,6 +296,7 @@ def test_an_approve_killed_after_its_commit_is_finished_on_the_next_start(partia
     ctx.close()
 
 
+@pytest.mark.slow
 def test_approving_again_after_an_approve_killed_after_its_commit_answers_with_that_approve(frozen_clock):
     """The person repeats `review approve` after the kill: recovery finishes the killed approve under the same lock,
     and the command reports that approve instead of saying nothing awaits review."""
@@ -319,6 +323,7 @@ def test_approving_again_after_an_approve_killed_after_its_commit_answers_with_t
 # --- busy is an answer --------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_command_needing_the_memory_root_says_busy_with_exit_75(frozen_clock):
     from memtui.memroot.lock import memory_root_lock
 
@@ -353,6 +358,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_a_partial_approve_killed_before_its_commit_leaves_the_run_as_reviewed(frozen_clock):
     from memtui.review import decide
 

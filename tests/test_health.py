@@ -334,7 +334,7 @@ def test_remove_now_is_a_committed_person_edit_and_waits_for_a_pending_review(is
 
 
 def test_the_agent_is_given_the_contradiction_as_a_binding_input(isolated_env, model_env) -> None:
-    from memtui.testing.chat_server import reply_text, reply_tool_calls
+    from tests.support.chat_server import reply_text, reply_tool_calls
 
     ctx = _approved_home(isolated_env)
     thread = _session(isolated_env, ctx, ["Deploys are on Thursdays now."])  # no new input for Phase 2 but this
@@ -353,7 +353,7 @@ def test_the_agent_is_given_the_contradiction_as_a_binding_input(isolated_env, m
 
 
 def test_refine_asks_the_model_once_per_finding_and_says_so(isolated_env, model_env, capsys) -> None:
-    from memtui.testing.chat_server import reply_text
+    from tests.support.chat_server import reply_text
 
     ctx = _approved_home(isolated_env)
     _session(

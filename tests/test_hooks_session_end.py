@@ -8,7 +8,7 @@ import shlex
 import subprocess
 
 from memtui.hooks import install, status, uninstall
-from memtui.testing import fake_agents
+from tests.support import fake_agents
 from tests.test_hooks import paths  # noqa: F401  (fixture)
 
 

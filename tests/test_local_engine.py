@@ -22,14 +22,14 @@ from memtui.phase1.prompt import (
 from memtui.phase1.run import run_phase1
 from memtui.settings import Settings, memtui_home
 from memtui.state.outputs import get_stage1_output
-from memtui.testing.chat_server import (
+from memtui.trust.markers import strip_all
+from tests.support.chat_server import (
     SMALL_MODEL_CONTROL_CHAR,
     SMALL_MODEL_JUNK,
     ChatServer,
     reply_json,
     reply_text,
 )
-from memtui.trust.markers import strip_all
 from tests.test_phase1_run import VALID, fresh, home, job, seed  # noqa: F401  (fixtures)
 
 
@@ -63,7 +63,7 @@ def test_a_server_refusing_json_schema_is_served_json_object_and_remembered(home
 def test_a_server_taking_neither_gets_the_schema_in_the_prompt(home, monkeypatch):  # noqa: F811
     def handler(body):
         if "response_format" in body:
-            from memtui.testing.chat_server import reply_error
+            from tests.support.chat_server import reply_error
 
             return reply_error(400, "response_format is not supported by this server")
         return reply_text("Here you go:\n```json\n" + json.dumps(VALID) + "\n```")

@@ -17,8 +17,8 @@ from memtui.phase1.extractor import StageOneOutput
 from memtui.phase1.run import run_phase1
 from memtui.state.jobs import try_claim_stage1_job
 from memtui.state.outputs import get_stage1_output
-from memtui.testing.batch_server import VALID_OUTPUT, BatchServer, ok
-from memtui.testing.chat_server import reply_json
+from tests.support.batch_server import VALID_OUTPUT, BatchServer, ok
+from tests.support.chat_server import reply_json
 from tests.test_phase1_run import job, runs, seed
 
 SECRET = "sk-proj" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"

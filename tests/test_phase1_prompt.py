@@ -1,4 +1,4 @@
-"""Phase 1 prompt: budget, conservative estimate, middle truncation, template, schema (reference §4.3, §4.6, §6)."""
+"""Phase 1 prompt: budget, conservative estimate, middle truncation, template, schema."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from memtui.phase1.run import run_phase1
 from memtui.rollouts.filter import memory_items
 from memtui.rollouts.model import Transcript, TranscriptItem
 from memtui.state.outputs import get_stage1_output
-from memtui.testing.chat_server import reply_json
+from tests.support.chat_server import reply_json
 from tests.test_phase1_run import VALID, _msg, fresh, seed, write_rollout
 
 home = p1.home  # the fixture

@@ -22,10 +22,10 @@ from memtui.phase1.run import run_phase1
 from memtui.state.db import connect
 from memtui.state.jobs import GLOBAL, STAGE1, try_claim_stage1_job
 from memtui.state.outputs import get_stage1_output, upsert_stage1_output
-from memtui.testing.chat_server import reply_error, reply_json, reply_text
 from memtui.trust.markers import strip_all
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
+from tests.support.chat_server import reply_error, reply_json, reply_text
 
 IDLE = FROZEN_NOW - 7 * 3600  # old enough to be idle, young enough to be in the window
 VALID = {
@@ -43,7 +43,7 @@ AWS_SECRET = "AKIA" + "IOSFODNN7EXAMPLE"
 
 
 def write_rollout(root: Path, thread_id: str, user_text: str = "The checkout tests fail on CI; find out why.") -> Path:
-    """A small Codex rollout (reference §15) with a user request, a command, its output and an answer."""
+    """A small Codex rollout with a user request, a command, its output and an answer."""
     path = root / "sessions" / "2026" / "07" / "10" / f"rollout-2026-07-10T05-00-00-{thread_id}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -298,6 +298,7 @@ def test_slow_worker_that_lost_its_lease_writes_nothing(home, model_env, monkeyp
     )
 
 
+@pytest.mark.slow
 def test_two_processes_racing_never_extract_a_rollout_twice(home, model_env, monkeypatch):
     ids = seed(home, 12)
     model_env.handler = lambda body: reply_json(VALID, delay=0.05)

@@ -13,8 +13,8 @@ from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.tools import Journal, MemoryTools
 from memtui.phase2.workspace import DIFF_FILENAME
 from memtui.state.global_job import read_global_job
-from memtui.testing.chat_server import reply_error, reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_error, reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"

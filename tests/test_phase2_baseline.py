@@ -84,17 +84,3 @@ def test_git_ignores_user_config_hooks_and_enclosing_repos(tmp_path, monkeypatch
     baseline.reset_baseline(root)
     assert baseline.run_git(root, "log", "--format=%an").strip() == "memtui"
     assert (root / ".git").is_dir() and not (tmp_path / "elsewhere").exists()
-
-
-def test_commit_keeping_preserves_pending_inputs_and_prunes_old_objects(tmp_path):
-    root = tmp_path / "mem"
-    root.mkdir()
-    (root / "MEMORY.md").write_text("old memory with a private detail\n")
-    (root / "raw_memories.md").write_text("raw v1\n")
-    baseline.reset_baseline(root)
-    (root / "MEMORY.md").write_text("edited by a person\n")
-    (root / "raw_memories.md").write_text("raw v2 not yet consolidated\n")
-    baseline.commit_keeping(root, ["raw_memories.md", "rollout_summaries"], "manual edit")
-    assert baseline.changes(root) == [("M", "raw_memories.md")]
-    assert len(git_commits(root)) == 1
-    assert "private detail" not in git_objects(root)

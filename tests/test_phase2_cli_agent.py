@@ -88,6 +88,7 @@ def test_the_cli_agent_writes_memory_which_is_redacted_and_awaits_review(cli_ctx
         {"notes.md": "a stray file\n"},
     ],
 )
+@pytest.mark.slow
 def test_forbidden_changes_are_refused_and_every_change_is_undone(cli_ctx, monkeypatch, bad):
     ctx, _, _ = cli_ctx
     root = ctx.paths.memory_root

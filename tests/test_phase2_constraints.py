@@ -114,7 +114,7 @@ def test_an_older_tombstones_md_moves_into_the_database_and_leaves_git_with_the_
         "# Tombstones\n\nmemtui adds a line here...\n\n"
         '- MEMORY.md: when installing, the user said: "use uv, not pip" -> use uv\n'
     )
-    baseline.commit_keeping(root, [], "older memtui")
+    baseline.reset_baseline(root, "older memtui")
     assert TOMBSTONES in baseline.run_git(root, "ls-files")
     add_output(ctx.conn, V7, FROZEN_NOW - 60, raw=RAW + "- a new learning about caching\n")
     _offline(ctx, auto_approve=True)
@@ -167,7 +167,7 @@ def test_a_v4_re_extraction_is_reported_as_a_rename(ctx):
 def test_only_rejections_since_the_last_approval_with_the_files_the_run_wrote(ctx):
     def run(status, reason=None, stat=(), pre=None):
         ctx.conn.execute(
-            # A decided run keeps the list of files it wrote, not their pre-run content (issue 10).
+            # A decided run keeps the list of files it wrote, not their pre-run content.
             "INSERT INTO phase2_runs (status, started_at, reason, stat, written_files) VALUES (?, 0, ?, ?, ?)",
             (status, reason, json.dumps(list(stat)), json.dumps(sorted(pre)) if pre is not None else None),
         )

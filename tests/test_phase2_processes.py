@@ -17,8 +17,8 @@ from memtui.phase2 import review
 from memtui.phase2.baseline import head_commit, run_git
 from memtui.phase2.consolidate import run_phase2
 from memtui.state.db import connect
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"
@@ -52,6 +52,7 @@ def seeded(frozen_clock, model_env):
     return model_env
 
 
+@pytest.mark.slow
 def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
     server = seeded
     server.script(
@@ -89,6 +90,7 @@ def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
     ctx.close()
 
 
+@pytest.mark.slow
 def test_two_processes_at_once_one_consolidates_the_other_is_told_the_lock_is_held(seeded):
     server = seeded
     release = threading.Event()

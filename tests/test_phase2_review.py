@@ -124,7 +124,7 @@ def test_reject_restores_the_workspace_and_keeps_a_pre_run_hand_edit(ctx):
     assert len(after) == len(before) + 1  # the synced inputs stay synced (one more summary)
     assert "/work/other" in (root / "raw_memories.md").read_text()
     assert memory.read_text() == edited
-    assert review.recent_rejection_reasons(ctx.conn) == ["do not merge the other project"]
+    assert review.get_run(ctx.conn, run.id).reason == "do not merge the other project"
     assert review.pending_run(ctx.conn) is None
     assert run_phase2(ctx, offline=True).outcome == "awaiting_review"  # a rejection starts no cooldown
 

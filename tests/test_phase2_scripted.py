@@ -13,8 +13,8 @@ from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.prompt import history_budget_bytes
 from memtui.phase2.tools import MAX_READ_LINES
 from memtui.phase2.workspace import DIFF_FILENAME, ROLLOUT_SUMMARIES
-from memtui.testing.chat_server import Reply, reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import Reply, reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context
 
 V4 = "3f2c9e1a-5b7d-4c8e-9f0a-1b2c3d4e5f60"
@@ -184,6 +184,7 @@ class InitAgent:
         return reply_text("Built MEMORY.md and memory_summary.md from 256 raw memories.")
 
 
+@pytest.mark.slow
 def test_init_over_256_raw_memories_stays_within_turns_bytes_and_context(ctx, model_env):
     root = ctx.paths.memory_root
     for i in range(256):

@@ -1,4 +1,4 @@
-"""The global Phase 2 job and the input selection, against real SQLite (reference §5.3 / §16 cases)."""
+"""The global Phase 2 job and the input selection, against real SQLite (Codex's test cases)."""
 
 from __future__ import annotations
 

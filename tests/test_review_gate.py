@@ -23,8 +23,8 @@ from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.tools import Journal, MemoryTools
 from memtui.state.db import checkpoint_wal
 from memtui.state.global_job import read_global_job
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context, git_objects
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"
@@ -150,6 +150,7 @@ def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(agent_
     assert (root / "memory_summary.md").read_text().startswith("v1")  # the agent's own write was undone
 
 
+@pytest.mark.slow
 def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ctx, model_env, tmp_path):
     """kill -9 mid-agent, a person edits a file the agent wrote, the next run's recovery keeps that edit."""
     ctx, server = agent_ctx, model_env

@@ -42,6 +42,7 @@ def test_hunks_have_stable_ids_ranges_and_both_sides(tmp_path):
     assert first.text.startswith("@@ -1,6 +1,6 @@") and "-line 3" in first.text and "+line three" in first.text
 
 
+@pytest.mark.slow
 def test_apply_decisions_reproduces_both_versions_and_each_mix(tmp_path):
     rng = random.Random(11)
     for trial in range(25):

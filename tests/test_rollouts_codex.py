@@ -18,7 +18,7 @@ from memtui.rollouts.model import (
 )
 from tests.fixtures.rollouts import write_codex_rollout
 
-# Verbatim from reference §15.1-15.6.
+# Verbatim lines of a Codex rollout, one per line type.
 META_LINES = [
     '{"timestamp":"2026-07-01T09:12:44.512Z","type":"session_meta","payload":{"session_id":"019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b","id":"019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b","timestamp":"2026-07-01T09:12:44.498Z","cwd":"/home/ana/src/shop-api","originator":"codex_cli_rs","cli_version":"0.140.0","source":"cli","model_provider":"openai","base_instructions":{"text":"You are Codex, a coding agent..."},"history_mode":"legacy","git":{"commit_hash":"3f2c9e1","branch":"main","repository_url":"git@github.com:ana/shop-api.git"}}}',
     '{"timestamp":"2026-07-02T14:00:03.010Z","type":"session_meta","payload":{"id":"019e0f77-aaaa-7bbb-8ccc-111122223333","timestamp":"2026-07-02T14:00:02.990Z","cwd":"/home/ana/notes","originator":"codex_vscode","cli_version":"0.141.0","source":"vscode","model_provider":"openai","base_instructions":null,"memory_mode":"disabled","history_mode":"legacy"}}',

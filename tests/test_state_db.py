@@ -94,7 +94,7 @@ def test_collect_status_counts(tmp_path):
 
 def test_status_sums_redactions_and_groups_failures(tmp_path):
     conn = connect(tmp_path / "s.sqlite")
-    # t2 was extracted twice: only its latest attempt counts (issue 15: re-extracting does not double-count)
+    # t2 was extracted twice: only its latest attempt counts (re-extracting does not double-count)
     for key, blob in (
         ("t1", '{"openai_key": 2}'),
         ("t2", '{"jwt": 5}'),

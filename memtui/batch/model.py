@@ -124,7 +124,7 @@ class CollectSummary(BaseModel):
     lost_lease: int = 0
     recovered: int = 0
     unmatched: int = 0  # result lines whose custom_id no pending request has
-    dropped_quotes: int = 0  # output lines quoting words the user never said, removed before storage (issue 16)
+    dropped_quotes: int = 0  # output lines quoting words the user never said, removed before storage
     failures: dict[str, int] = Field(default_factory=dict)
     resumed: list[str] = Field(default_factory=list)  # what a previous, interrupted run left and this one finished
     seconds: float = 0.0

@@ -1,4 +1,4 @@
-"""Read a citation out of an agent's answer, in either form (reference §12.3, seed §3).
+"""Read a citation out of an agent's answer, in either form (Codex's ``memory_citation`` object or the ``<oai-mem-citation>`` block).
 
 Codex form: one or more ``<oai-mem-citation>`` blocks, each holding ``<citation_entries>`` and
 ``<rollout_ids>`` (or legacy ``<thread_ids>``). Seed form: the same two blocks with no wrapper. Malformed

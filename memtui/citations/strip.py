@@ -1,4 +1,4 @@
-"""Remove ``<oai-mem-citation>`` blocks from an agent's text, as Codex's stream parser does (reference §12.2).
+"""Remove ``<oai-mem-citation>`` blocks from an agent's text, as Codex's stream parser does.
 
 Tags match literally and do not nest: inside a block an open tag is plain body text and the first close tag
 ends the block. A block still open at the end is closed automatically; a partial open tag left at the end

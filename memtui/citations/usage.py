@@ -1,6 +1,6 @@
 """Count citations as memory usage: ``usage_count`` / ``last_usage`` of the cited threads' stage-1 rows.
 
-Usage ranks Phase 2 input (reference §5.3 ``get_phase2_input_selection``), so a citation must be counted
+Usage ranks Phase 2 input (``get_phase2_input_selection``), so a citation must be counted
 exactly once. Every counted citation is a ``citation_events`` row whose key is the idempotency key: the
 insert and the usage bump happen in one transaction, and a key that already exists counts nothing.
 """

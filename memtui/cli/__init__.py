@@ -33,13 +33,13 @@ COMMANDS = [
     "export",
     "demo",
     "doctor",
-    "batch",  # issue 13
-    "lint",  # issue 14
-    "search",  # issue 14
-    "mcp",  # issue 14
-    "hooks",  # issue 14
-    "history",  # issue 11
-    "forget",  # issue 11
+    "batch",
+    "lint",
+    "search",
+    "mcp",
+    "hooks",
+    "history",
+    "forget",
     "retention",
     "health",  # memory health
 ]

@@ -1,4 +1,4 @@
-"""``memtui batch status|collect|cancel``: the Batch API submissions of ``memtui phase1 --batch`` (issue 13)."""
+"""``memtui batch status|collect|cancel``: the Batch API submissions of ``memtui phase1 --batch``."""
 
 from __future__ import annotations
 

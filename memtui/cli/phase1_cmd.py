@@ -111,7 +111,7 @@ def print_summary(s: Phase1Summary) -> None:
 
 
 def run_bulk(args: argparse.Namespace, ctx) -> int:
-    """``--batch`` / ``--export-batch`` / ``--import-batch`` (issue 13): see ``memtui.batch``."""
+    """``--batch`` / ``--export-batch`` / ``--import-batch``: see ``memtui.batch``."""
     import openai
 
     from memtui.batch import ops

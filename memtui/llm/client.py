@@ -22,7 +22,7 @@ def make_async_client(settings: Settings, *, timeout: float | None = None) -> op
 
 
 def make_client(settings: Settings, *, timeout: float | None = None) -> openai.OpenAI:
-    """The blocking client, for the Batch API's few file and batch calls (issue 13)."""
+    """The blocking client, for the Batch API's few file and batch calls."""
     return openai.OpenAI(
         api_key=settings.api_key or "not-needed",
         base_url=settings.base_url,

@@ -1,4 +1,4 @@
-"""Which threads Phase 1 looks at (reference §4.1), and why each other thread is skipped.
+"""Which threads Phase 1 looks at (Codex's rules), and why each other thread is skipped.
 
 One query classifies every thread (bounded by the reference's scan limit), newest first, so the run summary can
 count skips by reason. The claim re-checks "up to date" inside its transaction; this is only the first pass.

@@ -31,7 +31,7 @@ from memtui.trust.hidden import strip_hidden
 
 
 class StageOneOutput(BaseModel):
-    """The Phase 1 contract (reference §6.2): unknown keys are an error; the slug may be null (or absent)."""
+    """The Phase 1 output contract, Codex's: unknown keys are an error; the slug may be null (or absent)."""
 
     model_config = ConfigDict(extra="forbid")
 

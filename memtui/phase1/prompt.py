@@ -1,7 +1,7 @@
 """The Phase 1 user message: token budget, conservative token estimate, middle truncation, template rendering.
 
 Codex assumes 4 bytes per token everywhere, which under-counts JSON and code and makes stage-1 requests overflow
-the context window (reference §4.6, issues #35093, #38860). Here the estimate counts byte classes: letters and
+the context window (openai/codex#35093, #38860). Here the estimate counts byte classes: letters and
 spaces (prose) at 4 bytes per token, punctuation, digits and control characters (JSON, code, paths) at
 ``bytes_per_token`` / 1.5 (2 by default), non-ASCII bytes at 2. A JSON rollout lands near 3 bytes per token,
 prose near 4, escaped or minified text lower. No tokenizer, nothing downloaded, a few C-speed passes over bytes.

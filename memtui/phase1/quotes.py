@@ -52,7 +52,7 @@ def user_quotes(text: str) -> list[str]:
 
 
 def has_user_quote(text: str) -> bool:
-    """True when ``text`` quotes the user at all (issue 13: the batch path reads the rollout's words only then)."""
+    """True when ``text`` quotes the user at all (the batch path reads the rollout's words only then)."""
     return bool(text) and _QUOTED.search(text) is not None
 
 

@@ -69,7 +69,7 @@ class Phase1Summary(BaseModel):
     sent_bytes: int = 0
     input_bytes: int = 0
     redactions: dict[str, int] = Field(default_factory=dict)
-    dropped_quotes: int = 0  # issue 16: output lines quoting words the user never said, removed before storage
+    dropped_quotes: int = 0  # output lines quoting words the user never said, removed before storage
     hidden_removed: int = 0  # invisible characters removed from the outputs before storage (``trust.hidden``)
     dropped_untrusted: int = 0  # lines presenting tool or agent text as the user's, removed before storage
     seconds: float = 0.0

@@ -209,17 +209,6 @@ def unstage(root: Path) -> None:
     run_git(root, "prune", "--expire=now")
 
 
-def commit_keeping(root: Path, keep_paths: list[str], message: str) -> str:
-    """New one-commit baseline = working tree, except ``keep_paths`` keep their baseline version.
-
-    Used for a person's own edit: the synced inputs that no consolidation has consumed yet stay "changed" for the
-    next Phase 2. The old commit and any object only it referenced are pruned.
-    """
-    run_git(root, "read-tree", "HEAD")
-    stage_all(root, keep=tuple(keep_paths))
-    return _commit_index_as_only_commit(root, message)
-
-
 def tree_keeping(root: Path, tree: str, keep_paths: list[str]) -> str:
     """``tree`` with ``keep_paths`` as the baseline has them: built from git objects alone (a temporary index), so
     the result is exactly the tree a person checked, whatever the working tree holds by now. Under the lock."""

@@ -158,7 +158,7 @@ SECTION_TITLES = {
 
 
 def _sections(raw_memory: str) -> dict[str, list[str]]:
-    """Sort a raw memory's bullets into the MEMORY.md block sections (reference §8.5).
+    """Sort a raw memory's bullets into the sections of a MEMORY.md block.
 
     Front matter, task headers and the metadata lines Phase 1 repeats per task are dropped: they
     already live in the task's heading, keywords and rollout_summary_files pointer.
@@ -409,7 +409,7 @@ def consolidate_offline(
 ) -> list[str]:
     """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written.
 
-    ``rejected`` (issue 11): normalised lines a person left out of an earlier run; the generated parts never hold
+    ``rejected``: normalised lines a person left out of an earlier run; the generated parts never hold
     them again. ``known``: every stage-1 memory (default: ``memories``); a line inside the generated block that none
     of them derives is a person's and is kept (``person_lines``). ``health_drops`` (normalised key -> line): approved
     lines that memory health found contradicted or a person proposed to remove; they are left out, and once the run

@@ -42,8 +42,8 @@ class PromptInputs:
     renames: list[Rename] = field(default_factory=list)
     tombstones: int = 0  # lines a person deleted, banned by hash (the agent never sees the words)
     rejections: list[Rejection] = field(default_factory=list)
-    do_not_relearn: list[str] = field(default_factory=list)  # issue 11: hunks a person left out, with reasons
-    forgotten: list[str] = field(default_factory=list)  # issue 11: forgotten rollouts and the lines they gave
+    do_not_relearn: list[str] = field(default_factory=list)  # hunks a person left out, with reasons
+    forgotten: list[str] = field(default_factory=list)  # forgotten rollouts and the lines they gave
     health: list[str] = field(default_factory=list)  # memory health: restated, contradicted, a person's proposals
 
 

@@ -92,7 +92,7 @@ def rejections_since_last_approval(conn: sqlite3.Connection) -> list[Rejection]:
     out = []
     for r in runs.rejected_since_last_approval(conn):
         run_id, reason, stat, written_json, pre = r.id, r.reason, r.stat, r.written_files, r.pre_snapshot
-        # The run's own writes (its journal's file list, kept when the run is decided while issue 10 drops the
+        # The run's own writes (its journal's file list, kept when the run is decided while the gate drops the
         # pre-run content), else every file of its diff (a person's edits included).
         names = written_json if written_json is not None else pre
         written = sorted(json.loads(names)) if names and names not in ("[]", "{}", "null") else None

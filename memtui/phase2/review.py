@@ -153,10 +153,6 @@ def pending_run(conn: sqlite3.Connection) -> Phase2Run | None:
     return runs.pending(conn)
 
 
-def recent_rejection_reasons(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
-    return runs.recent_rejection_reasons(conn, limit)
-
-
 def load_journal(conn: sqlite3.Connection, run_id: int) -> tuple[dict[str, Any], dict[str, str | None] | None]:
     pre = runs.pre_snapshot(conn, run_id)
     post_value = meta.get(conn, POST_KEY.format(run_id))
@@ -226,7 +222,7 @@ def approve(
     ``include_changes``: then the current tree is committed, and with ``expected_tree`` (the tree the person was
     shown, ``ReviewState.since_run.tree``) only if nothing changed again since. Busy root: ``MemoryRootBusy``.
 
-    Hunk by hunk (issue 11): ``except_ids`` leaves those hunks out (their lines stay as in the baseline) and
+    Hunk by hunk: ``except_ids`` leaves those hunks out (their lines stay as in the baseline) and
     records them as rejected with ``reason``; ``amendments`` ({hunk id: text}) commit a reviewer's text instead
     of the run's new lines. ``trusted_ids`` approves a hunk's tool-only or flagged lines for what agents load. The
     committed tree is the reviewed tree with exactly those changes, and the memory

@@ -1,4 +1,4 @@
-"""File stems of ``rollout_summaries/<stem>.md`` (reference §8.3), reproduced exactly.
+"""File stems of ``rollout_summaries/<stem>.md``, reproduced exactly as Codex names them.
 
 The stem is stable for one thread snapshot, so re-syncing an unchanged selection rewrites nothing and git sees no change.
 """

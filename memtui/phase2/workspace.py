@@ -85,7 +85,7 @@ def resolve_stems(root: Path, memories: Iterable[Stage1Output]) -> dict[str, str
     """thread id -> the stem its summary file uses. A re-extraction changes the slug (a new model answer) but not
     the ``<ts>-<hash4>`` prefix of a UUIDv7 thread: when a file for the same thread already exists under that
     prefix, its name is kept, so the file is modified in place rather than deleted and added (a stable stem).
-    A UUIDv4 thread's timestamp is ``source_updated_at`` (reference §8.3), which a re-extraction moves: its file
+    A UUIDv4 thread's timestamp is ``source_updated_at`` (as Codex stems it), which a re-extraction moves: its file
     is renamed, and the consolidation prompt lists the rename."""
     folder = root / ROLLOUT_SUMMARIES
     try:
@@ -199,7 +199,7 @@ def rebuild_raw_memories(root: Path, memories: list[Stage1Output], stems: dict[s
 
 
 def prune_old_extension_resources(root: Path, retention_days: int = EXTENSION_RESOURCE_RETENTION_DAYS) -> int:
-    """Delete ``extensions/<ext>/resources/<YYYY-MM-DDTHH-MM-SS…>.md`` at or before now - 7 days (reference §7.5)."""
+    """Delete ``extensions/<ext>/resources/<YYYY-MM-DDTHH-MM-SS…>.md`` at or before now - 7 days, Codex's retention."""
     base = root / "extensions"
     if not base.is_dir():
         return 0

@@ -1,4 +1,4 @@
-"""Codex CLI rollouts (reference §15): the index row from the head of a file, and typed line reading.
+"""Codex CLI rollouts: the index row from the head of a file, and typed line reading.
 
 The index needs little: the first ``session_meta`` (id, cwd, source, git; the memory mode from the last one, as
 Codex reads it), the first real user message

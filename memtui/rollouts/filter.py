@@ -1,4 +1,4 @@
-"""The memory-relevant part of a rollout (reference §4.3), as Phase 1 and the conversation view read it.
+"""The memory-relevant part of a rollout (what Codex keeps), as Phase 1 and the conversation view read it.
 
 Codex: ``response_item`` lines pass ``sanitize_response_item`` (developer messages dropped; only the item types
 of ``should_persist_response_item_for_memories`` kept); ``inter_agent_communication`` lines become
@@ -16,7 +16,7 @@ decision shared with previews, titles and the offline extractor): injected conte
 (``<environment_context>``, ``<subagent_notification>``) becomes a ``context`` message, and all other injected
 text (instruction files, compaction summaries, interrupt markers, command wrappers and output) is dropped.
 
-The result is NOT redacted: the caller redacts the serialized string as a whole (reference §4.3 step 3).
+The result is NOT redacted: the caller redacts the serialized string as a whole, after serializing.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def sanitize_response_item(item: dict[str, Any]) -> list[dict[str, Any]]:
-    """``sanitize_response_item_for_memories`` (reference §4.3), then the user's words told from injected text:
+    """Codex's ``sanitize_response_item_for_memories``, then the user's words told from injected text:
     the items to keep for this one (none, one, or a user message split around context)."""
     kind = item.get("type")
     if kind == "message":

@@ -354,11 +354,6 @@ def quick_scan(data: bytes, start: bytes, boundary: bytes) -> LineScan:
     return LineScan(stats)
 
 
-def quick_stats(data: bytes, start: bytes, boundary: bytes) -> LineStats:
-    """``quick_scan``'s exact line accounting alone."""
-    return quick_scan(data, start, boundary).stats
-
-
 _TIMESTAMP_KEYS = (b'"timestamp":"', b'"timestamp": "')  # compact (what Codex and Claude Code write), spaced
 _MAX_TIMESTAMP_TRIES = 64
 _TAIL = 1 << 16

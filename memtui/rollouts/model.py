@@ -1,6 +1,6 @@
 """The normalized thread model (one per rollout file, Codex or Claude Code) and the rollout line models.
 
-Line models follow the Codex rollout format (reference §15) and Claude Code transcripts. They are deliberately
+Line models follow the Codex rollout format and Claude Code transcripts. They are deliberately
 loose (``extra="allow"``, every field optional but the tag): rollouts come from many agent versions and a newer
 field must never make a line unreadable. Hot paths (ingest, the memory filter) work on plain dicts; these models
 are the documented shape and what the readers hand to callers that want one typed line at a time.
@@ -39,7 +39,7 @@ class _Loose(BaseModel):
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
 
-# --- Codex (reference §15) -------------------------------------------------------------------------------------
+# --- Codex -------------------------------------------------------------------------------------------------------
 
 
 class GitInfo(_Loose):

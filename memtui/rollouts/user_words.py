@@ -12,7 +12,7 @@ markers, slash-command wrappers and their output, IDE notes, hook output, system
 * ``drop``    injected text with no place in memory (instructions, summaries, markers, wrappers, command output).
 
 Matching is on the trimmed start (and for instruction blocks the end) of a fragment, ASCII case-insensitive, as
-Codex classifies its contextual fragments (reference §4.3).
+Codex classifies its contextual fragments.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Literal
 
 Kind = Literal["user", "context", "drop"]
 
-# Codex's memory-excluded fragments (reference §4.3): a start and an end that must both match.
+# Codex's memory-excluded fragments: a start and an end that must both match.
 _EXCLUDED_BLOCKS = (("# agents.md instructions", "</instructions>"), ("<skill>", "</skill>"))
 # Context Codex keeps in the memory input (its "harness context" tier): labelled, never the user's words. The tags
 # of ``CONTEXTUAL_USER_FRAGMENT_MATCHERS`` in codex-rs ``core/src/context/contextual_user_message.rs`` (and the
@@ -101,7 +101,7 @@ def _iends(text: str, suffix: str) -> bool:
 
 
 def is_memory_excluded_fragment(text: str) -> bool:
-    """AGENTS.md instruction blocks and ``<skill>`` blocks (trimmed, ASCII case-insensitive), reference §4.3."""
+    """AGENTS.md instruction blocks and ``<skill>`` blocks (trimmed, ASCII case-insensitive), as Codex matches them."""
     trimmed = text.strip()
     return _excluded(trimmed, _ascii_head(trimmed))
 

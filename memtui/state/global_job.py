@@ -1,4 +1,4 @@
-"""The single global Phase 2 job (reference §5.3): claim, heartbeat and finalize, all owned by a token.
+"""The single global Phase 2 job: claim, heartbeat and finalize, all owned by a token.
 
 Every write after the claim is conditional on ``ownership_token``, so a worker whose lease was taken over can no
 longer change the row. Claims run inside ``BEGIN IMMEDIATE`` so two processes never both see the lock free.

@@ -123,7 +123,7 @@ def stage1_is_up_to_date(conn: sqlite3.Connection, thread_id: str, source_update
     return any(v is not None and v >= source_updated_at for v in (row[0], row[1]))
 
 
-# issue 13: jobs sent in a batch hold a lease for the batch window but no local model slot, so they do not count
+# Jobs sent in a batch hold a lease for the batch window but no local model slot, so they do not count
 # against the running cap (worker ids of batch submissions start with this prefix).
 BATCH_WORKER_PREFIX = "memtui-batch-"
 
@@ -150,7 +150,7 @@ def try_claim_stage1_job(
     """Claim the stage-1 job of one thread with a fresh uuid4 token, or say why not.
 
     ``force`` (a manual ``--thread``) skips the up-to-date check and the retry gates, never a live lease or the cap.
-    ``max_running_jobs`` None: no cap (issue 13: batch requests hold no local model slot).
+    ``max_running_jobs`` None: no cap (batch requests hold no local model slot).
     """
     now = clock.now_s()
     with immediate(conn):
@@ -272,7 +272,7 @@ def mark_stage1_job_failed(
 
 
 def release_stage1_job(conn: sqlite3.Connection, thread_id: str, token: str, reason: str) -> bool:
-    """issue 13: owned running row -> pending, no retry spent (work that never reached a model: an expired batch)."""
+    """Owned running row -> pending, no retry spent (work that never reached a model: an expired batch)."""
     with immediate(conn):
         cur = conn.execute(
             """
@@ -285,7 +285,7 @@ def release_stage1_job(conn: sqlite3.Connection, thread_id: str, token: str, rea
 
 
 def enqueue_global_consolidation(conn: sqlite3.Connection, watermark: int) -> None:
-    """Upsert the global Phase 2 job as pending with a monotonic input watermark (reference §5.3).
+    """Upsert the global Phase 2 job as pending with a monotonic input watermark, as Codex keeps it.
 
     One statement, so it is atomic on its own and also safe inside the caller's transaction. A running job stays
     running; ``finished_at`` is kept so the success cooldown still applies; a watermark that is not newer still

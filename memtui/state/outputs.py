@@ -1,4 +1,4 @@
-"""``stage1_outputs`` writes: one row per thread, the newest extracted snapshot wins (reference §4.4, §5.3).
+"""``stage1_outputs`` writes: one row per thread, the newest extracted snapshot wins.
 
 Callers hold the transaction (these are single statements, safe inside ``immediate(conn)``).
 """
@@ -31,7 +31,7 @@ def upsert_stage1_output(
         INSERT INTO stage1_outputs (thread_id, source_updated_at, raw_memory, rollout_summary, rollout_slug,
                                     generated_at, offline)
         SELECT ?, ?, ?, ?, ?, ?, ?
-        WHERE NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = ?)  -- issue 11: forgotten stays so
+        WHERE NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = ?)  -- forgotten stays so
         ON CONFLICT (thread_id) DO UPDATE SET
           source_updated_at = excluded.source_updated_at,
           raw_memory = excluded.raw_memory,

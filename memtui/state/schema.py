@@ -1,7 +1,7 @@
 """Forward-only migrations. Each entry upgrades ``PRAGMA user_version`` by one.
 
 Column semantics of ``stage1_outputs`` and ``jobs`` follow Codex's ``memories_1.sqlite``
-(reference §5.1); times are unix seconds.
+(Codex's columns); times are unix seconds.
 """
 
 MIGRATIONS: list[str] = [
@@ -161,7 +161,7 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE threads DROP COLUMN user_messages;
     """,
-    # issue 13: bulk extraction through the OpenAI Batch API, or a JSONL file for `vllm run-batch`. One submission
+    # Bulk extraction through the OpenAI Batch API, or a JSONL file for `vllm run-batch`. One submission
     # per input file (split at 50,000 requests / 200 MB); one request per claimed rollout, holding the job's token.
     """
     CREATE TABLE IF NOT EXISTS batch_submissions (
@@ -199,7 +199,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS idx_batch_requests_status ON batch_requests(submission_id, status);
     CREATE INDEX IF NOT EXISTS idx_batch_requests_custom ON batch_requests(custom_id);
     """,
-    # issue 14: the full-text search documents (memory.search builds the FTS5 index over them with sqlite-utils).
+    # The full-text search documents (memory.search builds the FTS5 index over them with sqlite-utils).
     # Stage-1 summaries and raw memories follow stage1_outputs through triggers; a deleted thread or output takes
     # its documents with it and asks the next refresh to purge the index (FTS5 keeps deleted terms until merged).
     """
@@ -262,7 +262,7 @@ MIGRATIONS: list[str] = [
     SELECT 'raw_memory', o.thread_id, COALESCE(t.cwd, ''), o.raw_memory
     FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id WHERE TRIM(o.raw_memory) != '';
     """,
-    # issue 10: a run records the exact tree it produced (approve commits that tree and nothing else) with a blob
+    # A run records the exact tree it produced (approve commits that tree and nothing else) with a blob
     # id per file, and keeps only counts once decided: stored diffs and pre-run snapshots of decided runs are dropped.
     """
     ALTER TABLE phase2_runs ADD COLUMN reviewed_tree TEXT;      -- git tree id of the workspace the review shows
@@ -276,7 +276,7 @@ MIGRATIONS: list[str] = [
     UPDATE phase2_runs SET diff = NULL, input_diff = NULL, pre_snapshot = NULL
         WHERE status NOT IN ('running', 'awaiting_review');
     """,
-    # issue 11: the paper trail: decisions (audit records), snapshots of approved versions, rejected hunks that
+    # The paper trail: decisions (audit records), snapshots of approved versions, rejected hunks that
     # teach the next run, forgotten rollouts; a run's kind tells a consolidation from a restore awaiting review.
     """
     CREATE TABLE IF NOT EXISTS decisions (

@@ -1,4 +1,4 @@
-"""Phase 2 input selection and the retention prune (reference §5.3, §5.4).
+"""Phase 2 input selection and the retention prune, as Codex does them.
 
 Ranking favours memories that agents actually cited (usage), then recent use; only rows whose thread is still
 ``enabled``/``legacy`` are visible. The final order is thread id ascending so the synced files do not churn.

@@ -51,7 +51,7 @@ _THREAD_UPSERT = (
     f"INSERT INTO threads ({', '.join(THREAD_COLUMNS)}) VALUES ({', '.join('?' * len(THREAD_COLUMNS))}) "
     f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in THREAD_COLUMNS if c != 'id')}"
 )
-# issue 11: a forgotten rollout's words (its first message, its title) are not indexed again when its file changes.
+# A forgotten rollout's words (its first message, its title) are not indexed again when its file changes.
 _FORGOTTEN = "EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = excluded.id)"
 _THREAD_UPSERT = _THREAD_UPSERT.replace(
     "preview=excluded.preview", f"preview=CASE WHEN {_FORGOTTEN} THEN '' ELSE excluded.preview END"

@@ -33,19 +33,6 @@ def is_hidden(ch: str) -> bool:
     return unicodedata.category(ch) in ("Cf", "Cc")
 
 
-def kind_of(ch: str) -> str:
-    cp = ord(ch)
-    if cp in _BIDI:
-        return "bidi control"
-    if cp in _ZERO_WIDTH:
-        return "zero-width"
-    if cp in _TAGS:
-        return "tag character"
-    if cp in _VARIATION:
-        return "variation selector"
-    return "control" if unicodedata.category(ch) == "Cc" else "format character"
-
-
 # Every character that may be hidden: controls (less those ``_KEEP`` holds) and all beyond ASCII. The regex finds
 # them in C, so text of printable ASCII (most memory) is not walked a character at a time in Python.
 _SUSPECT = re.compile(r"[^\x20-\x7e\n\t\r\x0b\x0c\x1c\x1d\x1e]")

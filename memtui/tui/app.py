@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
@@ -24,6 +24,7 @@ from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
+from memtui import clock
 from memtui.context import Context, open_context
 from memtui.state.status import Status, read_status
 from memtui.tui import tasks
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 STATUS_REFRESH_SECONDS = 15.0
 MEMORY_ROOT_POLL_SECONDS = 2.0  # how soon a change made outside memtui (a shell, an editor) shows in the UI
 LOG_LIMIT = 500
+STILL_TOAST_SECONDS = 24 * 3600.0  # a toast in a still app (snapshots) outlives any run, however slow the machine
 
 
 def _mode(module: str, cls: str) -> Callable[[], Screen]:
@@ -135,6 +137,7 @@ class MemtuiApp(App[int]):
         ingest_on_start: bool = True,
         status_refresh: bool = True,
         cursor_blink: bool = True,
+        toasts_expire: bool = True,
         keymap: dict[str, str] | None = None,
     ) -> None:
         super().__init__()
@@ -142,6 +145,7 @@ class MemtuiApp(App[int]):
         self.ingest_on_start = ingest_on_start
         self.status_refresh = status_refresh
         self.cursor_blink = cursor_blink
+        self.toasts_expire = toasts_expire
         self.keymap = keymap or {}
         self.status: Status | None = None
         self.status_signal: Signal[Status] = Signal(self, "status")
@@ -171,6 +175,12 @@ class MemtuiApp(App[int]):
             self.set_interval(MEMORY_ROOT_POLL_SECONDS, self.watch_memory_root)
         if self.ingest_on_start:
             self.run_ingest(quiet=True)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Without blink, every cursor that gets focus stays drawn (whatever screen or dialog composed it), so a
+        screenshot never depends on when the blink timer last fired."""
+        if not self.cursor_blink and getattr(event.widget, "cursor_blink", False):
+            event.widget.cursor_blink = False  # type: ignore[attr-defined]
 
     def task_context(self) -> Context:
         """A Context for a worker thread: same settings and paths, its own connection."""
@@ -212,7 +222,13 @@ class MemtuiApp(App[int]):
         markup: bool = True,
     ) -> None:
         """Every notification also goes to the task log (``ctrl+n``), which keeps it after the toast is gone."""
-        self._record(LogEntry(time.time(), title or "note", message, severity))
+        self._record(LogEntry(clock.now(), title or "note", message, severity))
+        self._toast(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def _toast(self, message: str, *, title: str, severity: SeverityLevel, timeout: float | None, markup: bool) -> None:
+        """A toast's expiry runs on the wall clock: a still app keeps every toast up so screenshots do not race it."""
+        if not self.toasts_expire:
+            timeout = STILL_TOAST_SECONDS
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def report_error(self, where: str, error: BaseException | str) -> None:
@@ -229,7 +245,7 @@ class MemtuiApp(App[int]):
             self.notify(f"{title} is already running.", severity="warning", markup=False)
             return False
         cancel = self._tasks.cancels[name] = threading.Event()
-        state = self._tasks.running[name] = TaskState(name, title, quiet, time.time())
+        state = self._tasks.running[name] = TaskState(name, title, quiet, clock.now())
         if not quiet:
             self._record(LogEntry(state.started, title, "started", outcome="running", task=name))
         self.tasks_signal.publish(self._tasks.running)
@@ -276,7 +292,7 @@ class MemtuiApp(App[int]):
         if entry is None and state is not None and (not state.quiet or severity != "information"):
             entry = self._record(LogEntry(state.started, state.title, "", task=name))
         if entry is not None:
-            entry.outcome, entry.message, entry.severity, entry.ended = outcome, message, severity, time.time()
+            entry.outcome, entry.message, entry.severity, entry.ended = outcome, message, severity, clock.now()
             self.log_signal.publish(self.task_log)
         return state
 
@@ -286,7 +302,7 @@ class MemtuiApp(App[int]):
         out = replace(out, summary=tasks.screen_words(out.summary))
         state = self._end_task(message.name, out.verb, out.summary, out.severity)
         if not (state and state.quiet and not out.news and out.severity == "information"):
-            super().notify(
+            self._toast(
                 out.summary, title=f"{message.title} {out.verb}", severity=out.severity, markup=False, timeout=8
             )
         self.data_changed(message.name)
@@ -296,7 +312,7 @@ class MemtuiApp(App[int]):
         error = tasks.screen_words(message.error)
         self._end_task(message.name, "failed", error, "error")
         self.task_errors.append(error)
-        super().notify(error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
+        self._toast(error, title=f"{message.title} failed", severity="error", markup=False, timeout=15)
         self.data_changed(message.name)
 
     @on(Worker.StateChanged)
@@ -418,7 +434,7 @@ class MemtuiApp(App[int]):
         if last is not None and sig != last:
             self.data_signal.publish("disk")
 
-    # ---- leaving with unsaved edits (issue 10: a person's edit is never lost) ---------------------------------
+    # ---- leaving with unsaved edits (a person's edit is never lost) --------------------------------------------------
 
     editor_screen: MemoryScreen | None = None  # the memory editor registers itself when it mounts
 
@@ -573,6 +589,7 @@ def make_app(
     ctx: Context | None = None,
     ingest_on_start: bool = False,
     cursor_blink: bool = True,
+    toasts_expire: bool = True,
     status_refresh: bool = True,
     keymap: dict[str, str] | None = None,
 ) -> MemtuiApp:
@@ -581,6 +598,7 @@ def make_app(
         ctx or open_context(home=home),
         ingest_on_start=ingest_on_start,
         cursor_blink=cursor_blink,
+        toasts_expire=toasts_expire,
         status_refresh=status_refresh,
         keymap=keymap,
     )

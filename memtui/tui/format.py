@@ -28,10 +28,6 @@ def fmt_size(n: int | None) -> str:
     return f"{n}B"
 
 
-def fmt_int(n: int | None) -> str:
-    return "-" if n is None else f"{n:,}"
-
-
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``1 file``, ``2 files``; ``many`` for irregular plurals (``1 memory``, ``2 memories``)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"

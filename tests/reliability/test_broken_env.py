@@ -19,7 +19,6 @@ from memtui.ingest import run_ingest
 from memtui.phase1.run import run_phase1
 from memtui.phase2 import baseline, review
 from memtui.phase2.consolidate import run_phase2
-from memtui.testing.chat_server import ChatServer, reply_garbage
 from tests.fixtures.rollouts import write_codex_rollout
 from tests.reliability import figures
 from tests.reliability.harness import (
@@ -34,6 +33,7 @@ from tests.reliability.harness import (
     run_cli,
 )
 from tests.reliability.trials import THREADS, seed_phase2, seed_rollouts
+from tests.support.chat_server import ChatServer, reply_garbage
 
 
 def _sha(path: Path) -> str:

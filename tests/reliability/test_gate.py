@@ -18,10 +18,10 @@ from memtui.phase2 import review
 from memtui.phase2.baseline import BaselineError
 from memtui.phase2.consolidate import recover_interrupted_runs, run_phase2
 from memtui.state.global_job import read_global_job
-from memtui.testing.chat_server import ChatServer, reply_text, reply_tool_calls
 from tests.reliability import figures
 from tests.reliability.harness import LEASE, NOW, Home, find_leaks, frozen, home_blobs, kill_when, spawn
 from tests.reliability.scale import SEED
+from tests.support.chat_server import ChatServer, reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output
 
 THREADS = ["0194f5a6-89ab-7cde-8123-0000000000" + f"{i:02d}" for i in range(1, 40)]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.testing.chat_server import ChatServer
 from tests.reliability import figures
 from tests.reliability.scale import CHUNKS, GATE_KILL_TRIALS, PHASE1_KILL_TRIALS, PHASE2_KILL_TRIALS, SEED, chunk_sizes
 from tests.reliability.trials import gate_kill_trial, phase1_kill_trial, phase2_kill_trial
+from tests.support.chat_server import ChatServer
 
 
 def _run(kind, area, total, chunk, tmp_path):

@@ -14,11 +14,11 @@ from memtui.phase1.run import run_phase1
 from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
 from memtui.state.db import connect
-from memtui.testing.chat_server import ChatServer, reply_json, reply_text, reply_tool_calls
 from tests.fixtures.rollouts import write_codex_rollout
 from tests.reliability import figures
 from tests.reliability.harness import IDLE, NOW, VALID, Home, frozen, integrity_ok, spawn
 from tests.reliability.trials import AGENT_MEMORY, AGENT_SUMMARY, THREADS, thread_of
+from tests.support.chat_server import ChatServer, reply_json, reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output
 
 

@@ -14,12 +14,12 @@ from memtui.phase1.run import run_phase1
 from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
 from memtui.redact import redact
-from memtui.testing.chat_server import ChatServer, Reply, reply_json, reply_text, reply_tool_calls
 from tests.fixtures.redaction_eval import FP_TARGET, corpus
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 from tests.fixtures.secrets import POSITIVES
 from tests.reliability import figures
 from tests.reliability.harness import IDLE, NOW, Home, find_leaks, frozen, home_blobs
+from tests.support.chat_server import ChatServer, Reply, reply_json, reply_text, reply_tool_calls
 
 SECRETS = [s.secret for s in POSITIVES]
 CONTEXTS = [s.context for s in POSITIVES]

@@ -15,10 +15,10 @@ import pytest
 
 from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from tests.agent_reads import agent_reads
 from tests.conftest import FROZEN_NOW
 from tests.reliability import figures
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import fake_clis  # noqa: F401  (fixture)
 from tests.test_phase2_support import add_output, context
 

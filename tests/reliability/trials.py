@@ -21,7 +21,6 @@ from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
 from memtui.redact import redact_text
 from memtui.state.db import connect
-from memtui.testing.chat_server import ChatServer, Reply, reply_error, reply_json, reply_text, reply_tool_calls
 from memtui.trust.markers import strip_all
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 from tests.reliability.harness import (
@@ -36,6 +35,7 @@ from tests.reliability.harness import (
     kill_when,
     spawn,
 )
+from tests.support.chat_server import ChatServer, Reply, reply_error, reply_json, reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output
 
 _ID_IN_PATH = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl")
@@ -312,7 +312,7 @@ def _prepare_gate(home: Home, server: ChatServer, mode: str, rng: random.Random)
     """Bring the home to the step to kill; returns that step's command line and environment."""
     from memtui import history
     from memtui.review import decide
-    from memtui.testing import fake_agents
+    from tests.support import fake_agents
 
     env = home.env(server.base_url)
     with frozen(NOW):

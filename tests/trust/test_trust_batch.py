@@ -8,9 +8,9 @@ from memtui.batch import ops
 from memtui.rollouts.filter import memory_items
 from memtui.rollouts.model import Transcript
 from memtui.state.outputs import get_stage1_output
-from memtui.testing.batch_server import VALID_OUTPUT, ok
 from memtui.trust import markers
 from memtui.trust.classes import Trust, item_classes
+from tests.support.batch_server import VALID_OUTPUT, ok
 from tests.test_batch import fresh, home, server  # noqa: F401  (fixtures)
 from tests.test_phase1_run import seed
 

@@ -6,10 +6,10 @@ import pytest
 
 from memtui.phase2 import review
 from memtui.phase2.consolidate import run_phase2
-from memtui.testing.chat_server import reply_text, reply_tool_calls
 from memtui.trust import markers
 from memtui.trust.classes import Trust
 from tests.conftest import FROZEN_NOW
+from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context
 
 A = "019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b"

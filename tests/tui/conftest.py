@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -64,7 +64,36 @@ def snapshot_home(snapshot_template: Path, tmp_path: Path, frozen_clock: int, mo
 
 
 def app_for(home: Path) -> MemtuiApp:
-    return make_app(home=home, ingest_on_start=False, cursor_blink=False, status_refresh=False)
+    """A still app: no blinking cursor and no expiring toast (both run on the wall clock), no background work."""
+    return make_app(home=home, ingest_on_start=False, cursor_blink=False, toasts_expire=False, status_refresh=False)
+
+
+def assert_still(app: MemtuiApp) -> None:
+    """What a screenshot of ``app`` shows depends on no timer: the focused cursor does not blink."""
+    assert not app.cursor_blink and not app.toasts_expire
+    focused = app.focused
+    assert not getattr(focused, "cursor_blink", False), f"{focused!r} blinks"
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
+    """The plugin's ``snap_compare`` for still apps only: every screenshot is checked to depend on no timer, so a
+    snapshot cannot pass on a quiet machine and fail on a loaded one."""
+
+    def compare(
+        app: MemtuiApp, *, terminal_size: tuple[int, int], run_before: Callable[[Pilot], Awaitable[None]] | None = None
+    ) -> bool:
+        assert isinstance(app, MemtuiApp), "snapshots take an app made by app_for()"
+        assert not app.cursor_blink and not app.toasts_expire, "snapshots take an app made by app_for()"
+
+        async def checked(pilot: Pilot) -> None:
+            if run_before is not None:
+                await run_before(pilot)
+            assert_still(pilot.app)  # type: ignore[arg-type]
+
+        return snap_compare(app, terminal_size=terminal_size, run_before=checked)
+
+    return compare
 
 
 async def settle(pilot: Pilot) -> None:

@@ -1,4 +1,4 @@
-"""Pilot tests for issue 15, one group per numbered item: progress and the task log, failures explained,
+"""Pilot tests of daily use, one group per concern: progress and the task log, failures explained,
 Phase 2 ignoring the cooldown, small and large terminals, one vocabulary, the detail view, the empty state,
 and the smaller items (plus search, $EDITOR, clipboard, clickable tabs)."""
 

@@ -1,4 +1,4 @@
-"""Pilot tests of issue 10's review gate in the UI: the editor never overwrites an unseen change (2), unsaved text is
+"""Pilot tests of the review gate in the UI: the editor never overwrites an unseen change (2), unsaved text is
 never lost on quit or leaving (3), the review screen shows pending edits like `review show` (8), and approving
 files changed since the run is a choice made after seeing them."""
 

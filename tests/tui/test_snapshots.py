@@ -14,7 +14,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
-from tests.tui.conftest import SIZE, app_for, settle
+from memtui.tui.app import make_app
+from tests.tui.conftest import SIZE, app_for, assert_still, settle
 from tests.tui.homes import ANSWER, T_DOCS
 
 
@@ -89,3 +90,25 @@ SIZES = {"120x36": SIZE, "80x24": (80, 24), "200x50": (200, 50)}
 @pytest.mark.parametrize("case", list(CASES))
 def test_screen(case: str, size: str, snapshot_home: Path, snap_compare: Any) -> None:
     assert snap_compare(app_for(snapshot_home), terminal_size=SIZES[size], run_before=CASES[case])
+
+
+def test_a_snapshot_refuses_an_app_whose_cursor_blinks_or_whose_toasts_expire(
+    snapshot_home: Path, snap_compare: Any
+) -> None:
+    for app in (
+        make_app(home=snapshot_home, cursor_blink=True, toasts_expire=False, status_refresh=False),
+        make_app(home=snapshot_home, cursor_blink=False, toasts_expire=True, status_refresh=False),
+    ):
+        with pytest.raises(AssertionError, match="app_for"):
+            snap_compare(app, terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("case", ["search", "review_amend_dialog", "review_reject_dialog", "memory_editing"])
+async def test_the_focused_cursor_of_a_snapshot_never_blinks(case: str, snapshot_home: Path) -> None:
+    """Whatever screen or dialog composed the focused input, the still app turns its blink off (the search and
+    amend snapshots used to differ under load by the blink's phase)."""
+    app = app_for(snapshot_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await CASES[case](pilot)
+        assert hasattr(app.focused, "cursor_blink")
+        assert_still(app)

@@ -75,7 +75,7 @@ class MemoryScreen(MemtuiScreen):
             with Vertical(id="memory-side"):
                 yield Label("Checks", classes="section-title")
                 yield Static("", id="memory-warnings", markup=False)
-                yield LintLine(id="memory-lint")  # issue 14: cross-project findings (memtui lint)
+                yield LintLine(id="memory-lint")  # cross-project findings (memtui lint)
                 yield Label("Workspace vs baseline", classes="section-title")
                 yield DiffView(id="edit-diff")
 

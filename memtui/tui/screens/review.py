@@ -109,7 +109,7 @@ class ReviewScreen(MemtuiScreen):
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="review-meta", markup=False)
-        yield LintLine(id="review-lint")  # issue 14: cross-project findings of the memory under review
+        yield LintLine(id="review-lint")  # cross-project findings of the memory under review
         with Horizontal(id="review-body"):
             yield VimOptionList(id="files")
             with Vertical(id="review-diffs"):

@@ -6,7 +6,6 @@ and counts (``12/40``) and what is happening now. Hidden when nothing runs; neve
 from __future__ import annotations
 
 import re
-import time
 
 from textual import getters
 from textual.app import ComposeResult
@@ -14,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Label, ProgressBar
 
+from memtui import clock
 from memtui.tui.app import MemtuiApp, TaskState
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -21,7 +21,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 def counts_text(state: TaskState) -> str:
     """``12/40`` and the elapsed time, so even an indeterminate task shows it is alive."""
-    elapsed = max(0.0, time.time() - state.started)
+    elapsed = max(0.0, clock.now() - state.started)
     took = f"{elapsed:.0f}s" if elapsed < 90 else f"{elapsed / 60:.0f}m"
     if state.total:
         return f"{state.done:,.0f}/{state.total:,.0f} · {took}"

@@ -66,11 +66,6 @@ class WindowedTable(DataTable):
         self.window = min(self.WINDOW, max(self.MIN_WINDOW, screen_height + self.MARGIN))
         return self.window
 
-    def window_for(self, index: int) -> int:
-        """The offset of the window that puts ``index`` near its middle."""
-        index = min(max(index, 0), max(self.row_total - 1, 0))
-        return max(0, min(index - self.window // 2, self.row_total - self.window))
-
     def _need(self, index: int) -> None:
         index = min(max(index, 0), max(self.row_total - 1, 0))
         self.post_message(self.NeedWindow(self, index))

@@ -14,8 +14,8 @@ import json
 import re
 from typing import Any
 
-from memtui.testing.chat_server import Reply, reply_json, reply_text, reply_tool_calls
 from memtui.trust.hidden import tag_payload
+from tests.support.chat_server import Reply, reply_json, reply_text, reply_tool_calls
 
 _ITEM = re.compile(r"^\[item (\d+)\] ([^:]*): (.*)$")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
