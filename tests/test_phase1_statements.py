@@ -53,6 +53,8 @@ def test_held_out_figures_meet_their_targets():
         ("Keep the cache TTL at 300 seconds.", True),
         ("Before each commit, run cargo clippy with -D warnings.", True),
         ("Force-pushing to main is not allowed.", True),
+        ("No database migrations on Fridays, please.", True),  # a prohibition said as a noun phrase
+        ("No problem at all with this.", False),
         ("The smoke tests take five minutes on every run.", False),  # recurring, but no instruction
         ("Run the linters before each release this time.", False),  # time-limited
         ("Do we have to keep the cache?", False),

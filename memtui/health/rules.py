@@ -4,18 +4,23 @@ A block's statement (the user's quoted words when the bullet quotes them, else t
 clauses; each clause has content terms (the normalised words of ``phase1.statements.normalized``, lightly stemmed,
 numbers in words as digits, stop words out) and, per term, a polarity: negative when a negator (never, don't,
 avoid, not, no longer, dropped...) stands before it in its phrase, when it is the old side of a replacement ("from
-X to Y", "replaced X with Y") or the subject of "is not allowed" / "is retired". A capitalised word inside a
-sentence is a name, remembered with the word before it (its place). A later sentence of the user is then:
+X to Y", "replaced X with Y", "now that X left") or the subject of "is not allowed" / "is retired". A subject
+before "must never" takes no side (it may be what is forbidden or only where), and a flip counts only when it holds
+the negated predicate ("Database migrations must be reviewed" flips nothing of "Don't run database migrations"). A
+capitalised word inside a sentence is a name, remembered with the word before it (its place); a number, with its
+slot (its unit, else the word it is the value of: a batch size of 64 is no seed of 42); a path is a value of its
+own kind. A later sentence of the user is then:
 
 - **restated**: a rule-like statement (``phase1.statements.is_rule_like``: the offline extractor's durable
   statements, and standing rules said without a normative word) holding most of a clause's terms with the same
-  polarities and one of its values; or, for a block that states a fact, the same fact said plainly with all its
-  values and next to nothing else;
+  polarities and one of its values; or the same fact said plainly with all its values and next to nothing else
+  (for a rule that names a value, with another verb: "Background jobs go through Celery.");
 - **contradicted**: a rule-like or change-marked statement ("now", "no longer", "instead", "switched", "actually")
   on the same topic that flips a shared term's polarity ("use npm" after "never npm"), puts another value of the
   same kind in a value's place ("Thursdays" after "Tuesdays", port 8002 after 8001, yarn after pnpm, one approval
-  after two), another name in a name's place ("with Cypress" after "with Playwright", or the new side of a
-  replacement) or says the old value is out ("not on Tuesdays", "dropped iOS 15");
+  after two), another name in a name's place ("with Cypress" after "with Playwright", the new side of a
+  replacement, "we're on X now"), an antonym (kept for cleared, in for out, fixed for random) or says the old value
+  is out ("not on Tuesdays", "dropped iOS 15");
 - **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "why did you ...?") on the
   clause's topic that agrees with the block;
 - otherwise nothing.
@@ -72,6 +77,14 @@ _OPPOSITES: dict[str, frozenset[str]] = {
     "private": frozenset(["public"]),
     "sync": frozenset(["async"]),
     "async": frozenset(["sync"]),
+    # kept or cleared, in or out, fixed or random: "leave the outputs in" after "cleared of outputs"
+    "cleared": frozenset(["kept", "keep", "leave", "left", "in"]),
+    "clear": frozenset(["kept", "keep", "leave", "left"]),
+    "kept": frozenset(["cleared", "clear", "removed", "stripped", "deleted"]),
+    "out": frozenset(["in"]),
+    "fixed": frozenset(["random", "randomly", "each time", "every time"]),
+    "random": frozenset(["fixed"]),
+    "randomly": frozenset(["fixed"]),
 }
 # past forms without -ed, to their base, so "is written in German" meets "Write ... in English"
 _IRREGULAR = {
@@ -190,7 +203,8 @@ _REPLACED = re.compile(
 # the block's name wherever the block put it
 _NEW_VALUE = re.compile(
     r"\b(?:(?:switch|mov|migrat|chang|port|transition)\w*|went)\s+(?:\S+\s+){0,4}?(?:over\s+)?to\s+(?:the\s+)?"
-    r"|\breplac\w*\s+(?:\S+\s+){1,4}?(?:with|by)\s+(?:the\s+)?|\bin\s+favou?r\s+of\s+(?:the\s+)?",
+    r"|\breplac\w*\s+(?:\S+\s+){1,4}?(?:with|by)\s+(?:the\s+)?|\bin\s+favou?r\s+of\s+(?:the\s+)?"
+    r"|\b(?:we'?re|we\s+are|i'?m|we'?ve\s+gone)\s+(?:on|with|using|over\s+to)\s+(?:the\s+)?",
     re.I,
 )
 # a rule negated after its subject: "force-pushing to main is not allowed"
@@ -199,12 +213,24 @@ _FORBIDDEN = re.compile(
     r"|forbidden|banned|prohibited|off[- ]limits|not\s+an?\s+option|retired|deprecated|gone|obsolete)\b",
     re.I,
 )
+# the old side of a change said by its going: "now that Dana left", "since Jenkins is gone"
+_GONE = re.compile(
+    r"\b(?:now\s+that|since|as)\s+(?P<d>\S+)\s+(?:has\s+|have\s+|is\s+|was\s+)?(?:left|quit|moved|retired|gone|leaving)\b",
+    re.I,
+)
 _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
+_PATH = re.compile(r"^[\w.-]*[a-z][\w.-]*/[\w./-]*$")  # deploy/k8s/, tests/data: a place in the tree
 
 _NEGATOR = re.compile(
     r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
     r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more|dropp?(?:ed|ing)?|ditch(?:ed|ing)?"
     r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated)\b",
+    re.I,
+)
+# a negated predicate after its subject: "API keys must never end up ...": the subject is what the rule forbids
+_PREDICATE_NEGATOR = re.compile(
+    r"\b(?:(?:must|should|shall|will|can|may|do|does|is|are)\s+(?:never|not)|mustn'?t|shouldn'?t|can'?t|cannot|won'?t"
+    r"|don'?t|doesn'?t|isn'?t|aren'?t)\b",
     re.I,
 )
 _CLAUSE_SPLIT = re.compile(
@@ -220,7 +246,7 @@ _CHANGE = re.compile(
     re.I,
 )
 _CORRECTION = re.compile(
-    r"^(?:no\b|nope\b|wrong\b|stop\b|wait\b|undo\b)|\b(?:you\s+forgot|you\s+didn'?t|i\s+told\s+you|i\s+said|i\s+asked"
+    r"^(?:no\b(?=\s*[^\w\s]|\s+(?:not|don'?t|never|you|that|it|i|we|use|this)\b)|nope\b|wrong\b|stop\b|wait\b|undo\b)|\b(?:you\s+forgot|you\s+didn'?t|i\s+told\s+you|i\s+said|i\s+asked"
     r"|that'?s\s+(?:wrong|not)|that\s+is\s+(?:wrong|not)|again|why\s+did\s+you|you\s+(?:should|were\s+supposed)"
     r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i)\b",
     re.I,
@@ -316,6 +342,9 @@ _EXTRA_STOP = frozenset(
         "supposed",
         "why",
         "did",
+        "re",  # we're, they've, we'll
+        "ve",
+        "ll",
     ]
 )
 STOP = _STOPWORDS | _EXTRA_STOP
@@ -400,6 +429,8 @@ def value_kind(term: str) -> str | None:
         return f"setting:{key}"
     if _HOSTPORT.match(term) or _NUMBER.match(term):
         return "number"
+    if _PATH.match(term):
+        return "path"
     return None
 
 
@@ -410,6 +441,12 @@ class Clause:
     context: frozenset[str] = frozenset()  # terms of where or when it applies ("in the plugin API"), not of what
     names: dict[str, str] = field(default_factory=dict)  # name term (capitalised, no known kind) -> the word before
     units: dict[str, str] = field(default_factory=dict)  # number term -> the term after it ("2" -> "approval")
+    slots: dict[str, str] = field(default_factory=dict)  # number term -> what it is the value of ("42" -> "seed")
+    marks: dict[str, int] = field(default_factory=dict)  # every word as written, stop words too -> its polarity
+    heads: frozenset[str] = frozenset()  # the first term of each negated span: the predicate a negation denies
+    # the subject before "must never": forbidden ("API keys must never end up ...") or only where the rule holds
+    # ("Unit tests must never make ..."); either way its polarity says nothing
+    loose: frozenset[str] = frozenset()
 
     @property
     def terms(self) -> frozenset[str]:
@@ -430,34 +467,69 @@ def clause_of(text: str) -> Clause:
     context: set[str] = set()
     names: dict[str, str] = {}
     units: dict[str, str] = {}
+    slots: dict[str, str] = {}
+    marks: dict[str, int] = {}
+    heads: set[str] = set()
+    loose: set[str] = set()
     number = ""  # the last number seen in this phrase, waiting for its unit
+    previous = ""
+    last = ""  # the last content term that is no number: what a number after it is the value of
     before = ""  # the word before the current one, articles skipped: the place a name stands in
     first = True
     for phrase in _PHRASE_SPLIT.split(numerals(text)):
         negated = (0, 0)
+        head_pending = False
+        subject_end = 0
         if m := _NEGATOR.search(phrase):
             end = _SCOPE_END.search(phrase, m.end())
             negated = (m.end(), end.start() if end else len(phrase))
+            head_pending = True
+            if _PREDICATE_NEGATOR.search(phrase[: m.end() + 1]):
+                subject_end = m.start()
         low = phrase.lower()  # the three patterns below are slow to try on every phrase: only where they can match
         old = []
         if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut")):
             old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abc" if r.group(g)]
         if any(w in low for w in ("is", "are", "'s", "'re")) and (f := _FORBIDDEN.search(phrase)):
             old.append((0, f.start()))
+        old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
         new = (
-            {r.end() for r in _NEW_VALUE.finditer(phrase)} if any(w in low for w in ("to", "replac", "favo")) else set()
+            {r.end() for r in _NEW_VALUE.finditer(phrase)}
+            if any(w in low for w in ("to", "replac", "favo", "we", "i'm"))
+            else set()
         )
         where = _SCOPE_END.search(phrase)
         number = ""
+        prev_raw = ""
+        n = _NEGATOR.search(phrase)
         for m in re.finditer(r"\S+", phrase):
             raw = m.group(0).strip("`'\"()[]:;.!")
             in_old = any(a <= m.start() < b for a, b in old)
+            in_negation = negated[0] <= m.start() < negated[1] and negated[1] > negated[0]
+            raw_sign = -1 if in_negation or in_old else 1
+            if raw:
+                marks.setdefault(raw.lower(), raw_sign)
+                if prev_raw:
+                    marks.setdefault(f"{prev_raw} {raw.lower()}", raw_sign)
+                prev_raw = raw.lower()
             for t in _word_terms(m.group(0)):
-                sign = -1 if (negated[0] <= m.start() < negated[1] and negated[1] > negated[0]) or in_old else 1
+                sign = raw_sign
+                if m.start() < subject_end and t not in polarity:
+                    loose.add(t)
                 polarity.setdefault(t, sign)
+                if head_pending and in_negation and m.start() >= negated[0] and m.start() >= (n.end() if n else 0):
+                    heads.add(t)
+                    head_pending = False
                 if number and number != t:
                     units.setdefault(number, t)
-                number = t if value_kind(t) == "number" else ""
+                if value_kind(t) == "number":
+                    # a number after an address is its port; else it is the value of the word before it
+                    slots.setdefault(t, "port" if previous.count(".") == 3 and _NUMBER.match(previous) else last)
+                    number = t
+                else:
+                    number = ""
+                    last = t
+                previous = t
                 if where is not None and m.start() >= where.end() and value_kind(t) is None:
                     context.add(t)
                 unit = _NUMBER.match(before) is not None  # "200 KB": a unit, not a name
@@ -468,7 +540,17 @@ def clause_of(text: str) -> Clause:
             if raw.lower() not in _ARTICLE:
                 before = raw.lower()
     context -= set(names)
-    return Clause(text, polarity, frozenset(context - {t for t in polarity if t not in context}), names, units)
+    return Clause(
+        text,
+        polarity,
+        frozenset(context - {t for t in polarity if t not in context}),
+        names,
+        units,
+        slots,
+        marks,
+        frozenset(heads),
+        frozenset(loose),
+    )
 
 
 def statement_of(bullet: str) -> str:
@@ -505,6 +587,10 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
     for term, sign in block.polarity.items():
         if any(said.polarity.get(o) == sign for o in _OPPOSITES.get(term, ())) and term not in said.polarity:
             return "value"
+    for word, sign in block.marks.items():  # antonyms as written, particles too ("in" after "out of the repo")
+        opposite = _OPPOSITES.get(word, ())
+        if word not in said.marks and any(said.marks.get(o) == sign and o not in block.marks for o in opposite):
+            return "value"
     by_name = False
     for value, kind in mine.items():
         if said.polarity.get(value) == -block.polarity[value]:
@@ -517,6 +603,9 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
             units = (block.units.get(value), said.units.get(v))
             if k == kind == "number" and None not in units and units[0] != units[1]:
                 continue  # "1 working day" is no number of approvals
+            slots = (block.slots.get(value), said.slots.get(v))
+            if k == kind == "number" and None in units and all(slots) and slots[0] != slots[1]:
+                continue  # a batch size of 64 says nothing of a seed of 42
             if k == kind != "name":
                 return "value"
             place = said.names.get(v, v)
@@ -526,7 +615,9 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
 
 
 def _flipped(block: Clause, said: Clause) -> list[str]:
-    return [t for t in block.terms & said.terms if block.polarity[t] != said.polarity[t]]
+    # a word of where the later sentence holds ("in full in the logs") flips nothing, nor a subject of unknown role
+    loose = block.loose | said.loose | said.context
+    return [t for t in block.terms & said.terms if block.polarity[t] != said.polarity[t] and t not in loose]
 
 
 @dataclass(frozen=True)
@@ -571,10 +662,13 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     # Thursdays" share a day's kind and a verb, not a topic
     topic_coverage = len(shared_topic) / max(1, len(topic))
     on_topic = len(shared_topic) >= 2 or (len(shared_topic) >= 1 and topic_coverage >= 0.5)
-    kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v]]
-    if substituted == "name" and topic_coverage < 2 / 3:
+    kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v] or v in said.loose]
+    # a sentence that says nothing but the block's words and a new name ("We're on Vonage for SMS now")
+    bare = not (said.terms - set(said.names) - block.terms)
+    if substituted == "name" and topic_coverage < 2 / 3 and not (bare and changed):
         substituted = None  # a name in the same place of a sentence on another subject ("the backend", "the build")
-    if question or (correction and not changed and (not substituted or kept_values)):
+    agreed = sum(1 for t in shared_topic if said.polarity[t] == block.polarity[t] == -1)
+    if question or (correction and not changed and (not substituted or kept_values or agreed >= 2)):
         # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
         if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
             return Relation.CORRECTED
@@ -583,7 +677,10 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
         value_flip = any(value_kind(t) for t in flips)
         if substituted and (on_topic or (changed and shared_topic)):
             return Relation.CONTRADICTED
-        if flips and (value_flip or len(shared - block.context) >= 2) and on_topic:
+        # a negation denies its predicate: "Database migrations must be reviewed" does not flip "Don't run
+        # database migrations": the flipped terms must hold the negated predicate of one side
+        denied = any(t in block.heads or t in said.heads for t in flips)
+        if flips and (value_flip or (denied and len(shared - block.context) >= 2)) and on_topic:
             return Relation.CONTRADICTED
         if value_flip and len(block.terms) <= 3:
             return Relation.CONTRADICTED
@@ -597,14 +694,12 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
         return Relation.RESTATED  # a block that names values is restated only with one of them
     # a fact ("The cache TTL is 300 seconds.") is restated by the same fact said plainly, with all its values and
     # next to nothing else: a plain sentence that adds a word or two is news about the subject ("... is down")
-    if (
-        not question
-        and overlap >= 0.8
-        and len(shared) >= 2
-        and len(kept_values) == len(block.values())
-        and _PAST.search(s) is None
-        and not _rule_like(block.text)
-    ):
+    # and a rule naming a value is restated by the plain fact of it said with another verb ("Background jobs go
+    # through Celery." after "Use Celery for background jobs.")
+    plain = not question and not changed and not correction and _PAST.search(s) is None
+    fact = overlap >= 0.8 and not _rule_like(block.text)
+    rule_as_fact = bool(block.values()) and coverage >= 0.75 and overlap >= 0.6 and _rule_like(block.text)
+    if plain and (fact or rule_as_fact) and len(shared) >= 2 and len(kept_values) == len(block.values()):
         return Relation.RESTATED
     return None
 

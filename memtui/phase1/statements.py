@@ -152,6 +152,14 @@ _INSTRUCTION_VERBS = frozenset(
 )
 
 
+# a standing prohibition said as a noun phrase and where it holds: "No database migrations on Fridays, please."
+_PROHIBITION = re.compile(
+    r"^no\s+(?!(?:problem|worries|idea|thanks|need|way|one|wait|doubt|rush)\b)[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}"
+    r"\s+(?:on|in|at|during|before|after|without|until|inside|under|to|from)\s+\w",
+    re.I,
+)
+
+
 def is_rule_like(sentence: str) -> bool:
     """``is_durable``, or a standing rule said without a normative word (see ``_OBLIGATION`` above), still not a
     question, time-limited, about the agent's output or an idiom."""
@@ -164,7 +172,7 @@ def is_rule_like(sentence: str) -> bool:
         return False
     main = _LEADING_CONDITION.sub("", s)
     first = main.split(maxsplit=1)[0].lower() if main.split() else ""
-    if _OBLIGATION.search(s) or _STANDING_VERB.search(main):
+    if _OBLIGATION.search(s) or _STANDING_VERB.search(main) or _PROHIBITION.search(main):
         return True
     return _RECURRENCE.search(s) is not None and first in _INSTRUCTION_VERBS
 
