@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from memtui import clock, forget
 from memtui.context import Context
 from memtui.health.consolidation import HealthInputs, binding_inputs, record_drops
-from memtui.llm.backends.choose import CLI_PROVIDERS
+from memtui.llm.backends.choose import CLI_PROVIDERS, resolved_provider
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
 from memtui.phase2 import baseline, review
@@ -294,7 +294,7 @@ def _run_locked(
     from memtui.phase2.recovery import recover_locked
 
     s, conn, root = ctx.settings, ctx.conn, ctx.paths.memory_root
-    offline = s.resolved_provider == "offline" if offline is None else offline
+    offline = resolved_provider(s) == "offline" if offline is None else offline
     for note in recover_locked(ctx):
         say(f"recovered: {note}")
     if (waiting := review.pending_run(conn)) is not None:
@@ -408,7 +408,7 @@ def _run_locked(
                 forgotten=forget.prompt_lines(conn),
                 health=health.lines,
             )
-            if s.resolved_provider in CLI_PROVIDERS:  # codex / claude edit a copy with their own tools
+            if resolved_provider(s) in CLI_PROVIDERS:  # codex / claude edit a copy with their own tools
                 from memtui.phase2.cli_agent import run_cli_agent
 
                 run = lambda text, folder: _run_agent(ctx, token, None, text, say, cancel, folder)  # noqa: E731
