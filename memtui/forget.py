@@ -27,8 +27,8 @@ from pydantic import BaseModel
 
 from memtui import clock, history
 from memtui.context import Context
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.review.decide import normalize_line
 from memtui.state import person_lines, stores
 from memtui.state.stores import Env, Target

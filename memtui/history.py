@@ -23,7 +23,7 @@ import zstandard
 from pydantic import BaseModel
 
 from memtui import clock
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY
 from memtui.review.hunks import unified_diff
 
 DecisionKind = Literal["approve", "partial_approve", "reject", "manual_commit", "restore", "forget", "unforget"]

@@ -25,7 +25,7 @@ import sqlite_utils
 from pydantic import BaseModel
 
 from memtui.memroot.approved import approved
-from memtui.phase2.workspace import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES
+from memtui.memroot.files import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.redact import redact_text
 from memtui.scope import parse_memory
 from memtui.state.db import immediate

@@ -13,7 +13,7 @@ import pytest
 
 from memtui import forget
 from memtui.context import open_context
-from memtui.phase2.workspace import MEMORY_MD, ROLLOUT_SUMMARIES
+from memtui.memroot.files import MEMORY_MD, ROLLOUT_SUMMARIES
 from tests.test_curation_cli import MARKER, T_GONE, T_KEEP, build_pipeline, cli, scan_home, show_json
 
 KEEP_WORDS = "TZ=UTC"

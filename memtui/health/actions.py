@@ -15,10 +15,10 @@ from memtui.health import store
 from memtui.health.blocks import parse_blocks
 from memtui.health.store import Proposal
 from memtui.memroot.edit import load_file, save_file
+from memtui.memroot.files import MEMORY_MD
 from memtui.memroot.lock import memory_root_lock
 from memtui.phase2 import baseline, review
 from memtui.phase2.prompt_inputs import person_edits, record_tombstones
-from memtui.phase2.workspace import MEMORY_MD
 
 
 class HealthActionError(RuntimeError):

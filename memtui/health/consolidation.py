@@ -25,7 +25,7 @@ from memtui.health.rules import Relation, clauses, relate_message, statement_of
 from memtui.health.signals import BlockHealth, HealthReport, compute_health
 from memtui.health.store import Proposal
 from memtui.memroot.approved import approved
-from memtui.phase2.workspace import MEMORY_MD
+from memtui.memroot.files import MEMORY_MD
 from memtui.state import tombstones
 from memtui.state.tombstones import line_hash, normalize_memory_line
 

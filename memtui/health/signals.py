@@ -33,9 +33,9 @@ from memtui.health import store
 from memtui.health.blocks import Block, parse_blocks
 from memtui.health.rules import Clause, Relation, candidate_terms, relate_message, terms
 from memtui.health.store import FindingRow, Proposal
+from memtui.memroot.files import MEMORY_MD
 from memtui.phase1.eligibility import INTERACTIVE_CODEX_SOURCES
 from memtui.phase2.prompt_inputs import normalize_memory_line
-from memtui.phase2.workspace import MEMORY_MD
 from memtui.rollouts.user_words import user_words
 
 METHOD = "offline rules"  # plus ", refined by MODEL" once a model looked at the findings (health/refine.py)

@@ -27,9 +27,9 @@ from pathlib import Path
 
 from memtui.context import Context
 from memtui.llm.backends.choose import resolved_provider
+from memtui.memroot.files import DIFF_FILENAME
 from memtui.phase2 import agent_rules
 from memtui.phase2.tools import Journal
-from memtui.phase2.workspace import DIFF_FILENAME
 from memtui.redact import redact
 from memtui.selfcalls import work_dir
 

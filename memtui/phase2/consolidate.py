@@ -21,6 +21,7 @@ from memtui import clock, forget
 from memtui.context import Context
 from memtui.health.consolidation import HealthInputs, binding_inputs, record_drops
 from memtui.llm.backends.choose import CLI_PROVIDERS, resolved_provider
+from memtui.memroot.files import DIFF_FILENAME, SYNC_MANIFEST, write_if_changed
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
 from memtui.phase2 import baseline, review
@@ -34,15 +35,7 @@ from memtui.phase2.prompt_inputs import (
     rollout_renames,
 )
 from memtui.phase2.tools import Journal, MemoryTools, restore, sha256
-from memtui.phase2.workspace import (
-    DIFF_FILENAME,
-    SYNC_MANIFEST,
-    remove_diff_file,
-    render_diff_file,
-    sync_workspace,
-    validate_artifacts,
-    write_if_changed,
-)
+from memtui.phase2.workspace import remove_diff_file, render_diff_file, sync_workspace, validate_artifacts
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job, person_lines, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection

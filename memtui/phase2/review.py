@@ -23,18 +23,12 @@ from memtui.context import Context
 from memtui.health.consolidation import asked_removals, ban_approved_removals
 from memtui.history import is_snapshot_path
 from memtui.memroot.approved import approved
+from memtui.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMARIES, write_if_changed
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
 from memtui.phase2.tools import restore, sha256
-from memtui.phase2.workspace import (
-    MEMORY_MD,
-    RAW_MEMORIES,
-    ROLLOUT_SUMMARIES,
-    remove_diff_file,
-    validate_artifact_texts,
-    write_if_changed,
-)
+from memtui.phase2.workspace import remove_diff_file, validate_artifact_texts
 from memtui.review.references import PlanCheck, check_plan
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal

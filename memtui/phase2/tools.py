@@ -14,8 +14,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memtui.memroot.files import write_if_changed
 from memtui.phase2 import agent_rules
-from memtui.phase2.workspace import write_if_changed
 from memtui.redact import redact
 
 MAX_LIST_ENTRIES = 2000

@@ -17,8 +17,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from memtui import clock, history
+from memtui.memroot.files import write_if_changed
 from memtui.phase2 import baseline
-from memtui.phase2.workspace import write_if_changed
 from memtui.review.hunks import Hunk, HunkError, apply_decisions, parse_diff, resolve_ids
 from memtui.trust import markers
 from memtui.trust.markers import approve_untrusted

@@ -297,7 +297,7 @@ def batch_files(env: Env) -> list[Path]:
 
 def _forget_batches(env: Env, t: Target) -> int:
     """The request lines of the thread leave every batch file memtui wrote; its request rows keep ids only."""
-    from memtui.phase2.workspace import write_if_changed
+    from memtui.memroot.files import write_if_changed
 
     n = env.conn.execute(
         "UPDATE batch_requests SET error=NULL WHERE thread_id=? AND error IS NOT NULL", (t.thread_id,)
@@ -355,7 +355,7 @@ def _republish_approved(env: Env, _t: Target | None = None) -> int:
 def _drop_sync_manifest(env: Env, _t: Target | None = None) -> int:
     """The manifest names summary files (a forgotten rollout's words can be in a name); it only saves work, so the
     next sync, which renders every summary again without it, writes a fresh one."""
-    from memtui.phase2.workspace import SYNC_MANIFEST
+    from memtui.memroot.files import SYNC_MANIFEST
 
     if env.home is None or not (env.home / SYNC_MANIFEST).is_file():
         return 0
@@ -407,7 +407,7 @@ def _sweep_views(env: Env, _t: Target) -> int:
 
 
 def _forget_logs(env: Env, t: Target) -> int:
-    from memtui.phase2.workspace import write_if_changed
+    from memtui.memroot.files import write_if_changed
 
     if env.home is None or not (env.home / "logs").is_dir():
         return 0
