@@ -18,7 +18,6 @@ Where the rollout's text lives is ``memtui/state/stores.py``: forget runs every 
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -29,15 +28,8 @@ from memtui import clock, history
 from memtui.context import Context
 from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.review.decide import normalize_line
 from memtui.state import person_lines, stores
-from memtui.state.stores import Env, Target
-
-MIN_KEY_CHARS = 12  # shorter lines ("- none", "## Task 1") are too generic to say where they came from
-_TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
-_TAG = re.compile(r"\[Task (\d+)\]")
-_SUMMARY_REF = re.compile(rf"{ROLLOUT_SUMMARIES}/([^\s)]+?)\.md")
-_THREAD_REF = re.compile(r"thread_id=([0-9A-Za-z_-]+)")
+from memtui.state.stores import Env, Target, line_keys, plan_lines, scrub_text
 
 
 class ForgetError(RuntimeError):
@@ -85,129 +77,6 @@ class ForgetResult(BaseModel):
 # ---- lineage ----------------------------------------------------------------------------------------------
 
 
-def _keys(text: str) -> set[str]:
-    return {k for line in text.splitlines() if len(k := normalize_line(line)) >= MIN_KEY_CHARS}
-
-
-def _refs(line: str) -> set[str]:
-    return set(_THREAD_REF.findall(line)) | set(_SUMMARY_REF.findall(line))
-
-
-def is_person_line(line: str, t: Target) -> bool:
-    key = normalize_line(line)
-    return bool(key) and person_lines.key_hash(key) in t.person
-
-
-def line_is_derived(line: str, t: Target) -> bool:
-    """Whether ``line`` came only from the target's rollouts (a person's line never does)."""
-    if is_person_line(line, t):
-        return False
-    mine, others = _split_refs(line, t)
-    if mine:
-        return not others
-    return normalize_line(line) in t.keys
-
-
-def _split_refs(line: str, t: Target) -> tuple[set[str], set[str]]:
-    """The line's citations (thread ids, summary stems): the target's, and the others."""
-    refs = _refs(line)
-    mine = {r for r in refs if t.owns(r)}
-    return mine, refs - mine
-
-
-def strip_citations(line: str, marks: set[str]) -> str:
-    """``line`` without its citations of ``marks`` (thread ids, summary stems), keeping the others."""
-    for m in sorted(marks, key=len, reverse=True):  # the longest first: a stem holds its prefix
-        esc = re.escape(m)
-        line = re.sub(rf"(?:,\s*)?\bthread_id={esc}\b", "", line)
-        line = re.sub(rf"(?:,\s*)?{ROLLOUT_SUMMARIES}/{esc}\.md", "", line)
-    return re.sub(r"([\[(])\s*,\s*", r"\1", line)
-
-
-def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], list[int]]:
-    """For the lines of ``text``: {index: None (remove) or the line without the forgotten citations}, and the
-    indexes of a person's lines that mention the target (kept)."""
-    lines = text.split("\n")
-    out: dict[int, str | None] = {}
-    mentions: list[int] = []
-    if rel == MEMORY_MD:
-        # A task runs from its "## Task n" heading to the next heading of level 1 or 2 (or the generated block's end).
-        tasks: dict[tuple[int, str], tuple[int, int, set[str]]] = {}
-        group = -1
-        open_task: tuple[tuple[int, str], int, set[str]] | None = None
-
-        def close(at: int) -> None:
-            nonlocal open_task
-            if open_task is not None:
-                key, start, refs = open_task
-                tasks[key] = (start, at, refs)
-                open_task = None
-
-        for i, line in enumerate(lines):
-            if line.startswith(("# ", "## ", "<!--")):
-                close(i)
-                if line.startswith("# "):
-                    group = i
-                elif m := _TASK.match(line):
-                    open_task = ((group, m.group(1)), i, set())
-            elif open_task is not None:
-                open_task[2].update(_refs(line))
-        close(len(lines))
-        only = {key for key, (_, _, refs) in tasks.items() if refs and all(t.owns(r) for r in refs)}
-        for key in only:
-            start, end, _ = tasks[key]
-            out.update({i: None for i in range(start, end)})
-        group = -1
-        for i, line in enumerate(lines):
-            if line.startswith("# "):
-                group = i
-            tags = _TAG.findall(line)
-            if tags and all((group, tag) in only for tag in tags):
-                out[i] = None
-    for i, line in enumerate(lines):
-        mine, others = _split_refs(line, t)
-        if mine and others:
-            out[i] = strip_citations(line, mine)  # other rollouts still support it: only the citation goes
-        elif mine:
-            out[i] = None
-            stripped = line.lstrip()
-            if rel == MEMORY_SUMMARY and stripped.startswith("- desc:") and i > 0 and lines[i - 1].startswith("- "):
-                out[i - 1] = None  # the topic line whose description points at the summary
-        elif normalize_line(line) in t.keys:
-            out[i] = None
-    for i in list(out):
-        if is_person_line(lines[i], t):
-            del out[i]
-            if _split_refs(lines[i], t)[0] or normalize_line(lines[i]) in t.keys:
-                mentions.append(i)
-    return out, sorted(set(mentions))
-
-
-def derived_line_numbers(rel: str, text: str, t: Target) -> list[int]:
-    """0-based numbers of the lines of ``text`` that forgetting ``t`` removes or rewrites."""
-    return sorted(plan_lines(rel, text, t)[0])
-
-
-def scrub_text(rel: str, text: str, t: Target) -> str:
-    plan, _ = plan_lines(rel, text, t)
-    if not plan:
-        return text
-    lines = text.split("\n")
-    return "\n".join(plan.get(i, line) for i, line in enumerate(lines) if plan.get(i, line) is not None)  # type: ignore[misc]
-
-
-def holds(text: str, t: Target, *, diff: bool = False) -> bool:
-    """Whether ``text`` still holds something of the target's (a person's line does not count)."""
-    for line in text.split("\n"):
-        if diff and line[:1] in "+- ":
-            line = line[1:]
-        if is_person_line(line, t):
-            continue
-        if t.mentioned_in(line) or (t.keys and normalize_line(line) in t.keys):
-            return True
-    return False
-
-
 def _summary_stems(conn: sqlite3.Connection, root: Path, thread_id: str) -> set[str]:
     stems: set[str] = set()
     row = conn.execute(
@@ -234,7 +103,7 @@ def lineage(ctx: Context, thread_id: str) -> Lineage:
     row = conn.execute(
         "SELECT raw_memory, rollout_summary FROM stage1_outputs WHERE thread_id=?", (thread_id,)
     ).fetchone()
-    own = _keys(f"{row[0]}\n{row[1]}") if row else set()
+    own = line_keys(f"{row[0]}\n{row[1]}") if row else set()
     others: set[str] = set()
     if own:
         for raw, summary in conn.execute(
@@ -242,7 +111,7 @@ def lineage(ctx: Context, thread_id: str) -> Lineage:
             " (SELECT thread_id FROM forgotten_threads)",
             (thread_id,),
         ):
-            others |= _keys(f"{raw}\n{summary}") & own
+            others |= line_keys(f"{raw}\n{summary}") & own
     stems = _summary_stems(conn, root, thread_id)
     found = Lineage(
         thread_id=thread_id,

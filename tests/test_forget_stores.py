@@ -275,7 +275,7 @@ def test_a_line_citing_a_remembered_rollout_loses_only_the_forgotten_citation():
         "- pointer only (rollout_summaries/2026-07-10T05-00-00-abcd-tag_releases.md)\n"
         "- unrelated line\n"
     )
-    assert forget.scrub_text("memory_summary.md", text, t) == (
+    assert stores.scrub_text("memory_summary.md", text, t) == (
         "- tag releases first [thread_id=kept-2]\n- unrelated line\n"
     )
 
@@ -309,7 +309,7 @@ def test_reset_state_keeps_forget_marks_and_says_what_it_drops_first(pipeline, c
 def test_reject_commit_and_restore_refresh_the_search_index_without_a_search(pipeline, capsys):
     """The TUI calls these same functions: the index follows each decision, not the next CLI search."""
     from memtui import history, search
-    from memtui.phase2 import review
+    from memtui.phase2 import restore, review
 
     home = pipeline["MEMTUI_HOME"]
     root = home / "memories"
@@ -329,7 +329,7 @@ def test_reject_commit_and_restore_refresh_the_search_index_without_a_search(pip
         (root / MEMORY_MD).write_text("# Notes\n- PLUMCREST9 is the staging host\n")
         review.commit_manual_edit(ctx, "mine again")
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 0
-        history.restore_version(ctx, first)  # a restore is a run awaiting review: agents do not search it yet
+        restore.restore_version(ctx, first)  # a restore is a run awaiting review: agents do not search it yet
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 0
         review.approve(ctx)
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 1

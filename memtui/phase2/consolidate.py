@@ -34,7 +34,7 @@ from memtui.phase2.prompt_inputs import (
     rejections_since_last_approval,
     rollout_renames,
 )
-from memtui.phase2.tools import Journal, MemoryTools, restore, sha256
+from memtui.phase2.tools import POST_KEY, Journal, MemoryTools, restore, sha256
 from memtui.phase2.workspace import remove_diff_file, render_diff_file, sync_workspace, validate_artifacts
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job, person_lines, tombstones
@@ -143,7 +143,7 @@ def _persist_journal(conn: Any, run_id: int) -> Callable[[Journal], None]:
             conn.execute("UPDATE phase2_runs SET pre_snapshot=? WHERE id=?", (json.dumps(journal.pre), run_id))
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            (review.POST_KEY.format(run_id), json.dumps(journal.post)),
+            (POST_KEY.format(run_id), json.dumps(journal.post)),
         )
 
     return save

@@ -27,13 +27,12 @@ from memtui.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMARIES, wri
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
-from memtui.phase2.tools import restore, sha256
+from memtui.phase2.tools import POST_KEY, restore, sha256
 from memtui.phase2.workspace import remove_diff_file, validate_artifact_texts
 from memtui.review.references import PlanCheck, check_plan
 from memtui.state import global_job
 from memtui.state.db import checkpoint_wal
 
-POST_KEY = "phase2.post.{}"  # meta key: {path: sha256|null} of what a run left, to spot later hand edits
 INTENT_KEY = "phase2.approving.{}"  # meta key: an approve's decisions, kept until its commit is recorded
 MANUAL_MESSAGE = "memtui: manual edit"
 
@@ -194,10 +193,6 @@ def load_journal(conn: sqlite3.Connection, run_id: int) -> tuple[dict[str, Any],
     post_row = conn.execute("SELECT value FROM meta WHERE key=?", (POST_KEY.format(run_id),)).fetchone()
     post = json.loads(post_row[0]) if post_row and post_row[0] else None
     return pre, post
-
-
-def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
-    conn.execute("DELETE FROM meta WHERE key=?", (POST_KEY.format(run_id),))
 
 
 def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:

@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -31,6 +32,13 @@ class ToolLimitError(RuntimeError):
 
 class PathRefused(ValueError):
     pass
+
+
+POST_KEY = "phase2.post.{}"  # meta key: {path: sha256|null} of what a run left, to spot later hand edits
+
+
+def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
+    conn.execute("DELETE FROM meta WHERE key=?", (POST_KEY.format(run_id),))
 
 
 def encode_content(data: bytes | None) -> Any:

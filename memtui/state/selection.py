@@ -10,7 +10,6 @@ import sqlite3
 from dataclasses import dataclass
 
 from memtui import clock
-from memtui.state.db import immediate
 
 DAY = 86_400
 _WHITESPACE = " \t\r\n\v\f"  # SQLite's TRIM strips only spaces by default; "blank" means all whitespace
@@ -88,14 +87,3 @@ def expired_stage1_outputs(conn: sqlite3.Connection, max_unused_days: int, limit
         (cutoff, int(limit)),
     ).fetchall()
     return [r[0] for r in rows]
-
-
-def prune_stage1_outputs_for_retention(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> int:
-    """Delete up to ``limit`` unselected rows unused for ``max_unused_days``, stalest first; jobs rows are kept.
-
-    Through the store registry: every store that holds a stage-1 output's text drops it (``stores.expire``)."""
-    from memtui.state import stores
-
-    env = stores.Env(conn)
-    with immediate(conn):
-        return sum(1 for tid in expired_stage1_outputs(conn, max_unused_days, limit) if stores.expire(env, tid))
