@@ -20,35 +20,23 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from memtui import clock, history
 from memtui.context import Context
 from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
+from memtui.memroot.lock import memory_root_lock
+from memtui.phase2.forgotten import Lineage, purge_search
+from memtui.phase2.recovery import recover_locked
+from memtui.phase2.review import pending_run
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.state import person_lines, stores
-from memtui.state.stores import Env, Target, line_keys, plan_lines, scrub_text
+from memtui.state.stores import Env, line_keys, plan_lines
 
 
 class ForgetError(RuntimeError):
     """The forget cannot happen now (a run awaits review, the lock is held, unknown thread); says why."""
-
-
-class Lineage(BaseModel):
-    """What a rollout contributed, as far as memtui can tell."""
-
-    thread_id: str
-    summary_files: list[str] = []  # rollout_summaries/<stem>.md
-    keys: list[str] = []  # normalised lines of its raw memory and summary that no other rollout has
-    lines: list[dict[str, Any]] = []  # [{file, line, text}] lines of the memory files derived only from it
-    mentions: list[dict[str, Any]] = []  # [{file, line}] a person's lines that mention it: theirs to decide
-
-    def target(self, person: set[str] | frozenset[str] = frozenset()) -> Target:
-        return Target(
-            self.thread_id, frozenset(Path(f).stem for f in self.summary_files), frozenset(self.keys), frozenset(person)
-        )
 
 
 class ForgetResult(BaseModel):
@@ -141,10 +129,6 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
     has_output = conn.execute("SELECT 1 FROM stage1_outputs WHERE thread_id=?", (thread_id,)).fetchone()
     if not known and not has_output:
         raise ForgetError(f"no rollout {thread_id} in the index (`memtui status` counts them; ids are exact)")
-    from memtui.memroot.lock import memory_root_lock
-    from memtui.phase2.recovery import recover_locked
-    from memtui.phase2.review import pending_run
-
     with memory_root_lock(root, "forget"):
         recover_locked(ctx)
         if (run := pending_run(conn)) is not None:
@@ -173,7 +157,7 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        _purge_search(conn)
+        purge_search(conn)
         history.checkpoint(conn)
     return ForgetResult(
         thread_id=thread_id,
@@ -184,13 +168,6 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
         lineage=found,
         stores=changed,
     )
-
-
-def _purge_search(conn: sqlite3.Connection) -> None:
-    """Deleted search documents leave the FTS5 segments too (the index keeps terms until merged)."""
-    from memtui import search
-
-    search.purge_deleted(conn, force=True)
 
 
 def unforget(ctx: Context, thread_id: str) -> ForgetResult:
@@ -205,110 +182,3 @@ def unforget(ctx: Context, thread_id: str) -> ForgetResult:
         conn.execute("DELETE FROM ingest_files WHERE path=?", (path[0],))  # re-read: preview, title, citations
     decision = history.record_decision(conn, "unforget", thread_id=thread_id)
     return ForgetResult(thread_id=thread_id, forgotten=False, decision=decision)
-
-
-# ---- Phase 2 and the review ------------------------------------------------------------------------------
-
-
-def pending(conn: sqlite3.Connection) -> list[Lineage]:
-    """Forgotten rollouts whose derived text a Phase 2 run still has to remove."""
-    rows = conn.execute(
-        "SELECT contributed FROM forgotten_threads WHERE done_at IS NULL AND contributed IS NOT NULL"
-        " ORDER BY forgotten_at, thread_id"
-    ).fetchall()
-    return [Lineage.model_validate_json(r[0]) for r in rows]
-
-
-def pending_target(conn: sqlite3.Connection) -> Target | None:
-    person = person_lines.hashes(conn)
-    return stores.combine([lin.target(person) for lin in pending(conn)])
-
-
-def claim_for_run(conn: sqlite3.Connection, run_id: int) -> None:
-    conn.execute("UPDATE forgotten_threads SET run_id=? WHERE done_at IS NULL", (run_id,))
-
-
-def scrub_workspace(conn: sqlite3.Connection, root: Path, write: Any) -> list[str]:
-    """After the agent or the offline merge: remove every line still derived only from a forgotten rollout.
-    ``write(rel, bytes)`` is the run's journal, so a reject undoes this too. Returns the files changed."""
-    t = pending_target(conn)
-    if t is None:
-        return []
-    changed = []
-    for rel in (MEMORY_MD, MEMORY_SUMMARY):
-        path = root / rel
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        new = scrub_text(rel, text, t)
-        if new != text:
-            write(rel, new.encode("utf-8"))
-            changed.append(rel)
-    return changed
-
-
-def mentions(ctx: Context) -> list[dict[str, Any]]:
-    """A person's lines in the memory files that mention a forgotten rollout still being removed: the review names
-    them (forget never removes a person's line)."""
-    t = pending_target(ctx.conn)
-    if t is None:
-        return []
-    out = []
-    for rel in (MEMORY_MD, MEMORY_SUMMARY):
-        path = ctx.paths.memory_root / rel
-        if path.is_file():
-            _, found = plan_lines(rel, path.read_text(encoding="utf-8", errors="replace"), t)
-            out += [{"file": rel, "line": i + 1} for i in found]
-    return out
-
-
-def finish_after_approval(ctx: Context, run_id: int) -> int:
-    """The run that removed the forgotten rollouts' derived text is approved: every store forgets again (history
-    versions and left-out hunks written since), then the lineage is dropped."""
-    conn = ctx.conn
-    rows = conn.execute(
-        "SELECT thread_id, contributed FROM forgotten_threads WHERE run_id=? AND done_at IS NULL", (run_id,)
-    ).fetchall()
-    if not rows:
-        return 0
-    person = person_lines.hashes(conn)
-    env = Env(conn, ctx.paths.home)
-    for r in rows:
-        if r[1]:
-            stores.forget_everywhere(env, Lineage.model_validate_json(r[1]).target(person))
-    conn.execute(
-        "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE run_id=? AND done_at IS NULL",
-        (clock.now_s(), run_id),
-    )
-    from memtui import search
-
-    search.try_refresh_memory_index(conn, ctx.paths.memory_root)  # the old MEMORY.md chunks leave the index
-    _purge_search(conn)
-    history.checkpoint(conn)
-    return len(rows)
-
-
-def finish_without_changes(conn: sqlite3.Connection) -> None:
-    """A Phase 2 run found nothing to change: nothing derived from a forgotten rollout is left in memory."""
-    if conn.execute(
-        "UPDATE forgotten_threads SET contributed=NULL, done_at=? WHERE done_at IS NULL", (clock.now_s(),)
-    ).rowcount:
-        history.checkpoint(conn)
-
-
-def release_after_rejection(conn: sqlite3.Connection, run_id: int) -> None:
-    """The removal was rejected: the next run carries it again."""
-    conn.execute("UPDATE forgotten_threads SET run_id=NULL WHERE run_id=? AND done_at IS NULL", (run_id,))
-
-
-def is_forgotten(conn: sqlite3.Connection, thread_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM forgotten_threads WHERE thread_id=?", (thread_id,)).fetchone() is not None
-
-
-def prompt_lines(conn: sqlite3.Connection) -> list[str]:
-    """For the agent: each forgotten rollout still to be removed, and the memory lines derived from it."""
-    out = []
-    for lin in pending(conn):
-        out.append(f"thread_id={lin.thread_id}; summary files: {', '.join(lin.summary_files) or 'none'}")
-        out += [f"  {line['file']}:{line['line']}: {line['text'].strip()}" for line in lin.lines[:40]]
-    return out

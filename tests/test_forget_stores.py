@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui import forget
 from memtui.context import open_context
 from memtui.memroot.files import MEMORY_MD, ROLLOUT_SUMMARIES
+from memtui.phase2 import forgotten
 from tests.test_curation_cli import MARKER, T_GONE, T_KEEP, build_pipeline, cli, scan_home, show_json
 
 KEEP_WORDS = "TZ=UTC"
@@ -397,7 +397,7 @@ def test_a_rollout_whose_memory_is_turned_off_after_extraction_is_forgotten_at_t
     code, out, err = cli(capsys, "--set", "provider=offline", "phase2", "--force")
     assert code == 0, err
     assert f"opt-outs: forgot 1 rollout(s) whose memory was turned off after extraction ({T_GONE})" in out
-    assert forget.is_forgotten(_db(home), T_GONE)
+    assert forgotten.is_forgotten(_db(home), T_GONE)
     assert MARKER not in (home / "memories" / MEMORY_MD).read_text()
     assert cli(capsys, "review", "approve")[0] == 0
     conn = _db(home)

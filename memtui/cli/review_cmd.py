@@ -136,9 +136,9 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
 
 
 def _mentions(ctx) -> list[dict]:
-    from memtui import forget
+    from memtui.phase2 import forgotten
 
-    return forget.mentions(ctx)
+    return forgotten.mentions(ctx)
 
 
 def _empty():

@@ -17,14 +17,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from memtui import clock, forget
+from memtui import clock
 from memtui.context import Context
 from memtui.health.consolidation import HealthInputs, binding_inputs, record_drops
 from memtui.llm.backends.choose import CLI_PROVIDERS, resolved_provider
 from memtui.memroot.files import DIFF_FILENAME, SYNC_MANIFEST, write_if_changed
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
-from memtui.phase2 import baseline, review
+from memtui.phase2 import baseline, forgotten, review
 from memtui.phase2.cli_agent import Tree, changed_paths, scan
 from memtui.phase2.offline import consolidate_offline
 from memtui.phase2.prompt import PromptInputs, history_budget_bytes, render_consolidation_prompt
@@ -34,8 +34,10 @@ from memtui.phase2.prompt_inputs import (
     rejections_since_last_approval,
     rollout_renames,
 )
+from memtui.phase2.recovery import recover_locked, settle
 from memtui.phase2.tools import POST_KEY, Journal, MemoryTools, restore, sha256
 from memtui.phase2.workspace import remove_diff_file, render_diff_file, sync_workspace, validate_artifacts
+from memtui.retention import housekeeping
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job, person_lines, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
@@ -102,23 +104,6 @@ def _cancelled(cancel: Cancel) -> bool:
     if isinstance(cancel, threading.Event):
         return cancel.is_set()
     return bool(cancel())
-
-
-def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
-    """Runs left ``running`` by a killed process (we hold the lock, so they are stale): undo their writes."""
-    ids = [r[0] for r in conn.execute("SELECT id FROM phase2_runs WHERE status='running'")]
-    for run_id in ids:
-        pre, post = review.load_journal(conn, run_id)
-        restored = restore(root, pre, post if post is not None else {})
-        kept = sorted(set(pre) - set(restored))
-        note = f"; kept {', '.join(kept)} (edited after the run started)" if kept else ""
-        conn.execute(
-            "UPDATE phase2_runs SET status='failed', finished_at=?,"
-            " reason=COALESCE(reason || '; undone by the next run', ?) || ? WHERE id=?",
-            (clock.now_s(), "interrupted: the process stopped during the run; its writes were undone", note, run_id),
-        )
-        review.forget_run_content(conn, run_id)
-    return ids
 
 
 def outside_journal(root: Path, before: Tree, journal: Journal) -> list[str]:
@@ -237,8 +222,6 @@ def run_phase2(
     The failure backoff holds back automatic runs only: a run a person asks for (``retry``, or ``force``, which also
     skips the success cooldown) runs now. With no memory and no MEMORY.md there is nothing to consolidate.
     """
-    from memtui.phase2.recovery import settle
-
     say = progress or (lambda _msg: None)
     root = ctx.paths.memory_root
     for note in settle(ctx):  # a killed approve finished first: its run no longer awaits review
@@ -250,8 +233,6 @@ def run_phase2(
     try:
         with memory_root_lock(root, "Phase 2", wait=PHASE2_WAIT_SECONDS):
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="Phase 2")
-            from memtui.retention import housekeeping
-
             done = housekeeping(ctx)  # retention and opt-outs first, as the seed does (the lock is re-entrant)
             for line in done.lines():
                 say(line)
@@ -284,8 +265,6 @@ def _run_locked(
     say: Callable[[str], None],
     cancel: Cancel,
 ) -> Phase2Result:
-    from memtui.phase2.recovery import recover_locked
-
     s, conn, root = ctx.settings, ctx.conn, ctx.paths.memory_root
     offline = resolved_provider(s) == "offline" if offline is None else offline
     for note in recover_locked(ctx):
@@ -346,7 +325,7 @@ def _run_locked(
                 " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
                 (now, now, int(offline), base, claim.input_watermark, new_watermark, None),
             )
-            forget.finish_without_changes(conn)
+            forgotten.finish_without_changes(conn)
             say("no changes since the baseline")
             return Phase2Result(outcome="no_changes", run_id=cur.lastrowid, selected=len(selected), offline=offline)
         say(f"workspace: {len(changes)} file(s) changed since the baseline")
@@ -369,7 +348,7 @@ def _run_locked(
             ),
         )
         run_id = int(cur.lastrowid or 0)
-        forget.claim_for_run(conn, run_id)
+        forgotten.claim_for_run(conn, run_id)
         record_drops(conn, run_id, health.drop)  # approving their removal bans them (ban_approved_removals)
         journal = Journal(root, on_change=_persist_journal(conn, run_id))
 
@@ -398,7 +377,7 @@ def _run_locked(
                 tombstones=tombstones.count(conn),
                 rejections=rejections_since_last_approval(conn),
                 do_not_relearn=do_not_relearn_lines(conn),
-                forgotten=forget.prompt_lines(conn),
+                forgotten=forgotten.prompt_lines(conn),
                 health=health.lines,
             )
             if resolved_provider(s) in CLI_PROVIDERS:  # codex / claude edit a copy with their own tools
@@ -412,7 +391,7 @@ def _run_locked(
                 tools = MemoryTools(root, journal, s.agent_max_write_bytes)
                 say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
                 turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
-        if scrubbed := forget.scrub_workspace(conn, root, journal.write):
+        if scrubbed := forgotten.scrub_workspace(conn, root, journal.write):
             say(f"forgotten rollouts: removed the lines derived from them in {', '.join(scrubbed)}")
         if banned := tombstones.enforce(conn, root, journal.write):
             say(f"tombstones: removed {banned} line(s) a person had deleted")
@@ -498,7 +477,7 @@ def _run_locked(
             )
             if undone:
                 review.forget_run_content(conn, run_id)
-            forget.release_after_rejection(conn, run_id)
+            forgotten.release_after_rejection(conn, run_id)
         if not isinstance(exc, Exception):
             raise
         say(f"failed: {reason}")

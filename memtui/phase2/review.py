@@ -26,7 +26,7 @@ from memtui.memroot.approved import approved
 from memtui.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMARIES, write_if_changed
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
-from memtui.phase2 import baseline
+from memtui.phase2 import baseline, forgotten
 from memtui.phase2.tools import POST_KEY, restore, sha256
 from memtui.phase2.workspace import remove_diff_file, validate_artifact_texts
 from memtui.review.references import PlanCheck, check_plan
@@ -431,7 +431,6 @@ def _record_approved(
 
     ``memory_before``: the approved MEMORY.md the commit replaced, for memory health's removals (an approve finished
     after a kill has no copy of it: its health removals are not banned, and the next run proposes them again)."""
-    from memtui import forget
     from memtui.review import decide
 
     conn = ctx.conn
@@ -459,7 +458,7 @@ def _record_approved(
         )
     ban_approved_removals(conn, ctx.paths.memory_root, run.id, memory_before)
     forget_run_content(conn, run.id)
-    forget.finish_after_approval(ctx, run.id)
+    forgotten.finish_after_approval(ctx, run.id)
     return decision
 
 
@@ -574,11 +573,10 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
             "UPDATE phase2_runs SET status='rejected', decided_at=?, reason=? WHERE id=?",
             (clock.now_s(), (reason or "").strip() or None, run.id),
         )
-        from memtui import forget
         from memtui.review import decide
 
         decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
-        forget.release_after_rejection(conn, run.id)
+        forgotten.release_after_rejection(conn, run.id)
         forget_run_content(conn, run.id)
     refresh_index(ctx)  # the rejected text leaves the search index and its FTS segments now
     return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)

@@ -134,7 +134,7 @@ class ReviewScreen(MemtuiScreen):
             state = review_state(ctx)  # read-only: a temporary index, no lock
             if state.run is not None:
                 evidence = self._evidence(ctx, state.run)
-            from memtui.forget import mentions
+            from memtui.phase2.forgotten import mentions
 
             # forget never removes a person's line: the review names those that mention a forgotten rollout
             self.forgotten_mentions = mentions(ctx)
