@@ -5,7 +5,7 @@
 
 The layers, top to bottom (``[tool.importlinter]`` in pyproject.toml enforces them):
 
-    entry points   memtui.cli | memtui.tui | memtui.mcp | memtui.hooks | memtui.demo   (and memtui.__main__)
+    entry points   memtui.cli, tui, mcp, hooks, demo (and memtui.__main__, memtui.hook_entry)
     services       memtui.services.*   one module or package per use case
     state          memtui.state.*      the tables and their owners
     domain         memtui.domain.*     typed shapes and pure functions
@@ -35,11 +35,11 @@ PKG = "memtui"
 
 # old module or package -> new module or package (longest old prefix wins)
 MOVES: dict[str, str] = {
-    # entry points: the faces people and agents use
+    # entry points: the faces people and agents use. memtui.hook_entry stays where it is: agents' installed hook
+    # commands name it (``python -m memtui.hook_entry``), and a new name would break every installed hook.
     "memtui.mcp_server": "memtui.mcp.server",
     "memtui.mcp_scope": "memtui.mcp.scope",
     "memtui.hooks": "memtui.hooks.install",
-    "memtui.hook_entry": "memtui.hooks.entry",
     # application services: one per use case
     "memtui.context": "memtui.services.context",
     "memtui.ingest": "memtui.services.ingest",
@@ -93,7 +93,8 @@ LAYER_DOCS = {
     "readers, redaction.",
     "memtui.core": "What every layer uses: settings, paths, the clock, private files.",
     "memtui.mcp": "The MCP server agents query, and the scope it confines them to.",
-    "memtui.hooks": "The agents' own hooks: installing them, and the fast stdlib-only entry they run.",
+    "memtui.hooks": "The agents' own hooks: installing, checking and removing them (the command they run is\n"
+    "``memtui.hook_entry``, stdlib-only and kept at its installed name).",
 }
 
 PY_DIRS = ("memtui", "tests", "benchmarks", "scripts")
