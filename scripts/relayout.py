@@ -104,6 +104,8 @@ SELF_REL = Path("scripts/relayout.py")  # its own table of old names is never re
 
 DOTTED = re.compile(r"\bmemtui(?:\.[A-Za-z_]\w*)+")
 PATHLIKE = re.compile(r"\bmemtui(?:/[A-Za-z_][\w]*)+(?:\.py)?/?")
+# a path inside the package without its ``memtui/`` (``rollouts/user_words.py``); a bare file name is left alone
+INNER_PATH = re.compile(r"(?<![\w/.-])(?:[a-z_]\w*/)+[a-z_]\w*\.py\b")
 
 
 # ---- where things are --------------------------------------------------------------------------------------------
@@ -265,7 +267,13 @@ def rewrite_python(src: str, moves: dict[str, str], modules: set[str]) -> str:
 
 def rewrite_text(text: str, moves: dict[str, str], modules: set[str]) -> str:
     text = DOTTED.sub(lambda m: map_dotted(m.group(0), moves, modules), text)
-    return PATHLIKE.sub(lambda m: map_path(m.group(0), moves, modules), text)
+    text = PATHLIKE.sub(lambda m: map_path(m.group(0), moves, modules), text)
+    return INNER_PATH.sub(lambda m: _map_inner(m.group(0), moves, modules), text)
+
+
+def _map_inner(text: str, moves: dict[str, str], modules: set[str]) -> str:
+    new = map_path(f"{PKG}/{text}", moves, modules)
+    return new[len(PKG) + 1 :] if new.startswith(f"{PKG}/") else text
 
 
 def project_files(root: Path = ROOT) -> Iterable[tuple[Path, bool]]:
