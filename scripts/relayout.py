@@ -265,10 +265,36 @@ def rewrite_python(src: str, moves: dict[str, str], modules: set[str]) -> str:
     return "".join(out)
 
 
+IMPORT_LINE = re.compile(
+    r"^([ \t]*)((?:from[ \t]+memtui[\w.]*[ \t]+import[ \t]+[\w ,]+)|(?:import[ \t]+memtui[\w. ,]*))[ \t]*$", re.M
+)
+
+
+def _import_in_text(m: re.Match[str], moves: dict[str, str], modules: set[str]) -> str:
+    """An import written inside a string (code a test runs in a subprocess): split like a real one."""
+    try:
+        node = ast.parse(m.group(2)).body[0]
+    except (SyntaxError, IndexError):
+        return m.group(0)
+    if not isinstance(node, ast.Import | ast.ImportFrom):
+        return m.group(0)
+    return _rewrite_import(node, m.group(1), moves, modules).rstrip("\n")
+
+
 def rewrite_text(text: str, moves: dict[str, str], modules: set[str]) -> str:
-    text = DOTTED.sub(lambda m: map_dotted(m.group(0), moves, modules), text)
-    text = PATHLIKE.sub(lambda m: map_path(m.group(0), moves, modules), text)
-    return INNER_PATH.sub(lambda m: _map_inner(m.group(0), moves, modules), text)
+    """Line by line: an import line is rewritten as an import (and only so), any other line by its dotted names
+    and paths."""
+    return "".join(_rewrite_line(line, moves, modules) for line in text.splitlines(keepends=True))
+
+
+def _rewrite_line(line: str, moves: dict[str, str], modules: set[str]) -> str:
+    body = line.rstrip("\r\n")
+    end = line[len(body) :]
+    if m := IMPORT_LINE.fullmatch(body):
+        return _import_in_text(m, moves, modules) + end
+    body = DOTTED.sub(lambda m: map_dotted(m.group(0), moves, modules), body)
+    body = PATHLIKE.sub(lambda m: map_path(m.group(0), moves, modules), body)
+    return INNER_PATH.sub(lambda m: _map_inner(m.group(0), moves, modules), body) + end
 
 
 def _map_inner(text: str, moves: dict[str, str], modules: set[str]) -> str:

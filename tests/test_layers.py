@@ -156,6 +156,16 @@ def test_an_upward_import_or_textual_below_the_tui_breaks_the_contracts(tmp_path
     assert "2 broken" in out
 
 
+@needs_layers
+def test_every_module_lives_in_a_layer():
+    """Nothing new appears loose at the top: a module goes into the layer it belongs to (or the contracts cannot see
+    it)."""
+    allowed = {"__init__", "__main__", "hook_entry", "cli", "tui", "mcp", "hooks", "demo", "services", "state"}
+    allowed |= {"domain", "adapters", "core", "prompts", "testing"}
+    loose = sorted(p.stem if p.is_file() else p.name for p in PACKAGE.iterdir() if p.name != "__pycache__")
+    assert [name for name in loose if name not in allowed and not name.endswith((".typed", ".md"))] == []
+
+
 # ---- circles -------------------------------------------------------------------------------------------------------
 
 

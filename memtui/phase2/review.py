@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memtui import clock
+from memtui import clock, history
 from memtui.context import Context
 from memtui.health.consolidation import asked_removals, ban_approved_removals
 from memtui.history import is_snapshot_path
@@ -29,8 +29,12 @@ from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline, forgotten
 from memtui.phase2.tools import POST_KEY, restore, sha256
 from memtui.phase2.workspace import remove_diff_file, validate_artifact_texts
+from memtui.review import decide
+from memtui.review.evidence import evidence_for_hunks
+from memtui.review.hunks import parse_diff, resolve_ids
 from memtui.review.references import PlanCheck, check_plan
-from memtui.state import global_job
+from memtui.search import try_refresh_memory_index
+from memtui.state import global_job, person_lines, stores
 from memtui.state.db import checkpoint_wal
 
 INTENT_KEY = "phase2.approving.{}"  # meta key: an approve's decisions, kept until its commit is recorded
@@ -202,14 +206,14 @@ def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     The connection runs with ``secure_delete`` (freed pages are zeroed) and the WAL is checkpointed and truncated,
     so the deleted text leaves no copy in ``state.sqlite`` or its ``-wal`` file.
     """
-    from memtui.state import stores
-
     stores.drop_run_content(conn, run_id)
     checkpoint_wal(conn)
 
 
 def _recover(ctx: Context) -> None:
     """Leftovers of a killed process first (a dead holder's lease, an interrupted run, a half-finished approve)."""
+    # on use: recovery finishes an approve killed after its commit with this module's steps (the one circle left,
+    # KNOWN_CIRCLE in tests/test_layers.py)
     from memtui.phase2.recovery import recover_locked
 
     recover_locked(ctx)
@@ -254,8 +258,6 @@ def approve(
     committed tree is the reviewed tree with exactly those changes, and the memory
     root is brought in line with it. A restore run commits only the memory files it restores.
     """
-    from memtui.review import decide
-
     conn, root, s = ctx.conn, ctx.paths.memory_root, ctx.settings
     with memory_root_lock(root, "approve"):
         asked = get_run(conn, run_id) if run_id is not None else pending_run(conn)
@@ -365,8 +367,6 @@ def _finished_approve(conn: sqlite3.Connection, run: Phase2Run) -> ReviewResult:
 
 
 def _check_plan(root: Any, run: Phase2Run, p: Any) -> PlanCheck:
-    from memtui.review import decide
-
     reviewed = _reviewed_text(root, run)
     hunk_file = {h.id: h.file for h in p.hunks}
 
@@ -392,8 +392,6 @@ def check_partial(
 ) -> PlanCheck:
     """What approving with these hunk decisions would leave dangling, with fixes (the TUI's approve dialog asks
     this first; ``approve`` refuses the same)."""
-    from memtui.review import decide
-
     root = ctx.paths.memory_root
     run = _awaiting(ctx.conn, run_id)
     try:
@@ -431,8 +429,6 @@ def _record_approved(
 
     ``memory_before``: the approved MEMORY.md the commit replaced, for memory health's removals (an approve finished
     after a kill has no copy of it: its health removals are not banned, and the next run proposes them again)."""
-    from memtui.review import decide
-
     conn = ctx.conn
     conn.execute(
         "UPDATE phase2_runs SET status='approved', decided_at=?, new_commit=?, included_changes=? WHERE id=?",
@@ -451,8 +447,6 @@ def _record_approved(
         evidence_threads=evidence_threads,
     )
     if p.amended:  # a reviewer's own text: forget never removes it
-        from memtui.state import person_lines
-
         person_lines.record(
             conn, [(h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n")]
         )
@@ -515,9 +509,6 @@ def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendme
     """The decisions of an approve whose commit is already made, for its record: the hunks in and out. The files
     are committed already (and the run's own blobs pruned), so they are not computed again; a left-out hunk's new
     lines are judged against the baseline it left, which holds its old lines and not its new ones."""
-    from memtui.review import decide
-    from memtui.review.hunks import parse_diff, resolve_ids
-
     files = parse_diff(run.diff)
     hunks = [h for f in files for h in f.hunks]
     p = decide.Plan(hunks=hunks, rejected=resolve_ids(hunks, except_ids))
@@ -549,8 +540,6 @@ def _reviewed_text(root: Any, run: Phase2Run) -> Any:
 
 def _evidence_threads(ctx: Context, run: Phase2Run, p: Any) -> dict[str, list[str]]:
     """Rollouts behind each rejected hunk (so forgetting one of them also scrubs the rejected text)."""
-    from memtui.review.evidence import evidence_for_hunks
-
     rejected = [h for h in p.hunks if h.id in p.rejected]
     found = evidence_for_hunks(ctx, rejected, run)
     return {hid: sorted({e.thread_id for e in items}) for hid, items in found.items()}
@@ -573,8 +562,6 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
             "UPDATE phase2_runs SET status='rejected', decided_at=?, reason=? WHERE id=?",
             (clock.now_s(), (reason or "").strip() or None, run.id),
         )
-        from memtui.review import decide
-
         decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
         forgotten.release_after_rejection(conn, run.id)
         forget_run_content(conn, run.id)
@@ -589,7 +576,7 @@ def _changes(view: TreeView) -> PendingChanges:
 def review_state(ctx: Context, *, with_diff: bool = True) -> ReviewState:
     """What awaits a person, read-only (a temporary index; no lock, never writes ``.git``). What a killed process
     left is settled first when the root is free, so a half-finished approve never shows as awaiting review."""
-    from memtui.phase2.recovery import settle
+    from memtui.phase2.recovery import settle  # on use, as in _recover: the review/recovery circle
 
     settle(ctx)
     root = ctx.paths.memory_root
@@ -659,13 +646,9 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         if not changed:  # new inputs alone stay pending for Phase 2: a commit of them would record an empty change
             baseline.run_git(root, "read-tree", "HEAD")
             raise ReviewError("nothing to commit: MEMORY.md, memory_summary.md and skills/ match the baseline")
-        from memtui.state import person_lines
-
         # a person's own lines: forget never removes them
         person_lines.record_added(conn, baseline.run_git(root, "diff", "--no-ext-diff", "HEAD", checked), changed)
         commit = baseline.commit_tree(root, checked, message or MANUAL_MESSAGE)
-        from memtui import history
-
         decision = history.record_decision(
             conn, "manual_commit", files_in=changed, reason=message, tree=history.baseline_tree(root), commit=commit
         )
@@ -678,6 +661,4 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
 def refresh_index(ctx: Context) -> str | None:
     """Every decision (approve, reject, commit, restore; CLI and TUI alike) brings the search index in line with
     the memory root and purges the FTS segments of text that left it. A failure here is reported, not raised."""
-    from memtui.search import try_refresh_memory_index
-
     return try_refresh_memory_index(ctx.conn, ctx.paths.memory_root)

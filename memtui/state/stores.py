@@ -26,12 +26,14 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
-from memtui import clock
+from memtui import clock, history
+from memtui.health.store import forget_thread
 from memtui.memroot.approved import publish
 from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES, SYNC_MANIFEST, write_if_changed
 from memtui.memroot.view import remove_leftover_views
 from memtui.phase2.stems import rollout_summary_file_stem
 from memtui.phase2.tools import drop_journal
+from memtui.search import purge_deleted
 from memtui.state import person_lines, tombstones
 from memtui.state.jobs import STAGE1
 from memtui.state.person_lines import normalize_line
@@ -349,8 +351,6 @@ def _forget_runs(env: Env, t: Target) -> int:
 
 
 def _forget_health(env: Env, t: Target) -> int:
-    from memtui.health.store import forget_thread
-
     return forget_thread(env.conn, t.thread_id)
 
 
@@ -363,8 +363,6 @@ def _forget_decisions(env: Env, t: Target) -> int:
 
 
 def _forget_snapshots(env: Env, t: Target) -> int:
-    from memtui import history
-
     conn = env.conn
     n = 0
     for decision_id, files in list(history.snapshots(conn)):
@@ -561,8 +559,6 @@ def _forget_aside_databases(env: Env, t: Target) -> int:
                     if all(_has_table(conn, table) for table in store.columns):
                         store.forget(aside, t)
                 if _has_table(conn, "meta"):
-                    from memtui.search import purge_deleted
-
                     purge_deleted(conn, force=True)  # the deleted documents' terms leave the FTS5 segments
                 conn.execute("VACUUM")
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
