@@ -103,6 +103,12 @@ SKIP_PARTS = {".venv", ".git", "__pycache__", "node_modules"}
 # its own table of old names, and its test's old-layout fixture, are never rewritten
 KEEP = frozenset({Path("scripts/relayout.py"), Path("tests/test_relayout.py")})
 
+# Key binding ids share the package's prefix (``memtui.history`` is a key's id in a person's [keymap], not the module):
+# the ids the TUI declares are left alone wherever they appear. Filled by ``relayout`` from memtui/tui.
+BINDING_ID = re.compile(r"""\bid\s*=\s*["'](memtui\.[\w.]+)["']""")
+KEEP_STRINGS: set[str] = set()
+CONTRACTS = "[tool.importlinter]"  # pyproject.toml from here on names the new layout: never rewritten
+
 DOTTED = re.compile(r"\bmemtui(?:\.[A-Za-z_]\w*)+")
 PATHLIKE = re.compile(r"\bmemtui(?:/[A-Za-z_][\w]*)+(?:\.py)?/?")
 # a path inside the package without its ``memtui/`` (``rollouts/user_words.py``); a bare file name is left alone
@@ -153,6 +159,8 @@ def map_module(name: str, moves: dict[str, str]) -> str:
 
 def map_dotted(text: str, moves: dict[str, str], modules: set[str]) -> str:
     """A dotted reference whose longest existing-module prefix moves (attributes after it are kept)."""
+    if text in KEEP_STRINGS:
+        return text
     parts = text.split(".")
     for i in range(len(parts), 1, -1):
         head = ".".join(parts[:i])
@@ -374,9 +382,15 @@ def relayout(root: Path = ROOT, *, check: bool = False) -> list[str]:
     if check:
         return report
     modules = old_modules(root)
+    KEEP_STRINGS.clear()
+    for p in (root / PKG / "tui").rglob("*.py"):
+        KEEP_STRINGS.update(BINDING_ID.findall(p.read_text(encoding="utf-8")))
     for p, is_py in list(project_files(root)):
         src = p.read_text(encoding="utf-8")
-        new = rewrite_python(src, moves, modules) if is_py else rewrite_text(src, moves, modules)
+        head, contracts = src, ""
+        if p.name == "pyproject.toml" and CONTRACTS in src:  # written for the new layout already
+            head, contracts = src[: src.index(CONTRACTS)], src[src.index(CONTRACTS) :]
+        new = (rewrite_python(head, moves, modules) if is_py else rewrite_text(head, moves, modules)) + contracts
         if new != src:
             p.write_text(new, encoding="utf-8")
     # the most specific first: a module moved out of a package before the package itself moves

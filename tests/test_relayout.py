@@ -23,6 +23,9 @@ OLD_TREE = {
     "memtui/phase2/baseline.py": "def commit_tree():\n    pass\n",
     "memtui/phase2/review.py": "from memtui import clock\nfrom memtui.phase2 import baseline\n",
     "memtui/phase2/added_by_someone.py": "from memtui.phase2.review import clock\n",
+    "memtui/history.py": "",
+    "memtui/tui/__init__.py": "",
+    "memtui/tui/app.py": 'from memtui import history\n\nKEY = dict(key="6", id="memtui.history")\n',
     "tests/test_x.py": (
         "from memtui.phase2 import baseline, review\n"
         "import memtui.hooks\n"
@@ -32,7 +35,10 @@ OLD_TREE = {
         "'''\n"
         "TARGET = 'memtui.phase2.review.approve'  # memtui/phase2/review.py\n"
     ),
-    "README.md": "The gate (`memtui/phase2/review.py`, `phase2/baseline.py`) and `memtui/export.py`.\n",
+    "pyproject.toml": (
+        '[project.scripts]\nx = "memtui.hooks:main"\n\n[tool.importlinter]\nlayers = ["memtui.cli : memtui.hooks"]\n'
+    ),
+    "README.md": "The gate (`memtui/phase2/review.py`, `phase2/baseline.py`) and `memtui/export.py`; key `memtui.history`.\n",
 }
 
 
@@ -74,9 +80,13 @@ def test_relayout_moves_modules_rewrites_references_and_is_idempotent(tmp_path):
     assert test.count("from memtui.adapters.memroot import baseline") == 2
     assert "from memtui.services.phase2 import review" in test and "import memtui.hooks.install\n" in test
     assert "'memtui.services.phase2.review.approve'  # memtui/services/phase2/review.py" in test
+    pyproject = (tmp_path / "pyproject.toml").read_text()
+    assert 'x = "memtui.hooks.install:main"' in pyproject and '["memtui.cli : memtui.hooks"]' in pyproject
+    app = (tmp_path / "memtui/tui/app.py").read_text()
+    assert "from memtui.services import history" in app and 'id="memtui.history"' in app  # a key's id, not the module
     readme = (tmp_path / "README.md").read_text()
     assert "`memtui/services/phase2/review.py`, `adapters/memroot/baseline.py`" in readme
-    assert "`memtui/services/export/__init__.py`" in readme
+    assert "`memtui/services/export/__init__.py`" in readme and "key `memtui.history`" in readme
     assert 'ENTRY_MODULE = "memtui.hook_entry"' in (tmp_path / "memtui/hooks/install.py").read_text()
     status = _git(tmp_path, "status", "--porcelain")
     assert "memtui/phase2/review.py -> memtui/services/phase2/review.py" in status  # git mv: history follows
