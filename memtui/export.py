@@ -9,15 +9,10 @@ files are larger than what the agents' loaders read.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
-from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Literal
 
 from memtui.memroot.approved import approved, published
-from memtui.private import write_private_bytes
 from memtui.trust.export import trusted_text
 
 SUMMARY_TOKEN_LIMIT = 2_500  # Codex injects this much of memory_summary.md
@@ -91,7 +86,7 @@ def render_prompt(
     return head + summary + tail if sep else rendered + "\n" + summary + "\n"
 
 
-def _newline_of(text: str) -> str:
+def newline_of(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
@@ -132,7 +127,7 @@ def splice_block(existing: str, block: str | None) -> str:
     endings. Markers that do not make one complete block raise ``MarkerError`` (naming the line).
     """
     _check_markers(existing)
-    nl = _newline_of(existing)
+    nl = newline_of(existing)
     body = "" if block is None else nl.join(block.strip("\n").replace("\r\n", "\n").split("\n")) + nl
     begin = existing.find(BEGIN_MARKER)
     end = existing.find(END_MARKER, begin + len(BEGIN_MARKER)) if begin >= 0 else -1
@@ -145,49 +140,6 @@ def splice_block(existing: str, block: str | None) -> str:
         return section
     sep = "" if existing.endswith(nl + nl) else (nl if existing.endswith(("\n", "\r")) else nl + nl)
     return existing + sep + section
-
-
-AgentsMdResult = Literal["created", "updated", "unchanged"]
-
-
-def write_agents_md(
-    path: Path, block: str | None, warn: Callable[[str], None] | None = None, cap: int | None = None
-) -> AgentsMdResult:
-    """Write or refresh the memtui section of an AGENTS.md / CLAUDE.md. An existing file is replaced atomically
-    (mode kept; a symlink is followed, not replaced). Codex's 32 KiB AGENTS.md cap is respected (``export_cap``);
-    ``warn`` receives what that changed. ``cap``: the bytes of this file Codex loads, when the files it loads before
-    it (``export_chain``) leave less than the whole budget."""
-    from memtui.export_cap import PROJECT_DOC_MAX_BYTES, fit_agents_md
-
-    def splice(existing: str) -> str:
-        fit = fit_agents_md(path.name, existing, block, PROJECT_DOC_MAX_BYTES if cap is None else cap)
-        for message in fit.warnings:
-            (warn or (lambda _m: None))(message)
-        return fit.text
-
-    path = path.resolve() if path.is_symlink() else path
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        if block is None:
-            return "unchanged"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_private_bytes(path, splice("").encode("utf-8"))  # a file memtui creates is 0600
-        return "created"
-    existing = raw.decode("utf-8", errors="surrogateescape")  # round-trips any bytes outside the block
-    updated = splice(existing).encode("utf-8", errors="surrogateescape")
-    if updated == raw:
-        return "unchanged"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(updated)
-        os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return "updated"
 
 
 def loader_warnings(memory_root: Path, bytes_per_token: float = DEFAULT_BYTES_PER_TOKEN) -> list[str]:

@@ -6,13 +6,20 @@ appended to a long AGENTS.md would be the part that gets cut, or be cut in half.
 whole inside the cap: it trims the middle of the memory summary when that is enough, and otherwise moves the block
 to the top of the file (the person's text is kept byte for byte, only its position relative to the block changes).
 Every such change comes with a warning. Claude Code has no such cap, so CLAUDE.md files are left alone.
+``write_agents_md`` writes the fitted file, so the export depends on the cap and never the other way round.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
-from memtui.export import BEGIN_MARKER, END_MARKER, _newline_of, splice_block
+from memtui.export import BEGIN_MARKER, END_MARKER, newline_of, splice_block
+from memtui.private import write_private_bytes
 
 PROJECT_DOC_MAX_BYTES = 32 * 1024  # Codex's default project_doc_max_bytes
 CAPPED_NAMES = frozenset({"agents.md", "agents.override.md"})
@@ -64,7 +71,7 @@ def trim_summary(block: str, cut_bytes: int) -> str | None:
 
 def fit_agents_md(name: str, existing: str, block: str | None, cap: int = PROJECT_DOC_MAX_BYTES) -> CapFit:
     """``existing`` with the memtui block spliced in so that the block is never the part Codex cuts."""
-    nl = _newline_of(existing)
+    nl = newline_of(existing)
     text = splice_block(existing, block)
     if block is None or name.lower() not in CAPPED_NAMES or _size(text) <= cap:
         return CapFit(text)
@@ -111,3 +118,45 @@ def fit_agents_md(name: str, existing: str, block: str | None, cap: int = PROJEC
             f"of your own text are not loaded (raise project_doc_max_bytes in ~/.codex/config.toml, or shorten it)"
         ],
     )
+
+
+AgentsMdResult = Literal["created", "updated", "unchanged"]
+
+
+def write_agents_md(
+    path: Path, block: str | None, warn: Callable[[str], None] | None = None, cap: int | None = None
+) -> AgentsMdResult:
+    """Write or refresh the memtui section of an AGENTS.md / CLAUDE.md. An existing file is replaced atomically
+    (mode kept; a symlink is followed, not replaced). Codex's 32 KiB AGENTS.md cap is respected (``fit_agents_md``);
+    ``warn`` receives what that changed. ``cap``: the bytes of this file Codex loads, when the files it loads before
+    it (``export_chain``) leave less than the whole budget."""
+
+    def splice(existing: str) -> str:
+        fit = fit_agents_md(path.name, existing, block, PROJECT_DOC_MAX_BYTES if cap is None else cap)
+        for message in fit.warnings:
+            (warn or (lambda _m: None))(message)
+        return fit.text
+
+    path = path.resolve() if path.is_symlink() else path
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if block is None:
+            return "unchanged"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_private_bytes(path, splice("").encode("utf-8"))  # a file memtui creates is 0600
+        return "created"
+    existing = raw.decode("utf-8", errors="surrogateescape")  # round-trips any bytes outside the block
+    updated = splice(existing).encode("utf-8", errors="surrogateescape")
+    if updated == raw:
+        return "unchanged"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(updated)
+        os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return "updated"

@@ -18,60 +18,26 @@ Where the rollout's text lives is ``memtui/state/stores.py``: forget runs every 
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
 from memtui import clock, history
 from memtui.context import Context
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
+from memtui.memroot.lock import memory_root_lock
+from memtui.phase2.forgotten import DerivedLine, Lineage, LineRef
+from memtui.phase2.recovery import recover_locked
+from memtui.phase2.review import pending_run
 from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
-from memtui.review.decide import normalize_line
+from memtui.review.after import Decision, after_decision
 from memtui.state import forgotten, outputs, person_lines, stores, threads
-from memtui.state.stores import Env, Target
-
-MIN_KEY_CHARS = 12  # shorter lines ("- none", "## Task 1") are too generic to say where they came from
-_TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
-_TAG = re.compile(r"\[Task (\d+)\]")
-_SUMMARY_REF = re.compile(rf"{ROLLOUT_SUMMARIES}/([^\s)]+?)\.md")
-_THREAD_REF = re.compile(r"thread_id=([0-9A-Za-z_-]+)")
+from memtui.state.stores import Env, line_keys, plan_lines
 
 
 class ForgetError(RuntimeError):
     """The forget cannot happen now (a run awaits review, the lock is held, unknown thread); says why."""
-
-
-class DerivedLine(BaseModel):
-    """A line of a memory file derived only from the forgotten rollout: removed by the next Phase 2 run."""
-
-    file: str
-    line: int  # 1-based
-    text: str
-
-
-class LineRef(BaseModel):
-    """A person's line that mentions the forgotten rollout: named, never removed."""
-
-    file: str
-    line: int  # 1-based
-
-
-class Lineage(BaseModel):
-    """What a rollout contributed, as far as memtui can tell."""
-
-    thread_id: str
-    summary_files: list[str] = []  # rollout_summaries/<stem>.md
-    keys: list[str] = []  # normalised lines of its raw memory and summary that no other rollout has
-    lines: list[DerivedLine] = []  # lines of the memory files derived only from it
-    mentions: list[LineRef] = []  # a person's lines that mention it: theirs to decide
-
-    def target(self, person: set[str] | frozenset[str] = frozenset()) -> Target:
-        return Target(
-            self.thread_id, frozenset(Path(f).stem for f in self.summary_files), frozenset(self.keys), frozenset(person)
-        )
 
 
 class ForgetResult(BaseModel):
@@ -100,124 +66,6 @@ class ForgetResult(BaseModel):
 # ---- lineage ----------------------------------------------------------------------------------------------
 
 
-def _keys(text: str) -> set[str]:
-    return {k for line in text.splitlines() if len(k := normalize_line(line)) >= MIN_KEY_CHARS}
-
-
-def _refs(line: str) -> set[str]:
-    return set(_THREAD_REF.findall(line)) | set(_SUMMARY_REF.findall(line))
-
-
-def is_person_line(line: str, t: Target) -> bool:
-    key = normalize_line(line)
-    return bool(key) and person_lines.key_hash(key) in t.person
-
-
-def line_is_derived(line: str, t: Target) -> bool:
-    """Whether ``line`` came only from the target's rollouts (a person's line never does)."""
-    if is_person_line(line, t):
-        return False
-    mine, others = _split_refs(line, t)
-    if mine:
-        return not others
-    return normalize_line(line) in t.keys
-
-
-def _split_refs(line: str, t: Target) -> tuple[set[str], set[str]]:
-    """The line's citations (thread ids, summary stems): the target's, and the others."""
-    refs = _refs(line)
-    mine = {r for r in refs if t.owns(r)}
-    return mine, refs - mine
-
-
-def strip_citations(line: str, marks: set[str]) -> str:
-    """``line`` without its citations of ``marks`` (thread ids, summary stems), keeping the others."""
-    for m in sorted(marks, key=len, reverse=True):  # the longest first: a stem holds its prefix
-        esc = re.escape(m)
-        line = re.sub(rf"(?:,\s*)?\bthread_id={esc}\b", "", line)
-        line = re.sub(rf"(?:,\s*)?{ROLLOUT_SUMMARIES}/{esc}\.md", "", line)
-    return re.sub(r"([\[(])\s*,\s*", r"\1", line)
-
-
-def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], list[int]]:
-    """For the lines of ``text``: {index: None (remove) or the line without the forgotten citations}, and the
-    indexes of a person's lines that mention the target (kept)."""
-    lines = text.split("\n")
-    out: dict[int, str | None] = {}
-    mentions: list[int] = []
-    if rel == MEMORY_MD:
-        # A task runs from its "## Task n" heading to the next heading of level 1 or 2 (or the generated block's end).
-        tasks: dict[tuple[int, str], tuple[int, int, set[str]]] = {}
-        group = -1
-        open_task: tuple[tuple[int, str], int, set[str]] | None = None
-
-        def close(at: int) -> None:
-            nonlocal open_task
-            if open_task is not None:
-                key, start, refs = open_task
-                tasks[key] = (start, at, refs)
-                open_task = None
-
-        for i, line in enumerate(lines):
-            if line.startswith(("# ", "## ", "<!--")):
-                close(i)
-                if line.startswith("# "):
-                    group = i
-                elif m := _TASK.match(line):
-                    open_task = ((group, m.group(1)), i, set())
-            elif open_task is not None:
-                open_task[2].update(_refs(line))
-        close(len(lines))
-        only = {key for key, (_, _, refs) in tasks.items() if refs and all(t.owns(r) for r in refs)}
-        for key in only:
-            start, end, _ = tasks[key]
-            out.update({i: None for i in range(start, end)})
-        group = -1
-        for i, line in enumerate(lines):
-            if line.startswith("# "):
-                group = i
-            tags = _TAG.findall(line)
-            if tags and all((group, tag) in only for tag in tags):
-                out[i] = None
-    for i, line in enumerate(lines):
-        mine, others = _split_refs(line, t)
-        if mine and others:
-            out[i] = strip_citations(line, mine)  # other rollouts still support it: only the citation goes
-        elif mine:
-            out[i] = None
-            stripped = line.lstrip()
-            if rel == MEMORY_SUMMARY and stripped.startswith("- desc:") and i > 0 and lines[i - 1].startswith("- "):
-                out[i - 1] = None  # the topic line whose description points at the summary
-        elif normalize_line(line) in t.keys:
-            out[i] = None
-    for i in list(out):
-        if is_person_line(lines[i], t):
-            del out[i]
-            if _split_refs(lines[i], t)[0] or normalize_line(lines[i]) in t.keys:
-                mentions.append(i)
-    return out, sorted(set(mentions))
-
-
-def scrub_text(rel: str, text: str, t: Target) -> str:
-    plan, _ = plan_lines(rel, text, t)
-    if not plan:
-        return text
-    lines = text.split("\n")
-    return "\n".join(plan.get(i, line) for i, line in enumerate(lines) if plan.get(i, line) is not None)  # type: ignore[misc]
-
-
-def holds(text: str, t: Target, *, diff: bool = False) -> bool:
-    """Whether ``text`` still holds something of the target's (a person's line does not count)."""
-    for line in text.split("\n"):
-        if diff and line[:1] in "+- ":
-            line = line[1:]
-        if is_person_line(line, t):
-            continue
-        if t.mentioned_in(line) or (t.keys and normalize_line(line) in t.keys):
-            return True
-    return False
-
-
 def _summary_stems(conn: sqlite3.Connection, root: Path, thread_id: str) -> set[str]:
     stems: set[str] = set()
     stamp = outputs.stem_parts(conn, thread_id)
@@ -240,11 +88,11 @@ def lineage(ctx: Context, thread_id: str) -> Lineage:
     """What ``thread_id`` contributed: its summary files, its own lines, and the memory lines derived from it."""
     conn, root = ctx.conn, ctx.paths.memory_root
     texts = outputs.text_of(conn, thread_id)
-    own = _keys(f"{texts[0]}\n{texts[1]}") if texts else set()
+    own = line_keys(f"{texts[0]}\n{texts[1]}") if texts else set()
     others: set[str] = set()
     if own:
         for raw, summary in outputs.texts_of_others_remembered(conn, thread_id):
-            others |= _keys(f"{raw}\n{summary}") & own
+            others |= line_keys(f"{raw}\n{summary}") & own
     stems = _summary_stems(conn, root, thread_id)
     found = Lineage(
         thread_id=thread_id,
@@ -274,11 +122,6 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
     has_output = outputs.has_any(conn, (thread_id,))
     if not known and not has_output:
         raise ForgetError(f"no rollout {thread_id} in the index (`memtui status` counts them; ids are exact)")
-    from memtui.memroot.lock import memory_root_lock
-    from memtui.phase2.recovery import recover_locked
-    from memtui.phase2.review import pending_run
-    from memtui.review.after import Decision, after_decision
-
     with memory_root_lock(root, "forget"):
         recover_locked(ctx)
         if (run := pending_run(conn)) is not None:
@@ -314,13 +157,6 @@ def forget(ctx: Context, thread_id: str, reason: str | None = None) -> ForgetRes
     )
 
 
-def _purge_search(conn: sqlite3.Connection) -> None:
-    """Deleted search documents leave the FTS5 segments too (the index keeps terms until merged)."""
-    from memtui import search
-
-    search.purge_deleted(conn, force=True)
-
-
 def unforget(ctx: Context, thread_id: str) -> ForgetResult:
     """Lift the mark: the next ingest re-reads the file and Phase 1 may extract it again."""
     conn = ctx.conn
@@ -328,103 +164,5 @@ def unforget(ctx: Context, thread_id: str) -> ForgetResult:
         raise ForgetError(f"{thread_id} is not forgotten")
     threads.forget_file_of(conn, thread_id)  # re-read: preview, title, citations
     decision = history.record_decision(conn, "unforget", thread_id=thread_id)
-    from memtui.review.after import Decision, after_decision
-
     after_decision(ctx, Decision("unforget", record=decision))
     return ForgetResult(thread_id=thread_id, forgotten=False, decision=decision)
-
-
-# ---- Phase 2 and the review ------------------------------------------------------------------------------
-
-
-def pending(conn: sqlite3.Connection) -> list[Lineage]:
-    """Forgotten rollouts whose derived text a Phase 2 run still has to remove."""
-    return [Lineage.model_validate_json(c) for c in forgotten.pending_lineages(conn)]
-
-
-def pending_target(conn: sqlite3.Connection) -> Target | None:
-    person = person_lines.hashes(conn)
-    return stores.combine([lin.target(person) for lin in pending(conn)])
-
-
-def claim_for_run(conn: sqlite3.Connection, run_id: int) -> None:
-    forgotten.claim_for_run(conn, run_id)
-
-
-def scrub_workspace(conn: sqlite3.Connection, root: Path, write: Any) -> list[str]:
-    """After the agent or the offline merge: remove every line still derived only from a forgotten rollout.
-    ``write(rel, bytes)`` is the run's journal, so a reject undoes this too. Returns the files changed."""
-    t = pending_target(conn)
-    if t is None:
-        return []
-    changed = []
-    for rel in (MEMORY_MD, MEMORY_SUMMARY):
-        path = root / rel
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        new = scrub_text(rel, text, t)
-        if new != text:
-            write(rel, new.encode("utf-8"))
-            changed.append(rel)
-    return changed
-
-
-def mentions(ctx: Context) -> list[LineRef]:
-    """A person's lines in the memory files that mention a forgotten rollout still being removed: the review names
-    them (forget never removes a person's line)."""
-    t = pending_target(ctx.conn)
-    if t is None:
-        return []
-    out = []
-    for rel in (MEMORY_MD, MEMORY_SUMMARY):
-        path = ctx.paths.memory_root / rel
-        if path.is_file():
-            _, found = plan_lines(rel, path.read_text(encoding="utf-8", errors="replace"), t)
-            out += [LineRef(file=rel, line=i + 1) for i in found]
-    return out
-
-
-def finish_after_approval(ctx: Context, run_id: int) -> int:
-    """The run that removed the forgotten rollouts' derived text is approved: every store forgets again (history
-    versions and left-out hunks written since), then the lineage is dropped."""
-    conn = ctx.conn
-    rows = forgotten.carried_by(conn, run_id)
-    if not rows:
-        return 0
-    person = person_lines.hashes(conn)
-    env = Env(conn, ctx.paths.home)
-    for r in rows:
-        if r.contributed:
-            stores.forget_everywhere(env, Lineage.model_validate_json(r.contributed).target(person))
-    forgotten.done_with_run(conn, run_id, clock.now_s())
-    from memtui import search
-
-    search.try_refresh_memory_index(conn, ctx.paths.memory_root)  # the old MEMORY.md chunks leave the index
-    _purge_search(conn)
-    history.checkpoint(conn)
-    return len(rows)
-
-
-def finish_without_changes(conn: sqlite3.Connection) -> None:
-    """A Phase 2 run found nothing to change: nothing derived from a forgotten rollout is left in memory."""
-    if forgotten.done_all(conn, clock.now_s()):
-        history.checkpoint(conn)
-
-
-def release_after_rejection(conn: sqlite3.Connection, run_id: int) -> None:
-    """The removal was rejected: the next run carries it again."""
-    forgotten.release_run(conn, run_id)
-
-
-def is_forgotten(conn: sqlite3.Connection, thread_id: str) -> bool:
-    return forgotten.is_forgotten(conn, thread_id)
-
-
-def prompt_lines(conn: sqlite3.Connection) -> list[str]:
-    """For the agent: each forgotten rollout still to be removed, and the memory lines derived from it."""
-    out = []
-    for lin in pending(conn):
-        out.append(f"thread_id={lin.thread_id}; summary files: {', '.join(lin.summary_files) or 'none'}")
-        out += [f"  {line.file}:{line.line}: {line.text.strip()}" for line in lin.lines[:40]]
-    return out

@@ -15,16 +15,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
 import zstandard
-from pydantic import BaseModel
 
 from memtui import clock
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY
+from memtui.phase2 import baseline
 from memtui.review.hunks import unified_diff
-from memtui.state import decisions, runs
+from memtui.state import decisions
+from memtui.state.db import checkpoint_wal
 from memtui.state.decisions import Decision, HunkRef
 
 DecisionKind = Literal["approve", "partial_approve", "reject", "manual_commit", "restore", "forget", "unforget"]
@@ -43,8 +44,6 @@ def is_snapshot_path(rel: str) -> bool:
 
 def checkpoint(conn: sqlite3.Connection) -> None:
     """Deleted rows are zeroed (every connection runs ``secure_delete``); this also empties the WAL of old frames."""
-    from memtui.state.db import checkpoint_wal
-
     checkpoint_wal(conn)
 
 
@@ -92,8 +91,6 @@ def list_decisions(conn: sqlite3.Connection, limit: int = 500) -> list[Decision]
 def baseline_files(root: Path) -> dict[str, str]:
     """The consolidated memory files as committed in the baseline (not the working tree: a person's unsaved edit
     is not an approved version)."""
-    from memtui.phase2 import baseline
-
     if not baseline.is_usable(root):
         return {}
     names = baseline.run_git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0")
@@ -105,8 +102,6 @@ def baseline_files(root: Path) -> dict[str, str]:
 
 
 def baseline_tree(root: Path) -> str | None:
-    from memtui.phase2 import baseline
-
     if not baseline.is_usable(root):
         return None
     return baseline.run_git(root, "rev-parse", "HEAD^{tree}").strip()
@@ -175,103 +170,3 @@ def files_diff(current: dict[str, str], target: dict[str, str]) -> str:
 def version_diff(conn: sqlite3.Connection, root: Path, decision_id: int) -> str:
     """What restoring version N would change: the current baseline's memory files -> version N's."""
     return files_diff(baseline_files(root), version_files(conn, decision_id))
-
-
-# ---- restore (through review) --------------------------------------------------------------------------------
-
-
-class RestoreResult(BaseModel):
-    run_id: int
-    version: int
-    stat: list[tuple[str, str]]
-
-    def message(self) -> str:
-        return (
-            f"version {self.version} is in the workspace as run #{self.run_id} awaiting review "
-            f"({len(self.stat)} file(s)); `memtui review show`, then approve (all or --except hunks) or reject"
-        )
-
-
-def _workspace_snapshot_files(root: Path) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for rel in (MEMORY_MD, MEMORY_SUMMARY):
-        if (root / rel).is_file():
-            out[rel] = (root / rel).read_bytes().decode("utf-8", "replace")
-    skills = root / SKILLS_DIR
-    if skills.is_dir():
-        for f in sorted(skills.rglob("*")):
-            if f.is_file() and not f.is_symlink():
-                out[f.relative_to(root).as_posix()] = f.read_bytes().decode("utf-8", "replace")
-    return out
-
-
-def restore_version(ctx: Any, decision_id: int) -> RestoreResult:
-    """Write version ``decision_id``'s memory files into the workspace as a run awaiting review (never a commit).
-
-    Under the memory-root lock. Refused while a run awaits review, or when a person's uncommitted edit to the memory
-    files would be overwritten (commit or undo it first). The run records the exact tree it proposes: the baseline
-    with these files replaced, so synced inputs waiting for the next Phase 2 are no part of it."""
-    from memtui.memroot.lock import memory_root_lock
-    from memtui.phase2 import baseline, review
-    from memtui.phase2.recovery import recover_locked
-    from memtui.phase2.tools import Journal
-    from memtui.review.after import Decision, after_decision
-    from memtui.review.decide import Plan, apply_to_tree
-
-    conn, root = ctx.conn, ctx.paths.memory_root
-    target = version_files(conn, decision_id)
-    with memory_root_lock(root, "restore"):
-        recover_locked(ctx)
-        if (run := review.pending_run(conn)) is not None:
-            raise HistoryError(f"Phase 2 run #{run.id} awaits review; approve or reject it first")
-        base = baseline.ensure_baseline(root)
-        current = baseline_files(root)
-        edited = sorted(
-            rel
-            for rel, text in {**{k: None for k in current}, **_workspace_snapshot_files(root)}.items()
-            if text != current.get(rel)
-        )
-        if edited:
-            raise HistoryError(
-                f"your own edits to {', '.join(edited)} are not in the baseline; commit them (`memtui review commit`"
-                " or the memory editor) or undo them, then restore"
-            )
-        diff = files_diff(current, target)
-        if not diff:
-            raise HistoryError(f"version {decision_id} is the same as the current memory")
-        stat = sorted(
-            (("A" if rel not in current else "D" if rel not in target else "M"), rel)
-            for rel in set(current) | set(target)
-            if current.get(rel) != target.get(rel)
-        )
-        tree = apply_to_tree(
-            root,
-            baseline.run_git(root, "rev-parse", "HEAD^{tree}").strip(),
-            Plan(hunks=[], files={rel: target.get(rel) for _, rel in stat}),
-        )
-        added, removed = review.count_lines(diff)
-        now = clock.now_s()
-        run_id = runs.insert_restore(
-            conn,
-            decision_id=decision_id,
-            now=now,
-            base=base,
-            tree=tree,
-            files=baseline.tree_files(root, tree),
-            added=added,
-            removed=removed,
-        )
-
-        def persist(journal: Journal) -> None:
-            runs.save_pre_snapshot(conn, run_id, journal.pre)
-            review.save_journal(conn, run_id, journal.post)
-
-        journal = Journal(root, on_change=persist)
-        for _, rel in stat:
-            if rel in target:
-                journal.write(rel, target[rel].encode("utf-8"))
-            else:
-                journal.delete(rel)
-        runs.finish_restore(conn, run_id, clock.now_s(), diff, stat)
-    after_decision(ctx, Decision("restore_proposed", run_id=run_id))
-    return RestoreResult(run_id=run_id, version=decision_id, stat=stat)

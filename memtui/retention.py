@@ -14,8 +14,12 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
+from memtui import forget
 from memtui.context import Context
+from memtui.memroot.lock import MemoryRootBusy
+from memtui.search import purge_deleted
 from memtui.state import stores, threads
+from memtui.state.db import immediate
 from memtui.state.selection import expired_stage1_outputs
 
 RETENTION_BATCH = 200  # rows per run, as the seed's PRUNE_BATCH_SIZE
@@ -47,9 +51,6 @@ class Housekeeping:
 
 def run_retention(ctx: Context, limit: int = RETENTION_BATCH) -> int:
     """Expire up to ``limit`` stage-1 outputs through the store registry; returns how many."""
-    from memtui.search import purge_deleted
-    from memtui.state.db import immediate
-
     conn = ctx.conn
     env = stores.Env(conn, ctx.paths.home)
     with immediate(conn):
@@ -66,9 +67,6 @@ def opted_out_threads(ctx: Context) -> list[str]:
 
 
 def forget_opt_outs(ctx: Context, result: Housekeeping) -> None:
-    from memtui import forget
-    from memtui.memroot.lock import MemoryRootBusy
-
     for thread_id in opted_out_threads(ctx):
         try:
             forget.forget(ctx, thread_id, OPT_OUT_REASON)
@@ -88,3 +86,12 @@ def housekeeping(ctx: Context) -> Housekeeping:
     except (sqlite3.Error, OSError) as exc:  # never the reason a Phase 1 or Phase 2 run fails
         result.problem = f"{exc.__class__.__name__}: {exc}"
     return result
+
+
+def prune_stage1_outputs_for_retention(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> int:
+    """Delete up to ``limit`` unselected rows unused for ``max_unused_days``, stalest first; jobs rows are kept.
+
+    Through the store registry: every store that holds a stage-1 output's text drops it (``stores.expire``)."""
+    env = stores.Env(conn)
+    with immediate(conn):
+        return sum(1 for tid in expired_stage1_outputs(conn, max_unused_days, limit) if stores.expire(env, tid))

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from memtui.memroot.approved import approved
-from memtui.phase2.workspace import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES
+from memtui.memroot.files import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.redact import redact_text
 from memtui.rollouts.model import Transcript
 from memtui.scope import parse_memory

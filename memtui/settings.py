@@ -150,16 +150,6 @@ class Settings(BaseModel):
     )
 
     @property
-    def resolved_provider(self) -> ResolvedProvider:
-        """``auto``: a key or server -> openai; else a logged-in codex -> codex; else claude; else offline.
-
-        The probe of the agent CLIs lives in ``memtui.llm.backends.choose`` (cached per process).
-        """
-        from memtui.llm.backends.choose import choose_provider
-
-        return choose_provider(self).name
-
-    @property
     def model_context_window(self) -> int:
         """The window Phase 1 budgets against: the local model's own when ``provider = "local"``."""
         return self.local_context_window_tokens if self.provider == "local" else self.context_window_tokens

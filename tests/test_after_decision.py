@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui import forget, history
+from memtui import forget
 from memtui.cli import main
 from memtui.phase2 import consolidate, review
 from memtui.phase2.consolidate import run_phase2
+from memtui.phase2.restore import restore_version
 from memtui.review import after
 from memtui.review.hunks import parse_diff
 from tests.conftest import FROZEN_NOW
@@ -59,7 +60,7 @@ def test_every_decision_path_runs_the_fan_out_once(ctx, seen, monkeypatch):
     partial = review.approve(ctx, except_ids=[hunk.id], reason="not this")
     assert partial.hunks_out == 1
 
-    restore = history.restore_version(ctx, approved.decision)
+    restore = restore_version(ctx, approved.decision)
     review.approve(ctx)
 
     (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "\n- a line of my own\n")

@@ -11,10 +11,10 @@ import json
 import pytest
 
 from memtui.context import open_context
+from memtui.memroot.files import DIFF_FILENAME
 from memtui.phase2 import agent_rules, baseline, cli_agent, review
 from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.tools import Journal, MemoryTools
-from memtui.phase2.workspace import DIFF_FILENAME
 from tests.conftest import FROZEN_NOW, approve_root
 from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import fake_clis  # noqa: F401  (fixture)

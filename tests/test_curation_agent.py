@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memtui import forget
-from memtui.phase2 import review
+from memtui.phase2 import forgotten, review
 from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.stems import rollout_summary_file_stem
 from tests.conftest import FROZEN_NOW
@@ -100,7 +100,7 @@ def test_a_rejected_removal_keeps_the_forget_pending_for_the_next_run(ctx, model
     review.reject(ctx, "not now")
     row = ctx.conn.execute("SELECT run_id, done_at, contributed FROM forgotten_threads").fetchone()
     assert row[0] is None and row[1] is None and row[2]
-    assert any("ZEBRA4471" in line for line in forget.prompt_lines(ctx.conn))
+    assert any("ZEBRA4471" in line for line in forgotten.prompt_lines(ctx.conn))
 
 
 def test_rejected_hunks_reach_the_prompt_as_do_not_relearn(ctx, model_env):

@@ -13,7 +13,7 @@ import zstandard
 
 from memtui.cli import main
 from memtui.context import open_context
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES
 from tests.conftest import approve_root
 from tests.fixtures.rollouts import write_codex_rollout
 

@@ -15,8 +15,8 @@ from memtui.export import (
     render_prompt,
     splice_block,
     truncate_middle,
-    write_agents_md,
 )
+from memtui.export_cap import write_agents_md
 from memtui.paths import resolve_paths
 from tests.conftest import approve_root
 

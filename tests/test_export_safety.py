@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memtui.cli import main
-from memtui.export import BEGIN_MARKER, END_MARKER, write_agents_md
+from memtui.export import BEGIN_MARKER, END_MARKER
+from memtui.export_cap import write_agents_md
 from memtui.scope import parse_memory, scoped_text
 
 

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
+from memtui.memroot.files import DIFF_FILENAME
 from memtui.phase2 import review
 from memtui.phase2.baseline import head_commit
 from memtui.phase2.consolidate import run_phase2
 from memtui.phase2.tools import Journal, MemoryTools
-from memtui.phase2.workspace import DIFF_FILENAME
 from memtui.state.global_job import read_global_job
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_error, reply_text, reply_tool_calls

@@ -9,10 +9,10 @@ import pytest
 
 from memtui.context import open_context
 from memtui.llm.backends import claude_cli
+from memtui.memroot.files import DIFF_FILENAME
 from memtui.phase2 import review
 from memtui.phase2.baseline import head_commit
 from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.workspace import DIFF_FILENAME
 from memtui.selfcalls import MARKER
 from tests.conftest import FROZEN_NOW
 from tests.test_backends import calls, fake_clis  # noqa: F401  (fixture)

@@ -5,15 +5,9 @@ from __future__ import annotations
 import os
 
 from memtui import clock
+from memtui.memroot.files import DIFF_FILENAME, write_if_changed
 from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.phase2.workspace import (
-    DIFF_FILENAME,
-    render_diff_file,
-    render_raw_memories,
-    sync_workspace,
-    validate_artifacts,
-    write_if_changed,
-)
+from memtui.phase2.workspace import render_diff_file, render_raw_memories, sync_workspace, validate_artifacts
 from memtui.state.selection import Stage1Output
 
 VECTOR_ID = "0194f5a6-89ab-7cde-8123-456789abcdef"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
+from memtui.memroot.files import write_if_changed
 from memtui.paths import resolve_paths
-from memtui.phase2.workspace import write_if_changed
 from memtui.private import tighten_home
 from memtui.state.db import connect
 from tests.conftest import approve_root

@@ -185,7 +185,7 @@ def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ct
     ctx2 = context()
     try:
         from memtui.memroot.lock import memory_root_lock
-        from memtui.phase2.consolidate import recover_interrupted_runs
+        from memtui.phase2.recovery import recover_interrupted_runs
 
         with memory_root_lock(root, "test recovery"):
             assert recover_interrupted_runs(ctx2.conn, root)

@@ -122,7 +122,8 @@ def test_python_unified_diff_round_trips_through_the_parser():
 
 
 def test_a_left_out_hunk_bans_only_what_it_really_added_not_renumbered_lines(tmp_path):
-    from memtui.review.decide import normalize_line, plan
+    from memtui.review.decide import plan
+    from memtui.state.person_lines import normalize_line
 
     old = "# Group\n\n## Task 1: alpha\n- use uv [Task 1]\n"
     new = "# Group\n\n## Task 1: beta\n- pin TZ=UTC [Task 1]\n\n## Task 2: alpha\n- use uv [Task 2]\n"

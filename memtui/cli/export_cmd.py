@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from memtui.cli.common import make_context
-from memtui.export import MarkerError, loader_warnings, render_prompt, write_agents_md
+from memtui.export import MarkerError, loader_warnings, render_prompt
+from memtui.export_cap import write_agents_md
 from memtui.export_scope import TrackedTargetError, check_tracked, render_for, render_project_prompt, resolve_target
 from memtui.scope import tilde
 

@@ -12,6 +12,7 @@ from memtui import clock
 from memtui.cli.common import make_context, print_json
 from memtui.health import actions
 from memtui.health.signals import BlockHealth, HealthReport, block_by_id, compute_health
+from memtui.llm.backends.choose import resolved_provider
 from memtui.memroot.lock import MemoryRootBusy
 from memtui.phase2.review import ReviewError
 from memtui.state.health import Proposal
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = compute_health(ctx.conn, ctx.paths.memory_root, unused_days=ctx.settings.max_unused_days, project=project)
     if args.refine:
-        if ctx.settings.resolved_provider != "openai":
+        if resolved_provider(ctx.settings) != "openai":
             print("memtui health: --refine needs an OpenAI-compatible model (provider = openai)", file=sys.stderr)
             return 2
         from memtui import history

@@ -11,7 +11,7 @@ from memtui.context import Context
 from memtui.search import try_refresh_memory_index
 
 if TYPE_CHECKING:
-    from memtui.forget import LineRef
+    from memtui.phase2.forgotten import LineRef
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -141,9 +141,9 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
 
 
 def _mentions(ctx: Context) -> list[LineRef]:
-    from memtui import forget
+    from memtui.phase2 import forgotten
 
-    return forget.mentions(ctx)
+    return forgotten.mentions(ctx)
 
 
 def _empty():

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from memtui.context import Context
 from memtui.health.blocks import parse_blocks
 from memtui.memroot.edit import load_file, save_file
+from memtui.memroot.files import MEMORY_MD
 from memtui.memroot.lock import memory_root_lock
 from memtui.phase2 import baseline, review
 from memtui.phase2.prompt_inputs import person_edits, record_tombstones
-from memtui.phase2.workspace import MEMORY_MD
 from memtui.state import health as store
 from memtui.state.health import Proposal
 

@@ -24,7 +24,7 @@ from memtui.health.blocks import Block
 from memtui.health.rules import Relation, clauses, relate_message, statement_of
 from memtui.health.signals import BlockHealth, HealthReport, compute_health
 from memtui.memroot.approved import approved
-from memtui.phase2.workspace import MEMORY_MD
+from memtui.memroot.files import MEMORY_MD
 from memtui.state import runs, tombstones
 from memtui.state.health import Proposal
 from memtui.state.tombstones import line_hash, normalize_memory_line

@@ -32,8 +32,8 @@ from memtui import clock, history, search
 from memtui.citations.check import hash_lines
 from memtui.health.blocks import Block, parse_blocks
 from memtui.health.rules import Clause, Relation, candidate_terms, relate_message, terms
+from memtui.memroot.files import MEMORY_MD
 from memtui.phase2.prompt_inputs import normalize_memory_line
-from memtui.phase2.workspace import MEMORY_MD
 from memtui.rollouts.user_words import user_words
 from memtui.state import citations as citation_store
 from memtui.state import health as store

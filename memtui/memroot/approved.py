@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from memtui.phase2 import baseline
+from memtui.private import PRIVATE_DIR_MODE, write_private_bytes
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,6 @@ def publish(root: Path) -> Path:
     import tarfile
     import tempfile
 
-    from memtui.private import PRIVATE_DIR_MODE, write_private_bytes
-
     root = Path(root)
     link = published_dir(root)
     snap = approved(root)
@@ -151,3 +150,6 @@ def published(root: Path) -> Path:
     if link.is_symlink() and os.readlink(link) == want and (link.parent / want).is_dir():
         return link
     return publish(root)
+
+
+baseline.after_move(publish)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from memtui.memroot.files import write_if_changed
 from memtui.memroot.lock import memory_root_lock
-from memtui.phase2.workspace import write_if_changed
 from memtui.trust.hidden import strip_hidden
 
 SAVE_WAIT_SECONDS = 1.0

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from memtui.context import Context
-from memtui.llm.backends.choose import make_backend
+from memtui.llm.backends.choose import make_backend, resolved_provider
 from memtui.phase1 import finalize
 from memtui.phase1.eligibility import Candidate, select_candidates
 from memtui.phase1.extractor import (
@@ -123,7 +123,7 @@ def run_phase1(
 
 
 def make_extractor(settings: Settings, *, offline: bool | None, model: str | None) -> Extractor:
-    provider = "offline" if offline else settings.resolved_provider
+    provider = "offline" if offline else resolved_provider(settings)
     if provider == "offline":
         return OfflineExtractor()
     return ModelExtractor(settings, make_backend(settings, name=provider), model)

@@ -11,14 +11,7 @@ everything in the memory root except ``.git``.
 
 from __future__ import annotations
 
-from memtui.phase2.workspace import (
-    DIFF_FILENAME,
-    MEMORY_MD,
-    MEMORY_SUMMARY,
-    RAW_MEMORIES,
-    ROLLOUT_SUMMARIES,
-    TOMBSTONES,
-)
+from memtui.memroot.files import DIFF_FILENAME, MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES, ROLLOUT_SUMMARIES, TOMBSTONES
 
 WRITABLE_FILES = frozenset({MEMORY_MD, MEMORY_SUMMARY})
 WRITABLE_FOLDER = "skills"

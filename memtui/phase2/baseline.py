@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tarfile
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import git
 
-from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.memroot.files import DIFF_FILENAME
 from memtui.private import PRIVATE_DIR_MODE, write_private_bytes
 
 IDENTITY = "memtui"
@@ -153,17 +155,25 @@ def reset_baseline(root: Path, message: str = BASELINE_MESSAGE) -> str:
     return head_commit(root)
 
 
+# What follows a move of the baseline: the read path (``memtui.memroot.approved``) registers its publish here, so
+# agents' copy of the approved files follows at once (text deleted from the baseline leaves it); git stays below it.
+_AFTER_MOVE: list[Callable[[Path], object]] = []
+
+
+def after_move(hook: Callable[[Path], object]) -> None:
+    """Run ``hook(root)`` whenever the baseline moves; a failing hook is left for the read path to catch up."""
+    if hook not in _AFTER_MOVE:
+        _AFTER_MOVE.append(hook)
+
+
 def _publish(root: Path) -> None:
-    """The baseline moved: agents' copy of the approved files follows now (so text deleted from the baseline leaves
-    it at once); if that fails, the next read path brings it up to date (``memtui.memroot.approved.published``)."""
-    import tarfile
-
-    from memtui.memroot.approved import publish
-
-    try:
-        publish(root)
-    except (OSError, BaselineError, tarfile.TarError):
-        pass
+    """The baseline moved: agents' copy of the approved files follows now; if that fails, the next read path brings
+    it up to date (``memtui.memroot.approved.published``)."""
+    for hook in _AFTER_MOVE:
+        try:
+            hook(root)
+        except (OSError, BaselineError, tarfile.TarError):
+            pass
 
 
 def ensure_baseline(root: Path) -> str:

@@ -26,9 +26,10 @@ from importlib import resources
 from pathlib import Path
 
 from memtui.context import Context
+from memtui.llm.backends.choose import resolved_provider
+from memtui.memroot.files import DIFF_FILENAME
 from memtui.phase2 import agent_rules
 from memtui.phase2.tools import Journal
-from memtui.phase2.workspace import DIFF_FILENAME
 from memtui.redact import redact
 from memtui.selfcalls import work_dir
 
@@ -130,7 +131,7 @@ def run_cli_agent(
     memory root holds nothing of the run.
     """
     s, root = ctx.settings, ctx.paths.memory_root
-    agent = s.resolved_provider
+    agent = resolved_provider(s)
     scratch = work_dir(ctx.paths) / f"{SCRATCH_PREFIX}{uuid.uuid4().hex[:12]}"
     scratch.mkdir(parents=True)
     git_backup, folder = scratch / "git", scratch / "memories"

@@ -17,13 +17,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memtui import clock, forget
+from memtui import clock
 from memtui.context import Context
 from memtui.health.consolidation import HealthInputs, binding_inputs, record_drops
-from memtui.llm.backends.choose import CLI_PROVIDERS
+from memtui.llm.backends.choose import CLI_PROVIDERS, resolved_provider
+from memtui.memroot.files import DIFF_FILENAME, SYNC_MANIFEST, write_if_changed
 from memtui.memroot.lock import PHASE2_WAIT_SECONDS, MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import remove_leftover_views
-from memtui.phase2 import baseline, review, unchanged
+from memtui.phase2 import baseline, forgotten, review, unchanged
 from memtui.phase2.cli_agent import Tree, changed_paths, scan
 from memtui.phase2.offline import consolidate_offline
 from memtui.phase2.outcome import Outcome, SkipReason
@@ -34,16 +35,10 @@ from memtui.phase2.prompt_inputs import (
     rejections_since_last_approval,
     rollout_renames,
 )
-from memtui.phase2.tools import Journal, MemoryTools, restore, sha256
-from memtui.phase2.workspace import (
-    DIFF_FILENAME,
-    SYNC_MANIFEST,
-    remove_diff_file,
-    render_diff_file,
-    sync_workspace,
-    validate_artifacts,
-    write_if_changed,
-)
+from memtui.phase2.recovery import recover_locked, settle
+from memtui.phase2.tools import Journal, MemoryTools, restore, save_journal, sha256
+from memtui.phase2.workspace import remove_diff_file, render_diff_file, sync_workspace, validate_artifacts
+from memtui.retention import housekeeping
 from memtui.review.after import Decision, after_decision
 from memtui.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.state import global_job, person_lines, runs, tombstones
@@ -116,20 +111,6 @@ def _cancelled(cancel: Cancel) -> bool:
     return bool(cancel())
 
 
-def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
-    """Runs left ``running`` by a killed process (we hold the lock, so they are stale): undo their writes."""
-    ids = runs.running_ids(conn)
-    for run_id in ids:
-        pre, post = review.load_journal(conn, run_id)
-        restored = restore(root, pre, post if post is not None else {})
-        kept = sorted(set(pre) - set(restored))
-        note = f"; kept {', '.join(kept)} (edited after the run started)" if kept else ""
-        why = "interrupted: the process stopped during the run; its writes were undone"
-        runs.mark_interrupted(conn, run_id, clock.now_s(), why, note)
-        review.forget_run_content(conn, run_id)
-    return ids
-
-
 def outside_journal(root: Path, before: Tree, journal: Journal) -> list[str]:
     """Files of the memory root that changed during the agent step and do not hold what the journal says the run
     wrote: every agent kind (HTTP tools, CLI, offline) must write through the journal, or reject, undo and crash
@@ -150,7 +131,7 @@ def _persist_journal(conn: Any, run_id: int) -> Callable[[Journal], None]:
         if set(journal.pre) != known:
             known.update(journal.pre)
             runs.save_pre_snapshot(conn, run_id, journal.pre)
-        review.save_journal(conn, run_id, journal.post)
+        save_journal(conn, run_id, journal.post)
 
     return save
 
@@ -243,8 +224,6 @@ def run_phase2(
     The failure backoff holds back automatic runs only: a run a person asks for (``retry``, or ``force``, which also
     skips the success cooldown) runs now. With no memory and no MEMORY.md there is nothing to consolidate.
     """
-    from memtui.phase2.recovery import settle
-
     say = progress or (lambda _msg: None)
     root = ctx.paths.memory_root
     for note in settle(ctx):  # a killed approve finished first: its run no longer awaits review
@@ -256,12 +235,10 @@ def run_phase2(
     try:
         with memory_root_lock(root, "Phase 2", wait=PHASE2_WAIT_SECONDS):
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="Phase 2")
-            from memtui.retention import housekeeping
-
             done = housekeeping(ctx)  # retention and opt-outs first, as the seed does (the lock is re-entrant)
             for line in done.lines():
                 say(line)
-            offline = ctx.settings.resolved_provider == "offline" if offline is None else offline
+            offline = resolved_provider(ctx.settings) == "offline" if offline is None else offline
             opts = RunOptions(offline=offline, force=force, retry=retry, auto_approve=auto_approve)
             result = _run_locked(ctx, opts, say, cancel)
             return result.model_copy(
@@ -369,8 +346,6 @@ def _run_locked(ctx: Context, opts: RunOptions, say: Callable[[str], None], canc
 def claim(ctx: Context, opts: RunOptions, say: Callable[[str], None]) -> Claimed | Phase2Result:
     """Recover what a killed process left, then claim the global Phase 2 job (cooldown and backoff apply unless a
     person asked): ``Claimed``, or the skipped result saying why not."""
-    from memtui.phase2.recovery import recover_locked
-
     s, conn = ctx.settings, ctx.conn
     for note in recover_locked(ctx):
         say(f"recovered: {note}")
@@ -479,7 +454,7 @@ def start(ctx: Context, attempt: Attempt, synced: Synced, say: Callable[[str], N
         input_diff=input_diff,
     )
     attempt.run_id = run_id
-    forget.claim_for_run(conn, run_id)
+    forgotten.claim_for_run(conn, run_id)
     record_drops(conn, run_id, synced.health.drop)  # approving their removal bans them (ban_approved_removals)
     journal = Journal(root, on_change=_persist_journal(conn, run_id))
     attempt.journal = journal
@@ -523,11 +498,11 @@ def agent(
             tombstones=tombstones.count(conn),
             rejections=rejections_since_last_approval(conn),
             do_not_relearn=do_not_relearn_lines(conn),
-            forgotten=forget.prompt_lines(conn),
+            forgotten=forgotten.prompt_lines(conn),
             health=health.lines,
         )
         token = attempt.claimed.token
-        if s.resolved_provider in CLI_PROVIDERS:  # codex / claude edit a copy with their own tools
+        if resolved_provider(s) in CLI_PROVIDERS:  # codex / claude edit a copy with their own tools
             from memtui.phase2.cli_agent import run_cli_agent
 
             run = lambda text, folder: _run_agent(ctx, token, None, text, say, cancel, folder)  # noqa: E731
@@ -539,7 +514,7 @@ def agent(
             say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
             turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
         attempt.turns = turns
-    if scrubbed := forget.scrub_workspace(conn, root, journal.write):
+    if scrubbed := forgotten.scrub_workspace(conn, root, journal.write):
         say(f"forgotten rollouts: removed the lines derived from them in {', '.join(scrubbed)}")
     if banned := tombstones.enforce(conn, root, journal.write):
         say(f"tombstones: removed {banned} line(s) a person had deleted")

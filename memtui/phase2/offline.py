@@ -20,16 +20,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from memtui import clock
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.phase2.person_lines import keep_person_lines, line_key, person_lines
 from memtui.phase2.prompt_inputs import forget_lines
 from memtui.phase2.tools import Journal
-from memtui.phase2.workspace import (
-    MEMORY_MD,
-    MEMORY_SUMMARY,
-    ROLLOUT_SUMMARIES,
-    resolve_stems,
-    summary_stem,
-)
+from memtui.phase2.workspace import resolve_stems, summary_stem
+from memtui.state.person_lines import normalize_line
 from memtui.state.selection import Stage1Output
 from memtui.state.tombstones import line_hash, normalize_memory_line
 from memtui.trust import markers
@@ -346,8 +342,6 @@ def drop_rejected(text: str, rejected: set[str]) -> str:
     """Leave out every generated line a person rejected before (compared without bullets and ``[Task n]`` tags)."""
     if not rejected:
         return text
-    from memtui.review.decide import normalize_line
-
     kept = [line for line in text.splitlines(keepends=True) if normalize_line(line) not in rejected]
     # a sub-heading whose every line was left out goes too ("### keywords" with nothing under it)
     out = []

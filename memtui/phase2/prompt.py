@@ -14,9 +14,9 @@ from pathlib import Path
 
 from memtui import clock
 from memtui.export import summary_budget_bytes
+from memtui.memroot.files import DIFF_FILENAME, MEMORY_MD
 from memtui.phase2.prompt_inputs import Rejection, Rename, forget_lines
 from memtui.phase2.tools import MAX_READ_LINES
-from memtui.phase2.workspace import DIFF_FILENAME, MEMORY_MD
 from memtui.settings import Settings
 from memtui.state.selection import Stage1Output
 

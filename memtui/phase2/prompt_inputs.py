@@ -16,13 +16,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from memtui.memroot.files import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES, TOMBSTONES
 from memtui.phase2 import baseline
-from memtui.phase2.workspace import (
-    DIFF_FILENAME,
-    RAW_MEMORIES,
-    ROLLOUT_SUMMARIES,
-    TOMBSTONES,
-)
 from memtui.state import runs, tombstones
 from memtui.state.tombstones import normalize_memory_line
 

@@ -9,16 +9,19 @@ so no run stays stuck for more than one restart.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from memtui import clock
 from memtui.context import Context
 from memtui.memroot.lock import MemoryRootBusy, held, memory_root_lock
 from memtui.phase2 import baseline, review
+from memtui.phase2.tools import restore
 from memtui.state import global_job, meta, runs, stores
 
 
 def recover_locked(ctx: Context) -> list[str]:
     """Recover every leftover of a killed process; the caller holds the memory-root lock. Returns what was done."""
-    from memtui.phase2.consolidate import recover_interrupted_runs
-
     conn, root = ctx.conn, ctx.paths.memory_root
     if not held(root):
         raise RuntimeError("recover_locked needs the memory-root lock")
@@ -67,3 +70,17 @@ def settle(ctx: Context) -> list[str]:
             return recover_locked(ctx)
     except MemoryRootBusy:
         return []
+
+
+def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
+    """Runs left ``running`` by a killed process (we hold the lock, so they are stale): undo their writes."""
+    ids = runs.running_ids(conn)
+    for run_id in ids:
+        pre, post = review.load_journal(conn, run_id)
+        restored = restore(root, pre, post if post is not None else {})
+        kept = sorted(set(pre) - set(restored))
+        note = f"; kept {', '.join(kept)} (edited after the run started)" if kept else ""
+        why = "interrupted: the process stopped during the run; its writes were undone"
+        runs.mark_interrupted(conn, run_id, clock.now_s(), why, note)
+        review.forget_run_content(conn, run_id)
+    return ids

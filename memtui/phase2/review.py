@@ -18,30 +18,26 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from memtui import clock
+from memtui import clock, history
 from memtui.context import Context
 from memtui.health.consolidation import asked_removals
 from memtui.history import is_snapshot_path
 from memtui.memroot.approved import approved
+from memtui.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMARIES, write_if_changed
 from memtui.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.phase2 import baseline
-from memtui.phase2.tools import restore, sha256
-from memtui.phase2.workspace import (
-    MEMORY_MD,
-    RAW_MEMORIES,
-    ROLLOUT_SUMMARIES,
-    remove_diff_file,
-    validate_artifact_texts,
-    write_if_changed,
-)
+from memtui.phase2.tools import POST_KEY, restore, sha256
+from memtui.phase2.workspace import remove_diff_file, validate_artifact_texts
+from memtui.review import decide
 from memtui.review.after import Decision, after_decision
+from memtui.review.evidence import evidence_for_hunks
+from memtui.review.hunks import parse_diff, resolve_ids
 from memtui.review.references import PlanCheck, check_plan
-from memtui.state import decisions, global_job, meta, runs
+from memtui.state import decisions, global_job, meta, person_lines, runs, stores
 from memtui.state.db import checkpoint_wal
 from memtui.state.runs import Phase2Run
 
-POST_KEY = "phase2.post.{}"  # meta key: {path: sha256|null} of what a run left, to spot later hand edits
 INTENT_KEY = "phase2.approving.{}"  # meta key: an approve's decisions, kept until its commit is recorded
 MANUAL_MESSAGE = "memtui: manual edit"
 
@@ -160,15 +156,6 @@ def load_journal(conn: sqlite3.Connection, run_id: int) -> tuple[dict[str, Any],
     return pre, post
 
 
-def save_journal(conn: sqlite3.Connection, run_id: int, post: dict[str, str | None]) -> None:
-    """The post-write hashes of a run's journal: what the run left, to tell a later hand edit from its own."""
-    meta.put(conn, POST_KEY.format(run_id), json.dumps(post))
-
-
-def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
-    meta.delete(conn, POST_KEY.format(run_id))
-
-
 def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     """A decided run keeps its file lists (changed, and written by the run itself) and counts, never memory
     content: the diffs, the pre-run snapshot and the journal go, through the store registry.
@@ -176,14 +163,14 @@ def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     The connection runs with ``secure_delete`` (freed pages are zeroed) and the WAL is checkpointed and truncated,
     so the deleted text leaves no copy in ``state.sqlite`` or its ``-wal`` file.
     """
-    from memtui.state import stores
-
     stores.drop_run_content(conn, run_id)
     checkpoint_wal(conn)
 
 
 def _recover(ctx: Context) -> None:
     """Leftovers of a killed process first (a dead holder's lease, an interrupted run, a half-finished approve)."""
+    # on use: recovery finishes an approve killed after its commit with this module's steps (the one circle left,
+    # KNOWN_CIRCLE in tests/test_layers.py)
     from memtui.phase2.recovery import recover_locked
 
     recover_locked(ctx)
@@ -368,8 +355,6 @@ def _finished_approve(conn: sqlite3.Connection, run: Phase2Run) -> ReviewResult:
 
 
 def _check_plan(root: Any, run: Phase2Run, p: Any) -> PlanCheck:
-    from memtui.review import decide
-
     reviewed = _reviewed_text(root, run)
     hunk_file = {h.id: h.file for h in p.hunks}
 
@@ -395,8 +380,6 @@ def check_partial(
 ) -> PlanCheck:
     """What approving with these hunk decisions would leave dangling, with fixes (the TUI's approve dialog asks
     this first; ``approve`` refuses the same)."""
-    from memtui.review import decide
-
     root = ctx.paths.memory_root
     run = _awaiting(ctx.conn, run_id)
     try:
@@ -435,8 +418,6 @@ def _record_approved(
 
     ``memory_before``: the approved MEMORY.md the commit replaced, for memory health's removals (an approve finished
     after a kill has no copy of it: its health removals are not banned, and the next run proposes them again)."""
-    from memtui.review import decide
-
     conn = ctx.conn
     runs.mark_approved(conn, run.id, clock.now_s(), commit, changed)
     meta.delete(conn, INTENT_KEY.format(run.id))
@@ -508,9 +489,6 @@ def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendme
     """The decisions of an approve whose commit is already made, for its record: the hunks in and out. The files
     are committed already (and the run's own blobs pruned), so they are not computed again; a left-out hunk's new
     lines are judged against the baseline it left, which holds its old lines and not its new ones."""
-    from memtui.review import decide
-    from memtui.review.hunks import parse_diff, resolve_ids
-
     files = parse_diff(run.diff)
     hunks = [h for f in files for h in f.hunks]
     p = decide.Plan(hunks=hunks, rejected=resolve_ids(hunks, except_ids))
@@ -518,7 +496,7 @@ def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendme
     for f in files:
         if any(h.id in p.rejected for h in f.hunks):
             text = baseline.run_git(root, "cat-file", "blob", f"HEAD:{f.path}", check=False)
-            p.baseline_keys[f.path] = {decide.normalize_line(line) for line in text.split("\n")}
+            p.baseline_keys[f.path] = {person_lines.normalize_line(line) for line in text.split("\n")}
     return p
 
 
@@ -542,8 +520,6 @@ def _reviewed_text(root: Any, run: Phase2Run) -> Any:
 
 def _evidence_threads(ctx: Context, run: Phase2Run, p: Any) -> dict[str, list[str]]:
     """Rollouts behind each rejected hunk (so forgetting one of them also scrubs the rejected text)."""
-    from memtui.review.evidence import evidence_for_hunks
-
     rejected = [h for h in p.hunks if h.id in p.rejected]
     found = evidence_for_hunks(ctx, rejected, run)
     return {hid: sorted({e.thread_id for e in items}) for hid, items in found.items()}
@@ -563,8 +539,6 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="reject")
             baseline.unstage(root)  # the agent's staged blobs become unreachable and are pruned
         runs.mark_rejected(conn, run.id, clock.now_s(), (reason or "").strip() or None)
-        from memtui.review import decide
-
         decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
         after_decision(ctx, Decision("reject", run_id=run.id, record=decision))  # the text leaves the search index
     return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)
@@ -577,7 +551,7 @@ def _changes(view: TreeView) -> PendingChanges:
 def review_state(ctx: Context, *, with_diff: bool = True) -> ReviewState:
     """What awaits a person, read-only (a temporary index; no lock, never writes ``.git``). What a killed process
     left is settled first when the root is free, so a half-finished approve never shows as awaiting review."""
-    from memtui.phase2.recovery import settle
+    from memtui.phase2.recovery import settle  # on use, as in _recover: the review/recovery circle
 
     settle(ctx)
     root = ctx.paths.memory_root
@@ -647,13 +621,9 @@ def commit_manual_edit(ctx: Context, message: str | None = None, *, expected_tre
         if not changed:  # new inputs alone stay pending for Phase 2: a commit of them would record an empty change
             baseline.run_git(root, "read-tree", "HEAD")
             raise ReviewError("nothing to commit: MEMORY.md, memory_summary.md and skills/ match the baseline")
-        from memtui.state import person_lines
-
         # a person's own lines: forget never removes them
         person_lines.record_added(conn, baseline.run_git(root, "diff", "--no-ext-diff", "HEAD", checked), changed)
         commit = baseline.commit_tree(root, checked, message or MANUAL_MESSAGE)
-        from memtui import history
-
         decision = history.record_decision(
             conn, "manual_commit", files_in=changed, reason=message, tree=history.baseline_tree(root), commit=commit
         )

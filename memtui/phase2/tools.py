@@ -10,13 +10,15 @@ import base64
 import hashlib
 import json
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memtui.memroot.files import write_if_changed
 from memtui.phase2 import agent_rules
-from memtui.phase2.workspace import write_if_changed
 from memtui.redact import redact
+from memtui.state import meta
 
 MAX_LIST_ENTRIES = 2000
 MAX_SEARCH_RESULTS = 200
@@ -31,6 +33,18 @@ class ToolLimitError(RuntimeError):
 
 class PathRefused(ValueError):
     pass
+
+
+POST_KEY = "phase2.post.{}"  # meta key: {path: sha256|null} of what a run left, to spot later hand edits
+
+
+def save_journal(conn: sqlite3.Connection, run_id: int, post: dict[str, str | None]) -> None:
+    """The post-write hashes of a run's journal: what the run left, to tell a later hand edit from its own."""
+    meta.put(conn, POST_KEY.format(run_id), json.dumps(post))
+
+
+def drop_journal(conn: sqlite3.Connection, run_id: int) -> None:
+    meta.delete(conn, POST_KEY.format(run_id))
 
 
 def encode_content(data: bytes | None) -> Any:

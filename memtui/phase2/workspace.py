@@ -9,59 +9,28 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 import zlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memtui import clock
+from memtui.memroot.files import (
+    DIFF_FILENAME,
+    MEMORY_MD,
+    MEMORY_SUMMARY,
+    RAW_MEMORIES,
+    ROLLOUT_SUMMARIES,
+    write_if_changed,
+)
 from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.private import PRIVATE_FILE_MODE
 from memtui.state.selection import Stage1Output
 from memtui.trust.hidden import strip_hidden
 
-DIFF_FILENAME = "phase2_workspace_diff.md"
 DIFF_MAX_BYTES = 4 * 1024 * 1024
-RAW_MEMORIES = "raw_memories.md"
-ROLLOUT_SUMMARIES = "rollout_summaries"
-SYNC_MANIFEST = (
-    "phase2_sync.json"  # in the home, beside state.sqlite: what the last sync wrote (see sync_rollout_summaries)
-)
-MEMORY_MD = "MEMORY.md"
-MEMORY_SUMMARY = "memory_summary.md"
-TOMBSTONES = "tombstones.md"  # memory lines a person deleted (phase2/prompt_inputs.py)
 EXTENSION_RESOURCE_RETENTION_DAYS = 7
 _PREFIX_LEN = len("2025-02-11T15-35-19-jqmb")  # <ts>-<hash4>, the part of a stem fixed by the thread
 _TS_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})")
-
-
-def write_if_changed(path: Path, data: str | bytes) -> bool:
-    """Write ``data`` unless the file already holds exactly these bytes; True when written.
-
-    Atomic (temp file + rename): a reader, or a process killed mid-write, sees the old bytes or the new ones.
-    """
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        st = os.lstat(path)
-        if stat.S_ISREG(st.st_mode) and st.st_size == len(raw):
-            with open(path, "rb") as fh:
-                if fh.read() == raw:
-                    return False
-    except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, PRIVATE_FILE_MODE)  # 0600 whatever the umask
-        os.fchmod(fd, PRIVATE_FILE_MODE)  # also a stale temp file left by a kill
-        os.close(fd)
-        tmp.write_bytes(raw)
-        os.replace(tmp, path)
-    except BaseException:  # disk full, read-only...: no half-written temp file stays behind in the memory root
-        tmp.unlink(missing_ok=True)
-        raise
-    return True
 
 
 def summary_stem(memory: Stage1Output) -> str:

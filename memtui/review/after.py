@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from memtui import forget, history, search
+from memtui import history, search
 from memtui.context import Context
 from memtui.health.consolidation import ban_approved_removals
+from memtui.phase2 import forgotten
 from memtui.state import person_lines, stores
 from memtui.state.db import checkpoint_wal
 
@@ -73,7 +74,7 @@ def _history_snapshot(ctx: Context, d: Decision) -> None:
 def _forget_release(ctx: Context, d: Decision) -> None:
     """A run that removed forgotten rollouts' text did not land: the next run carries the removal again."""
     if d.run_id is not None:
-        forget.release_after_rejection(ctx.conn, d.run_id)
+        forgotten.release_after_rejection(ctx.conn, d.run_id)
 
 
 def _run_content(ctx: Context, d: Decision) -> None:
@@ -86,12 +87,12 @@ def _run_content(ctx: Context, d: Decision) -> None:
 def _forget_finish(ctx: Context, d: Decision) -> None:
     """The removal of forgotten rollouts' text is approved: every store forgets again, the lineage goes."""
     if d.run_id is not None:
-        forget.finish_after_approval(ctx, d.run_id)
+        forgotten.finish_after_approval(ctx, d.run_id)
 
 
 def _forget_nothing_left(ctx: Context, d: Decision) -> None:
     """A run found nothing to change: nothing derived from a forgotten rollout is left in memory."""
-    forget.finish_without_changes(ctx.conn)
+    forgotten.finish_without_changes(ctx.conn)
 
 
 def _search_purge(ctx: Context, d: Decision) -> None:

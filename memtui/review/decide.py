@@ -18,11 +18,11 @@ from typing import Literal
 from pydantic import BaseModel
 
 from memtui import clock, history
+from memtui.memroot.files import write_if_changed
 from memtui.phase2 import baseline
-from memtui.phase2.workspace import write_if_changed
 from memtui.review.hunks import Hunk, HunkError, apply_decisions, parse_diff, resolve_ids
 from memtui.state import rejected_hunks as rejected_store
-from memtui.trust import markers
+from memtui.state.person_lines import normalize_line
 from memtui.trust.markers import approve_untrusted
 
 MAX_DO_NOT_RELEARN = 40  # rejected hunks listed in the agent prompt, newest first
@@ -269,23 +269,6 @@ def rejected_lines(conn: sqlite3.Connection) -> set[str]:
             if key:
                 out.add(key)
     return out
-
-
-def normalize_line(line: str) -> str:
-    """The content of a memory line, without bullet, ``[Task n]`` tags and spacing (which renumber run to run).
-
-    A task heading is keyed by its title (``## Task 3: X`` -> ``task: x``); other structure (headings, blank lines,
-    the generated block's markers) normalises to "" and is never filtered."""
-    import re
-
-    text = line.strip()
-    if task := re.match(r"^##\s+Task\s+\d+:\s*(.+)$", text):
-        return "task: " + " ".join(task.group(1).split()).lower()
-    if not text or text.startswith(("#", "<!--")) or text in ("---", "v1"):
-        return ""
-    text = re.sub(r"\s*\[Task \d+\]", "", markers.strip(text))
-    text = text.lstrip("-*> ").strip()
-    return " ".join(text.split()).lower()
 
 
 def apply_to_tree(root: Path, base_tree: str, p: Plan) -> str:

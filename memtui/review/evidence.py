@@ -20,9 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from memtui.context import Context
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.phase2 import baseline
 from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.review.hunks import Hunk
 from memtui.state import outputs as output_rows
 from memtui.trust.classes import cited_items

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY
 from memtui.scope import parse_memory
 
 _TASK_HEADING = re.compile(r"^##\s+Task\s+(\d+)\b")

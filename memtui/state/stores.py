@@ -26,6 +26,13 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
+from memtui import clock, history
+from memtui.memroot.approved import publish
+from memtui.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES, SYNC_MANIFEST, write_if_changed
+from memtui.memroot.view import remove_leftover_views
+from memtui.phase2.stems import rollout_summary_file_stem
+from memtui.phase2.tools import drop_journal
+from memtui.search import purge_deleted
 from memtui.state import (
     batches,
     citations,
@@ -34,11 +41,14 @@ from memtui.state import (
     jobs,
     meta,
     outputs,
+    person_lines,
     rejected_hunks,
     runs,
     search_index,
     threads,
+    tombstones,
 )
+from memtui.state.person_lines import normalize_line
 
 FORGOTTEN_NAME = "(forgotten)"  # what a forgotten rollout's summary stem becomes in audit rows
 
@@ -86,8 +96,6 @@ _TS = r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}"
 
 @lru_cache(maxsize=256)
 def _name_pattern(thread_ids: tuple[str, ...], stems: tuple[str, ...]) -> re.Pattern[str]:
-    from memtui.phase2.stems import rollout_summary_file_stem
-
     alts = [re.escape(s) for s in stems]
     for tid in thread_ids:
         prefix = rollout_summary_file_stem(tid, 0, None)  # <ts>-<hash4>; ts is the id's own for time-based UUIDs
@@ -147,6 +155,138 @@ def rename(text: str | None, target: Target) -> str | None:
     return target.names.sub(FORGOTTEN_NAME, text)
 
 
+# ---- which lines are a target's (lineage, not mentions) -----------------------------------------------------
+
+MIN_KEY_CHARS = 12  # shorter lines ("- none", "## Task 1") are too generic to say where they came from
+_TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
+_TAG = re.compile(r"\[Task (\d+)\]")
+_SUMMARY_REF = re.compile(rf"{ROLLOUT_SUMMARIES}/([^\s)]+?)\.md")
+_THREAD_REF = re.compile(r"thread_id=([0-9A-Za-z_-]+)")
+
+
+def line_keys(text: str) -> set[str]:
+    return {k for line in text.splitlines() if len(k := normalize_line(line)) >= MIN_KEY_CHARS}
+
+
+def _refs(line: str) -> set[str]:
+    return set(_THREAD_REF.findall(line)) | set(_SUMMARY_REF.findall(line))
+
+
+def is_person_line(line: str, t: Target) -> bool:
+    key = normalize_line(line)
+    return bool(key) and person_lines.key_hash(key) in t.person
+
+
+def line_is_derived(line: str, t: Target) -> bool:
+    """Whether ``line`` came only from the target's rollouts (a person's line never does)."""
+    if is_person_line(line, t):
+        return False
+    mine, others = _split_refs(line, t)
+    if mine:
+        return not others
+    return normalize_line(line) in t.keys
+
+
+def _split_refs(line: str, t: Target) -> tuple[set[str], set[str]]:
+    """The line's citations (thread ids, summary stems): the target's, and the others."""
+    refs = _refs(line)
+    mine = {r for r in refs if t.owns(r)}
+    return mine, refs - mine
+
+
+def strip_citations(line: str, marks: set[str]) -> str:
+    """``line`` without its citations of ``marks`` (thread ids, summary stems), keeping the others."""
+    for m in sorted(marks, key=len, reverse=True):  # the longest first: a stem holds its prefix
+        esc = re.escape(m)
+        line = re.sub(rf"(?:,\s*)?\bthread_id={esc}\b", "", line)
+        line = re.sub(rf"(?:,\s*)?{ROLLOUT_SUMMARIES}/{esc}\.md", "", line)
+    return re.sub(r"([\[(])\s*,\s*", r"\1", line)
+
+
+def plan_lines(rel: str, text: str, t: Target) -> tuple[dict[int, str | None], list[int]]:
+    """For the lines of ``text``: {index: None (remove) or the line without the forgotten citations}, and the
+    indexes of a person's lines that mention the target (kept)."""
+    lines = text.split("\n")
+    out: dict[int, str | None] = {}
+    mentions: list[int] = []
+    if rel == MEMORY_MD:
+        # A task runs from its "## Task n" heading to the next heading of level 1 or 2 (or the generated block's end).
+        tasks: dict[tuple[int, str], tuple[int, int, set[str]]] = {}
+        group = -1
+        open_task: tuple[tuple[int, str], int, set[str]] | None = None
+
+        def close(at: int) -> None:
+            nonlocal open_task
+            if open_task is not None:
+                key, start, refs = open_task
+                tasks[key] = (start, at, refs)
+                open_task = None
+
+        for i, line in enumerate(lines):
+            if line.startswith(("# ", "## ", "<!--")):
+                close(i)
+                if line.startswith("# "):
+                    group = i
+                elif m := _TASK.match(line):
+                    open_task = ((group, m.group(1)), i, set())
+            elif open_task is not None:
+                open_task[2].update(_refs(line))
+        close(len(lines))
+        only = {key for key, (_, _, refs) in tasks.items() if refs and all(t.owns(r) for r in refs)}
+        for key in only:
+            start, end, _ = tasks[key]
+            out.update({i: None for i in range(start, end)})
+        group = -1
+        for i, line in enumerate(lines):
+            if line.startswith("# "):
+                group = i
+            tags = _TAG.findall(line)
+            if tags and all((group, tag) in only for tag in tags):
+                out[i] = None
+    for i, line in enumerate(lines):
+        mine, others = _split_refs(line, t)
+        if mine and others:
+            out[i] = strip_citations(line, mine)  # other rollouts still support it: only the citation goes
+        elif mine:
+            out[i] = None
+            stripped = line.lstrip()
+            if rel == MEMORY_SUMMARY and stripped.startswith("- desc:") and i > 0 and lines[i - 1].startswith("- "):
+                out[i - 1] = None  # the topic line whose description points at the summary
+        elif normalize_line(line) in t.keys:
+            out[i] = None
+    for i in list(out):
+        if is_person_line(lines[i], t):
+            del out[i]
+            if _split_refs(lines[i], t)[0] or normalize_line(lines[i]) in t.keys:
+                mentions.append(i)
+    return out, sorted(set(mentions))
+
+
+def derived_line_numbers(rel: str, text: str, t: Target) -> list[int]:
+    """0-based numbers of the lines of ``text`` that forgetting ``t`` removes or rewrites."""
+    return sorted(plan_lines(rel, text, t)[0])
+
+
+def scrub_text(rel: str, text: str, t: Target) -> str:
+    plan, _ = plan_lines(rel, text, t)
+    if not plan:
+        return text
+    lines = text.split("\n")
+    return "\n".join(plan.get(i, line) for i, line in enumerate(lines) if plan.get(i, line) is not None)  # type: ignore[misc]
+
+
+def holds(text: str, t: Target, *, diff: bool = False) -> bool:
+    """Whether ``text`` still holds something of the target's (a person's line does not count)."""
+    for line in text.split("\n"):
+        if diff and line[:1] in "+- ":
+            line = line[1:]
+        if is_person_line(line, t):
+            continue
+        if t.mentioned_in(line) or (t.keys and normalize_line(line) in t.keys):
+            return True
+    return False
+
+
 # ---- the stores' forget functions ------------------------------------------------------------------------------
 
 
@@ -167,18 +307,14 @@ def _forget_citations(env: Env, t: Target) -> int:
 
 
 def _forget_search(env: Env, t: Target) -> int:
-    from memtui import forget
-
     # memory-file chunks that hold its lines: dropped, and their file re-indexed by the next refresh (the live
     # memory files keep those lines until the removing run is approved; a set-aside database has no next refresh)
-    holds = None if t.expiring else (lambda text: forget.holds(text, t))
-    return search_index.forget(env.conn, t.thread_id, holds)
+    holds_it = None if t.expiring else (lambda text: holds(text, t))
+    return search_index.forget(env.conn, t.thread_id, holds_it)
 
 
 def _forget_runs(env: Env, t: Target) -> int:
-    from memtui import forget
-
-    return runs.forget(env.conn, lambda text: forget.holds(text, t, diff=True), lambda text: rename(text, t))
+    return runs.forget(env.conn, lambda text: holds(text, t, diff=True), lambda text: rename(text, t))
 
 
 def _forget_health(env: Env, t: Target) -> int:
@@ -194,15 +330,13 @@ def _forget_decisions(env: Env, t: Target) -> int:
 
 
 def _forget_snapshots(env: Env, t: Target) -> int:
-    from memtui import forget, history
-
     conn = env.conn
     n = 0
     for decision_id, files in list(history.snapshots(conn)):
-        new = {rel: forget.scrub_text(rel, text, t) for rel, text in files.items()}
+        new = {rel: scrub_text(rel, text, t) for rel, text in files.items()}
         if new == files:
             continue
-        if any(forget.holds(text, t) for text in new.values()):
+        if any(holds(text, t) for text in new.values()):
             history.drop_snapshots(conn, [decision_id])
         else:
             data, raw = history._pack(new)
@@ -213,8 +347,6 @@ def _forget_snapshots(env: Env, t: Target) -> int:
 
 def _forget_rejected_hunks(env: Env, t: Target) -> int:
     """A left-out hunk loses only the forgotten rollout's lines; the rest of the person's decision stands."""
-    from memtui import forget
-
     conn = env.conn
     n = 0
     for hunk in rejected_hunks.all_evidence(conn):
@@ -225,8 +357,8 @@ def _forget_rejected_hunks(env: Env, t: Target) -> int:
             rejected_hunks.delete(conn, hid)
             n += 1
             continue
-        kept_text = [x for x in text.split("\n") if not forget.line_is_derived(x[1:] if x[:1] in "+- " else x, t)]
-        kept_added = [x for x in lines if not forget.line_is_derived(x, t)]
+        kept_text = [x for x in text.split("\n") if not line_is_derived(x[1:] if x[:1] in "+- " else x, t)]
+        kept_added = [x for x in lines if not line_is_derived(x, t)]
         kept_ids = [i for i in ids if i != t.thread_id]
         if (kept_text, kept_added, kept_ids) == (text.split("\n"), lines, ids):
             continue
@@ -239,8 +371,6 @@ def _forget_rejected_hunks(env: Env, t: Target) -> int:
 
 
 def _forget_tombstones(env: Env, t: Target) -> int:
-    from memtui.state import tombstones
-
     return tombstones.forget_thread(env.conn, t.thread_id)
 
 
@@ -256,8 +386,6 @@ def batch_files(env: Env) -> list[Path]:
 
 def _forget_batches(env: Env, t: Target) -> int:
     """The request lines of the thread leave every batch file memtui wrote; its request rows keep ids only."""
-    from memtui.phase2.workspace import write_if_changed
-
     n = batches.forget_request_errors(env.conn, t.thread_id)
     prefix = f'"custom_id": "{t.thread_id}:'
     compact = f'"custom_id":"{t.thread_id}:'
@@ -300,8 +428,6 @@ def _republish_approved(env: Env, _t: Target | None = None) -> int:
     hold a forgotten rollout's lines) go whenever it is republished."""
     if env.home is None or not (env.home / "memories" / ".git").exists():
         return 0
-    from memtui.memroot.approved import publish
-
     publish(env.home / "memories")
     return 0
 
@@ -309,8 +435,6 @@ def _republish_approved(env: Env, _t: Target | None = None) -> int:
 def _drop_sync_manifest(env: Env, _t: Target | None = None) -> int:
     """The manifest names summary files (a forgotten rollout's words can be in a name); it only saves work, so the
     next sync, which renders every summary again without it, writes a fresh one."""
-    from memtui.phase2.workspace import SYNC_MANIFEST
-
     if env.home is None or not (env.home / SYNC_MANIFEST).is_file():
         return 0
     (env.home / SYNC_MANIFEST).unlink()
@@ -338,8 +462,6 @@ STALE_SCRATCH_SECONDS = 3600  # a Phase 1 CLI call's folder this old belongs to 
 def sweep_stale_scratch(home: Path) -> int:
     """Folders of Phase 1 CLI calls (``work/codex-*``: the schema and the model's reply, a rollout's raw memory)
     that a killed process left; any process may run this, a live call's folder is younger."""
-    from memtui import clock
-
     work = home / "work"
     n = 0
     if work.is_dir():
@@ -354,15 +476,11 @@ def sweep_stale_scratch(home: Path) -> int:
 
 
 def _sweep_views(env: Env, _t: Target) -> int:
-    from memtui.memroot.view import remove_leftover_views
-
     root = env.memory_root  # a reader's view in use is younger than the leftover age, and goes when it is done
     return 0 if root is None else remove_leftover_views(root)
 
 
 def _forget_logs(env: Env, t: Target) -> int:
-    from memtui.phase2.workspace import write_if_changed
-
     if env.home is None or not (env.home / "logs").is_dir():
         return 0
     n = 0
@@ -397,8 +515,6 @@ def _forget_aside_databases(env: Env, t: Target) -> int:
                     if all(_has_table(conn, table) for table in store.columns):
                         store.forget(aside, t)
                 if _has_table(conn, "meta"):
-                    from memtui.search import purge_deleted
-
                     purge_deleted(conn, force=True)  # the deleted documents' terms leave the FTS5 segments
                 conn.execute("VACUUM")
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -641,8 +757,6 @@ def drop_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     """A decided run (approved, rejected, failed) keeps file lists and counts: its diffs, pre-run snapshot and
     journal (the stores that hold a run's text) are dropped."""
     runs.drop_content(conn, run_id)
-    from memtui.phase2.review import drop_journal
-
     drop_journal(conn, run_id)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memtui import clock
-from memtui.phase2.workspace import TOMBSTONES
+from memtui.memroot.files import TOMBSTONES
 from memtui.state import outputs
 from memtui.trust import markers
 

@@ -275,7 +275,7 @@ def restore_task(version: int) -> TaskFn:
     """Bring back an earlier version of the memory as a run awaiting review (never a commit)."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.history import restore_version
+        from memtui.phase2.restore import restore_version
 
         progress(0, None, f"restoring version {version}")
         return TaskOutcome("finished", restore_version(ctx, version).message())

@@ -7,10 +7,12 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memtui.llm.backends import claude_cli, codex_cli
+from memtui.paths import Paths, resolve_paths
+from memtui.settings import ResolvedProvider, Settings
+
 if TYPE_CHECKING:
     from memtui.llm.backends.base import Backend
-    from memtui.paths import Paths
-    from memtui.settings import ResolvedProvider, Settings
 
 CLI_PROVIDERS = ("codex", "claude")
 
@@ -25,8 +27,6 @@ _CACHE: dict[tuple[str, ...], ProviderChoice] = {}
 
 
 def _probe_clis() -> ProviderChoice:
-    from memtui.llm.backends import claude_cli, codex_cli
-
     notes = []
     if path := shutil.which(codex_cli.COMMAND):
         ok, said = codex_cli.login_status()
@@ -64,6 +64,12 @@ def choose_provider(settings: Settings) -> ProviderChoice:
     return _CACHE[key]
 
 
+def resolved_provider(settings: Settings) -> ResolvedProvider:
+    """The provider ``settings`` run with: its own, or what ``auto`` finds (the CLI probe lives here, not in
+    the settings model, so reading settings never reaches the model backends)."""
+    return choose_provider(settings).name
+
+
 def forget_probe() -> None:
     """Drop cached probe results (tests, or after ``codex login``)."""
     _CACHE.clear()
@@ -71,19 +77,14 @@ def forget_probe() -> None:
 
 def make_backend(settings: Settings, paths: Paths | None = None, name: str | None = None) -> Backend:
     """The backend for ``name`` (default: the resolved provider). ``offline`` has no backend."""
-    from memtui.paths import resolve_paths
-
-    name = name or settings.resolved_provider
+    name = name or resolved_provider(settings)
     paths = paths or resolve_paths(settings)
     if name == "codex":
-        from memtui.llm.backends.codex_cli import CodexCliBackend
-
-        return CodexCliBackend(settings, paths)
+        return codex_cli.CodexCliBackend(settings, paths)
     if name == "claude":
-        from memtui.llm.backends.claude_cli import ClaudeCliBackend
-
-        return ClaudeCliBackend(settings, paths)
+        return claude_cli.ClaudeCliBackend(settings, paths)
     if name in ("openai", "local"):
+        # Imported on use for start-up speed: the openai client is heavy and the CLI backends never need it.
         from memtui.llm.backends.openai_http import OpenAIHttpBackend
 
         return OpenAIHttpBackend(settings, local=name == "local")
@@ -92,7 +93,5 @@ def make_backend(settings: Settings, paths: Paths | None = None, name: str | Non
 
 def model_if_set(settings: Settings, field: str) -> str | None:
     """A model name for a CLI backend only when the user chose one: the CLI's own default beats ours."""
-    from memtui.settings import Settings as _S
-
     value = getattr(settings, field)
-    return value if value != _S.model_fields[field].default else None
+    return value if value != Settings.model_fields[field].default else None

@@ -35,7 +35,7 @@ from memtui.tui.widgets.trust_line import TrustLine
 from memtui.tui.widgets.vim import VimOptionList
 
 if TYPE_CHECKING:
-    from memtui.forget import LineRef
+    from memtui.phase2.forgotten import LineRef
     from memtui.phase2.review import Phase2Run
     from memtui.trust.review import HunkTrust
 
@@ -137,7 +137,7 @@ class ReviewScreen(MemtuiScreen):
             state = review_state(ctx)  # read-only: a temporary index, no lock
             if state.run is not None:
                 evidence = self._evidence(ctx, state.run)
-            from memtui.forget import mentions
+            from memtui.phase2.forgotten import mentions
 
             # forget never removes a person's line: the review names those that mention a forgotten rollout
             self.forgotten_mentions = mentions(ctx)
