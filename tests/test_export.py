@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.export import (
+from memtui.core.paths import resolve_paths
+from memtui.services.export import (
     BEGIN_MARKER,
     END_MARKER,
     loader_warnings,
@@ -16,8 +17,7 @@ from memtui.export import (
     splice_block,
     truncate_middle,
 )
-from memtui.export_cap import write_agents_md
-from memtui.paths import resolve_paths
+from memtui.services.export.cap import write_agents_md
 from tests.conftest import approve_root
 
 BEGINS = "========= MEMORY_SUMMARY BEGINS ========="

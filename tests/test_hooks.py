@@ -16,8 +16,8 @@ import tomllib
 import pytest
 
 from memtui.cli import main
-from memtui.hooks import install, log_path, settings_path, status, uninstall, worker_lock_path
-from memtui.paths import resolve_paths
+from memtui.core.paths import resolve_paths
+from memtui.hooks.install import install, log_path, settings_path, status, uninstall, worker_lock_path
 from tests.fixtures.rollouts import write_codex_rollout
 
 CLAUDE_BEFORE = b"""{
@@ -177,7 +177,7 @@ def test_hooks_respect_claude_config_dir(paths, isolated_env, tmp_path, monkeypa
 
 def test_the_hook_command_imports_only_the_standard_library():
     """The agent waits for the hook: it must not pay for memtui's start-up (the OpenAI SDK alone takes seconds)."""
-    from memtui.hooks import ENTRY_MODULE
+    from memtui.hooks.install import ENTRY_MODULE
 
     probe = (
         f"import sys, {ENTRY_MODULE}; "
@@ -190,7 +190,8 @@ def test_the_hook_command_imports_only_the_standard_library():
 
 
 def test_a_session_memtui_itself_ran_starts_no_worker(paths):
-    from memtui import hook_entry, selfcalls
+    from memtui import hook_entry
+    from memtui.adapters import selfcalls
 
     assert hook_entry.own_dirs(paths.home) == selfcalls.own_dirs(paths)
     work = selfcalls.work_dir(paths)

@@ -31,7 +31,7 @@ needs_layers = pytest.mark.skipif(
 
 # The one circle left outside the TUI: recovery finishes an approve killed after its commit with the review's own
 # after-commit steps, and the review's operations recover first. It goes when those steps leave the review module.
-KNOWN_CIRCLE = frozenset({"memtui.phase2.recovery", "memtui.phase2.review"})
+KNOWN_CIRCLE = frozenset({"memtui.services.phase2.recovery", "memtui.services.phase2.review"})
 
 
 def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from memtui import clock
-from memtui.retention import prune_stage1_outputs_for_retention
+from memtui.core import clock
+from memtui.services.retention import prune_stage1_outputs_for_retention
 from memtui.state import global_job as gj
 from memtui.state.db import connect
 from memtui.state.jobs import enqueue_global_consolidation

@@ -1,8 +1,8 @@
 import pytest
 
+from memtui.adapters.llm.backends.choose import resolved_provider
 from memtui.cli import main
-from memtui.llm.backends.choose import resolved_provider
-from memtui.settings import SettingsError, load_settings
+from memtui.core.settings import SettingsError, load_settings
 
 
 def test_defaults_match_codex_memories_table():

@@ -42,8 +42,8 @@ def _line(d: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtui import history
-    from memtui.phase2 import restore
+    from memtui.services import history
+    from memtui.services.phase2 import restore
 
     ctx = make_context(read_only=True)
     try:

@@ -14,8 +14,8 @@ import re
 import sqlite3
 from collections.abc import Iterable
 
-from memtui import clock
-from memtui.trust import markers
+from memtui.core import clock
+from memtui.domain.trust import markers
 
 
 def normalize_line(line: str) -> str:

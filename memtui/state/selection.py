@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from memtui import clock
+from memtui.core import clock
 from memtui.state import outputs
 from memtui.state.outputs import Stage1Output as Stage1Output  # the selection's row type, named where it is used
 
