@@ -11,6 +11,7 @@ it finished and the next run carries on from there. Only the state database (und
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,10 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from memtui.adapters.redact import redact_text
 from memtui.adapters.rollouts import claude, codex, jsonl
-from memtui.adapters.rollouts.codex_names import apply_thread_names
+from memtui.adapters.rollouts.codex_names import thread_names
 from memtui.adapters.rollouts.discover import Found, discover, source_roots
-from memtui.adapters.rollouts.model import CITATION_MARKER, FileResult
+from memtui.adapters.rollouts.model import CITATION_MARKER, PREVIEW_CHARS, FileResult
 from memtui.adapters.selfcalls import SKIP_REASON as OWN_SESSION
 from memtui.adapters.selfcalls import is_own_session, own_dirs
 from memtui.core import clock
@@ -325,3 +327,13 @@ def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None
     except Exception as exc:
         return f"{exc.__class__.__name__}: {exc}"
     return None
+
+
+def apply_thread_names(conn: sqlite3.Connection, codex_home: Path) -> int:
+    """Set the title of every indexed Codex thread that has a name (redacted, like every stored title); returns the
+    number of rows changed. A rename touches no rollout file, so this runs on every ingest, not per read file."""
+    names = thread_names(codex_home)
+    if not names:
+        return 0
+    rows = [(title, tid) for tid, name in names.items() for title in (redact_text(name)[:PREVIEW_CHARS],)]
+    return store.set_codex_titles(conn, rows)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memtui.core import clock
-from memtui.services.health.rules import Relation
+from memtui.domain.health import Relation
 from memtui.state import meta
 from memtui.state.db import immediate
 

@@ -21,10 +21,11 @@ from pathlib import Path
 from memtui.adapters.memroot.approved import approved
 from memtui.adapters.memroot.files import MEMORY_MD
 from memtui.core import clock
+from memtui.domain.health import Relation
 from memtui.services import search
 from memtui.services.health import watermark
 from memtui.services.health.blocks import Block
-from memtui.services.health.rules import Relation, clauses, relate_message, statement_of
+from memtui.services.health.rules import clauses, relate_message, statement_of
 from memtui.services.health.signals import BlockHealth, HealthReport, compute_health
 from memtui.state import runs, tombstones
 from memtui.state.health import Proposal

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import sqlite3
 
+from memtui.domain.health import Relation
 from memtui.services.health.blocks import block_id
-from memtui.services.health.rules import Relation, clauses, statement_of
+from memtui.services.health.rules import clauses, statement_of
 from memtui.services.health.signals import Evidence, evidence_of
 from memtui.state import health as store
 

@@ -33,18 +33,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import lru_cache
 
+from memtui.domain.health import Relation
 from memtui.services.phase1.offline import _STOPWORDS
 from memtui.services.phase1.statements import is_rule_like, normalized, sentences
-
-
-class Relation(StrEnum):
-    RESTATED = "restated"
-    CONTRADICTED = "contradicted"
-    CORRECTED = "corrected"
-
 
 # Kinds of values: two different members of one kind in the same place say different things.
 _VALUE_KINDS: dict[str, frozenset[str]] = {

@@ -31,10 +31,11 @@ from pydantic import BaseModel
 from memtui.adapters.memroot.files import MEMORY_MD
 from memtui.adapters.rollouts.user_words import user_words
 from memtui.core import clock
+from memtui.domain.health import Relation
 from memtui.services import history, search
 from memtui.services.citations.check import hash_lines
 from memtui.services.health.blocks import Block, parse_blocks
-from memtui.services.health.rules import Clause, Relation, candidate_terms, relate_message, terms
+from memtui.services.health.rules import Clause, candidate_terms, relate_message, terms
 from memtui.services.phase2.prompt_inputs import normalize_memory_line
 from memtui.state import citations as citation_store
 from memtui.state import health as store
