@@ -325,11 +325,11 @@ def test_a_stray_statement_is_named_with_file_line_table_and_owner():
         "UPDATE tombstones SET /* sqlite-utils table */",
         "memtui/fake.py:6: table jobs belongs to memtui.state.jobs: SELECT id ? FROM jobs",
         "memtui/fake.py:7: a table named at run time outside memtui/state: SELECT * FROM ?",
-        "memtui/state/jobs.py:3: table meta belongs to memtui.state.meta: DELETE FROM meta WHERE key = ?",
         "memtui/services/views.py:1: table stage1_outputs is joined outside memtui/state; its owner is memtui.state.outputs: "
         "SELECT t.id FROM threads t LEFT JOIN stage1_outputs o ON o.thread_id = t.id",
         "memtui/services/views.py:1: table threads belongs to memtui.state.threads: "
         "SELECT t.id FROM threads t LEFT JOIN stage1_outputs o ON o.thread_id = t.id",
+        "memtui/state/jobs.py:3: table meta belongs to memtui.state.meta: DELETE FROM meta WHERE key = ?",
     ]
 
 

@@ -52,6 +52,7 @@ from memtui.state import (
     rejected_hunks,
     runs,
     search_index,
+    tables,
     threads,
     tombstones,
 )
@@ -785,30 +786,18 @@ def carried_tables() -> list[str]:
     return [table for s in STORES if s.carry_over for table in s.columns]
 
 
-Carried = dict[str, list[tuple[tuple[str, object], ...]]]  # table -> rows as (column, value) pairs
+Carried = tables.Rows  # table -> rows as (column, value) pairs
 
 
 def read_carried(conn: sqlite3.Connection) -> Carried:
     """The rows of the tables a reset carries over (privacy promises), from a database that may be broken: a
     table that cannot be read is left out."""
-    carried: Carried = {}
-    for table in carried_tables():
-        with contextlib.suppress(sqlite3.DatabaseError):
-            cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
-            if cols:
-                carried[table] = [tuple(zip(cols, r, strict=True)) for r in conn.execute(f'SELECT * FROM "{table}"')]
-    return carried
+    return tables.read_rows(conn, carried_tables())
 
 
 def carry(conn: sqlite3.Connection, carried: Carried) -> None:
     """Write carried rows into a new database (the columns it has; the runs table starts empty, so no run id)."""
-    for table, rows in carried.items():
-        have = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
-        for row in rows:
-            pairs = [(c, None if c == "run_id" else v) for c, v in row if c in have]
-            cols = ", ".join(c for c, _ in pairs)
-            marks = ", ".join("?" for _ in pairs)
-            conn.execute(f"INSERT OR IGNORE INTO {table} ({cols}) VALUES ({marks})", [v for _, v in pairs])
+    tables.insert_rows(conn, carried, clear=frozenset({"run_id"}))
 
 
 def declared_columns() -> dict[str, dict[str, Holds]]:
@@ -826,7 +815,7 @@ def coverage_gaps(conn: sqlite3.Connection, home: Path | None = None) -> list[st
     for (table,) in conn.execute(
         "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
     ):
-        for col in (r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')):
+        for col in tables.columns(conn, table):
             if col not in declared.get(table, {}):
                 gaps.append(f"{table}.{col}")
     if home is not None:
@@ -860,6 +849,6 @@ def holders(env: Env) -> dict[str, int]:
     for table in declared_columns():
         if table.startswith("search_docs_fts") or table == "meta":
             continue
-        with contextlib.suppress(sqlite3.DatabaseError):
-            out[table] = int(env.conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])
+        if (n := tables.count_rows(env.conn, table)) is not None:
+            out[table] = n
     return out
