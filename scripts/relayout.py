@@ -157,9 +157,10 @@ def map_module(name: str, moves: dict[str, str]) -> str:
     return name if best is None else moves[best] + name[len(best) :]
 
 
-def map_dotted(text: str, moves: dict[str, str], modules: set[str]) -> str:
-    """A dotted reference whose longest existing-module prefix moves (attributes after it are kept)."""
-    if text in KEEP_STRINGS:
+def map_dotted(text: str, moves: dict[str, str], modules: set[str], *, quoted: bool = False) -> str:
+    """A dotted reference whose longest existing-module prefix moves (attributes after it are kept). A key
+    binding's id is kept only where it stands alone as a quoted string, as ids are written (``quoted``)."""
+    if quoted and text in KEEP_STRINGS:
         return text
     parts = text.split(".")
     for i in range(len(parts), 1, -1):
@@ -301,9 +302,18 @@ def _rewrite_line(line: str, moves: dict[str, str], modules: set[str]) -> str:
     end = line[len(body) :]
     if m := IMPORT_LINE.fullmatch(body):
         return _import_in_text(m, moves, modules) + end
-    body = DOTTED.sub(lambda m: map_dotted(m.group(0), moves, modules), body)
+    body = DOTTED.sub(lambda m: map_dotted(m.group(0), moves, modules, quoted=_stands_alone(body, m)), body)
     body = PATHLIKE.sub(lambda m: map_path(m.group(0), moves, modules), body)
     return INNER_PATH.sub(lambda m: _map_inner(m.group(0), moves, modules), body) + end
+
+
+def _stands_alone(body: str, m: re.Match[str]) -> bool:
+    """Whether the match is a whole quoted string (``"x"``, ``'x'``, a markdown `x`): how a key binding's id is
+    written. A module is named otherwise too: in code, under a glob (``x.*``), in a docstring's double backticks."""
+    before, after = body[m.start() - 1 : m.start()], body[m.end() : m.end() + 1]
+    if not before or before != after or before not in "\"'`":
+        return False
+    return body[m.start() - 2 : m.start()] != "``"
 
 
 def _map_inner(text: str, moves: dict[str, str], modules: set[str]) -> str:

@@ -150,7 +150,7 @@ def test_mcp_start_up_loads_only_its_own_command():
     code = (
         "import sys; from memtui.cli import build_parser, _light_command; "
         "build_parser(_light_command(['--home', '/tmp/x', 'mcp', '--project', '/p'])); "
-        "print(','.join(m for m in ('memtui.ingest', 'git', 'memtui.services.search', 'memtui.cli.ingest_cmd') "
+        "print(','.join(m for m in ('memtui.services.ingest', 'git', 'memtui.services.search', 'memtui.cli.ingest_cmd') "
         "if m in sys.modules))"
     )
     import subprocess

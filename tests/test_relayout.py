@@ -34,6 +34,9 @@ OLD_TREE = {
         "from memtui.phase2 import baseline\n"
         "'''\n"
         "TARGET = 'memtui.phase2.review.approve'  # memtui/phase2/review.py\n"
+        'DOC = "versions packed by ``memtui.history``"\n'
+        'STRICT = ["memtui.history.*"]\n'
+        "PATCHED = memtui.history\n"
     ),
     "pyproject.toml": (
         '[project.scripts]\nx = "memtui.hooks:main"\n\n[tool.importlinter]\nlayers = ["memtui.cli : memtui.hooks"]\n'
@@ -80,6 +83,9 @@ def test_relayout_moves_modules_rewrites_references_and_is_idempotent(tmp_path):
     assert test.count("from memtui.adapters.memroot import baseline") == 2
     assert "from memtui.services.phase2 import review" in test and "import memtui.hooks.install\n" in test
     assert "'memtui.services.phase2.review.approve'  # memtui/services/phase2/review.py" in test
+    # a key's id is kept only where it stands alone in quotes: a docstring, a glob and code name the module
+    assert "``memtui.services.history``" in test and '"memtui.services.history.*"' in test
+    assert "PATCHED = memtui.services.history\n" in test
     pyproject = (tmp_path / "pyproject.toml").read_text()
     assert 'x = "memtui.hooks.install:main"' in pyproject and '["memtui.cli : memtui.hooks"]' in pyproject
     app = (tmp_path / "memtui/tui/app.py").read_text()

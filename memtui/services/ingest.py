@@ -317,7 +317,7 @@ def _cited_lines(
 
 
 def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None:
-    """Count the citations once each (``memtui.citations`` keys them); a failure there never stops an ingest."""
+    """Count the citations once each (``memtui.services.citations`` keys them); a failure there never stops an ingest."""
     from memtui.services.citations.usage import record_rollout_citations
 
     if forgotten.is_forgotten(conn, thread_id):

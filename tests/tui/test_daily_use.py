@@ -50,7 +50,7 @@ async def test_progress_has_its_own_row_with_counts_and_the_log_keeps_the_outcom
         go.wait(5)
         return memtui.services.ingest.IngestSummary(new=2, unchanged=10, files=12)
 
-    monkeypatch.setattr(memtui.ingest, "run_ingest", slow_ingest)
+    monkeypatch.setattr(memtui.services.ingest, "run_ingest", slow_ingest)
     app = app_for(ui_home)
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)

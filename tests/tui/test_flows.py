@@ -283,7 +283,7 @@ async def test_a_worker_failure_shows_an_error_and_the_app_stays_usable(
         progress(1, 4, "reading [rollout].jsonl")
         raise RuntimeError("disk on fire [errno 5]")
 
-    monkeypatch.setattr(memtui.ingest, "run_ingest", boom)
+    monkeypatch.setattr(memtui.services.ingest, "run_ingest", boom)
     app = app_for(ui_home)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)

@@ -1,6 +1,6 @@
 """Restore an approved version through review: its memory files come back as a run awaiting review, never a commit.
 
-The history keeps versions (``memtui.history``); bringing one back is a Phase 2 run like any other, so it lives
+The history keeps versions (``memtui.services.history``); bringing one back is a Phase 2 run like any other, so it lives
 with the runs it joins (review, recovery, the journal) rather than in the history below them.
 """
 
