@@ -72,10 +72,10 @@ def main() -> int:
     for name in ("MEMTUI_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"):
         os.environ[name] = str(tmp / name.lower())
         Path(os.environ[name]).mkdir(parents=True)
-    from memtui.batch import ops
-    from memtui.context import open_context
-    from memtui.ingest import run_ingest
-    from memtui.phase1.run import run_phase1
+    from memtui.services.batch import ops
+    from memtui.services.context import open_context
+    from memtui.services.ingest import run_ingest
+    from memtui.services.phase1.run import run_phase1
 
     rng = random.Random(13)
     codex = Path(os.environ["CODEX_HOME"])

@@ -9,7 +9,7 @@
    as ``benchmarks/search.py`` writes them; one thread in 500 restates or contradicts a block), an approved
    MEMORY.md of ``--blocks`` preference lines. Timed: the first computation (every block checked against its FTS
    candidates), and the update after one new session (only its messages are read). Both are printed as ratios
-   against the same run's FTS query cost (``memtui.search.search`` for two words, bm25 top 20); the update must
+   against the same run's FTS query cost (``memtui.services.search.search`` for two words, bm25 top 20); the update must
    stay under 1 s.
 
 Exit status 1 when a goal is missed.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memtui.health.rules import relate
+from memtui.services.health.rules import relate
 from tests.fixtures.health_eval import EVAL_SET
 from tests.fixtures.health_tuning import TUNING_SET
 
@@ -67,11 +67,12 @@ def scale(threads: int, blocks: int, repeat: int) -> dict[str, float | int]:
 
 
 def _scale(tmp: Path, threads: int, n_blocks: int, repeat: int) -> dict[str, float | int]:
-    from memtui import clock, history
-    from memtui.context import open_context
-    from memtui.health.signals import compute_health
-    from memtui.phase2 import baseline
-    from memtui.search import ensure_index, search
+    from memtui.adapters.memroot import baseline
+    from memtui.core import clock
+    from memtui.services import history
+    from memtui.services.context import open_context
+    from memtui.services.health.signals import compute_health
+    from memtui.services.search import ensure_index, search
 
     rng = random.Random(25)
     letters = "abcdefghijklmnopqrstuvwxyz"

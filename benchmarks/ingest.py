@@ -31,8 +31,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-from memtui.rollouts import filter as memfilter  # noqa: E402
-from memtui.rollouts import jsonl  # noqa: E402
+from memtui.adapters.rollouts import filter as memfilter  # noqa: E402
+from memtui.adapters.rollouts import jsonl  # noqa: E402
 
 MB = 1024 * 1024
 
@@ -377,8 +377,8 @@ def main() -> int:
     for name in [n for n in os.environ if n.startswith("MEMTUI_") and n != "MEMTUI_HOME"]:
         del os.environ[name]
 
-    from memtui.context import open_context
-    from memtui.ingest import run_ingest
+    from memtui.services.context import open_context
+    from memtui.services.ingest import run_ingest
 
     paths = sorted(codex_home.rglob("rollout-*.jsonl"))
     total = sum(p.stat().st_size for p in paths)

@@ -109,9 +109,9 @@ class CountingProxy:
 
 def judge(content: str | None) -> str:
     """'valid', or why the reply is rejected, by the same checks Phase 1 applies."""
-    from memtui.llm.structured import InvalidReply, validate_reply
-    from memtui.phase1.extractor import StageOneOutput
-    from memtui.phase1.output_check import stage_one_problems
+    from memtui.adapters.llm.structured import InvalidReply, validate_reply
+    from memtui.services.phase1.extractor import StageOneOutput
+    from memtui.services.phase1.output_check import stage_one_problems
 
     if not content:
         return "no content"
@@ -157,11 +157,11 @@ def main() -> None:
 
 
 def run(tmp: Path, proxy: CountingProxy, model: str, args: argparse.Namespace) -> None:
-    from memtui.context import open_context
     from memtui.demo.build import VANISHING, _copy_samples
-    from memtui.ingest import run_ingest
-    from memtui.phase1.output_check import stage_one_problems
-    from memtui.phase1.run import run_phase1
+    from memtui.services.context import open_context
+    from memtui.services.ingest import run_ingest
+    from memtui.services.phase1.output_check import stage_one_problems
+    from memtui.services.phase1.run import run_phase1
 
     home, sources = tmp / "home", tmp / "rollouts"
     home.mkdir(parents=True)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memtui.phase1.offline import build_offline_output
-from memtui.phase1.statements import normalized
-from memtui.rollouts.model import Transcript
+from memtui.adapters.rollouts.model import Transcript
+from memtui.services.phase1.offline import build_offline_output
+from memtui.services.phase1.statements import normalized
 from tests.fixtures.offline_eval import EVAL_SET
 
 PRECISION_TARGET, RECALL_TARGET = 0.9, 0.6

@@ -113,8 +113,8 @@ def main() -> int:
         os.environ[name] = str(tmp / name.lower())
         Path(os.environ[name]).mkdir(parents=True)
 
-    from memtui.context import open_context
-    from memtui.phase1.run import run_phase1
+    from memtui.services.context import open_context
+    from memtui.services.phase1.run import run_phase1
 
     rng = random.Random(7)
     codex = Path(os.environ["CODEX_HOME"])
@@ -132,7 +132,7 @@ def main() -> int:
         os.environ.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="sk-bench", MEMTUI_PROVIDER="openai")
         ctx = open_context({"concurrency": args.concurrency})
         try:
-            from memtui.ingest import run_ingest
+            from memtui.services.ingest import run_ingest
 
             run_ingest(ctx)
             how = "ingest"

@@ -236,14 +236,19 @@ def claude_real_like(root: Path, i: int, rng: random.Random) -> Path:
 
 def measure(paths: list[tuple[Path, str]], context_window: int) -> tuple[int, int, int]:
     """(raw bytes, bytes sent by the previous build, bytes sent now)."""
-    from memtui.phase1.prompt import build_stage_one_input_message, load_prompt, render_template, truncate_middle
-    from memtui.phase1.render import _render_item, render_items
-    from memtui.redact import redact
-    from memtui.rollouts.filter import read_transcript
-    from memtui.settings import Settings
+    from memtui.adapters.redact import redact
+    from memtui.adapters.rollouts.filter import read_transcript
+    from memtui.core.settings import Settings
+    from memtui.domain.render import _render_item, render_items
+    from memtui.services.phase1.prompt import (
+        build_stage_one_input_message,
+        load_prompt,
+        render_template,
+        truncate_middle,
+    )
 
     settings = Settings(context_window_tokens=context_window) if context_window else Settings()
-    from memtui.phase1.prompt import rollout_token_budget
+    from memtui.services.phase1.prompt import rollout_token_budget
 
     budget = rollout_token_budget(settings)
     raw = old = new = 0

@@ -51,11 +51,11 @@ def main() -> int:
         del os.environ[name]
     os.environ["MEMTUI_MAX_RAW_MEMORIES_FOR_CONSOLIDATION"] = str(max(args.n, 1))
 
-    from memtui import clock
-    from memtui.context import open_context
-    from memtui.phase2 import review, unchanged
-    from memtui.phase2.baseline import _env
-    from memtui.phase2.consolidate import run_phase2
+    from memtui.adapters.memroot.baseline import _env
+    from memtui.core import clock
+    from memtui.services.context import open_context
+    from memtui.services.phase2 import review, unchanged
+    from memtui.services.phase2.consolidate import run_phase2
 
     now = 1_783_684_800
     clock.freeze(now)

@@ -44,9 +44,9 @@ CODEX = {  # prompt -> (characters, where the figure comes from)
 
 def memtui_prompts() -> dict[str, str]:
     """Each prompt as memtui sends it, without the run-specific payload (rollout, summary)."""
-    from memtui.phase1.prompt import load_prompt, render_template
-    from memtui.phase2.prompt import PromptInputs, render_consolidation_prompt
-    from memtui.settings import Settings
+    from memtui.core.settings import Settings
+    from memtui.services.phase1.prompt import load_prompt, render_template
+    from memtui.services.phase2.prompt import PromptInputs, render_consolidation_prompt
 
     settings = Settings()
     root = Path(tempfile.mkdtemp(prefix="memtui-bench-prompts-")) / "memories"

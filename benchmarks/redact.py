@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memtui import redact as R
+from memtui.adapters import redact as R
 from tests.fixtures.redaction_eval import CURRENT, FP_TARGET, RECALL_TARGET, score
 from tests.fixtures.secrets import NEGATIVES, POSITIVES, Secret
 

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/search.py [--threads 100000] [--repeat 7]
 
 Builds a throwaway MEMTUI_HOME, inserts threads and stage-1 rows with SQL (the stage-1 triggers add the summary and
-raw-memory documents), message documents as refresh() would store them (Zipf-distributed words), then times ``memtui.search.search`` (bm25,
+raw-memory documents), message documents as refresh() would store them (Zipf-distributed words), then times ``memtui.services.search.search`` (bm25,
 top 20, with file/line or thread/item resolution) for rare, common and multi-word queries, with and without
 ``--project``. Target: under 100 ms each. "unranked" is the same FTS5 match returning 20 rowids without bm25, measured
 in the same run; the ratio is what ranking, the candidate bound and line/snippet resolution cost on top of it.
@@ -42,8 +42,8 @@ def main() -> int:
     reuse = args.keep is not None and (tmp / "home" / "state.sqlite").exists()
     os.environ.update({"MEMTUI_HOME": str(tmp / "home"), "HOME": str(tmp / "user")})
 
-    from memtui.context import open_context
-    from memtui.search import ensure_index, fts_query, scope_query, search
+    from memtui.services.context import open_context
+    from memtui.services.search import ensure_index, fts_query, scope_query, search
     from memtui.state.search_index import FTS
 
     rng = random.Random(14)

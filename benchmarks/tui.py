@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-from memtui.context import open_context  # noqa: E402
+from memtui.services.context import open_context  # noqa: E402
 
 PROJECTS = ["shop-api", "infra", "docs-site", "mobile", "dotfiles", "data-pipeline", "web", "ml-notebooks"]
 NOW = 1_783_684_800
@@ -119,7 +119,7 @@ async def bare_costs(home: Path, filters: list[str], repeats: int) -> tuple[floa
     from textual.app import App, ComposeResult
     from textual.widgets import DataTable
 
-    from memtui import views
+    from memtui.services import views
     from memtui.tui.screens.rollouts import COLUMNS, row_cells
     from memtui.tui.widgets.windowed_table import WindowedTable
 

@@ -154,7 +154,7 @@ def _type_name(annotation: Any) -> str:
 
 
 def render_settings() -> str:
-    from memtui.settings import Settings, env_names
+    from memtui.core.settings import Settings, env_names
 
     out = [
         "| key | default | allowed | environment | meaning |",

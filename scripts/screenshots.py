@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memtui import clock  # noqa: E402
+from memtui.core import clock  # noqa: E402
 from tests.tui.conftest import SIZE, app_for  # noqa: E402
 from tests.tui.homes import FROZEN_NOW, build_snapshot_home, pin_git_dates  # noqa: E402
 from tests.tui.test_snapshots import CASES, steps  # noqa: E402

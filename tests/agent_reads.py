@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from memtui.cli import main
-from memtui.context import Context
-from memtui.mcp_server import build_server
+from memtui.mcp.server import build_server
+from memtui.services.context import Context
 
 PROJECT = "/work/proj"
 

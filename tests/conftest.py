@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from memtui import clock
+from memtui.core import clock
 from tests.support.chat_server import ChatServer
 
 # CI replays the same hypothesis examples every run, so a landing never hinges on a lucky draw; local runs
@@ -89,9 +89,9 @@ from tests.reliability.figures import pytest_terminal_summary  # noqa: E402, F40
 
 def approve_root(root: Path) -> str:
     """Commit the memory root's working tree as the approved baseline, as a person's own commit would: agents read
-    only the baseline (``memtui.memroot.approved``), so a test that writes memory files by hand approves them."""
-    from memtui.memroot.lock import memory_root_lock
-    from memtui.phase2 import baseline
+    only the baseline (``memtui.adapters.memroot.approved``), so a test that writes memory files by hand approves them."""
+    from memtui.adapters.memroot import baseline
+    from memtui.adapters.memroot.lock import memory_root_lock
 
     with memory_root_lock(root, "test: approve the files written by hand"):
         return baseline.reset_baseline(root, "test: approved by hand")

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from memtui import forget, history
 from memtui.cli import main
-from memtui.phase2 import consolidate, review
-from memtui.phase2.consolidate import run_phase2
-from memtui.review import after
-from memtui.review.hunks import parse_diff
+from memtui.services import forget
+from memtui.services.phase2 import consolidate, review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.restore import restore_version
+from memtui.services.review import after
+from memtui.services.review.hunks import parse_diff
 from tests.conftest import FROZEN_NOW
 from tests.test_phase2_support import add_output, context
 
@@ -59,7 +60,7 @@ def test_every_decision_path_runs_the_fan_out_once(ctx, seen, monkeypatch):
     partial = review.approve(ctx, except_ids=[hunk.id], reason="not this")
     assert partial.hunks_out == 1
 
-    restore = history.restore_version(ctx, approved.decision)
+    restore = restore_version(ctx, approved.decision)
     review.approve(ctx)
 
     (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "\n- a line of my own\n")
@@ -119,8 +120,8 @@ FOLLOW_UP_CALLS = (
 
 def test_no_decision_path_calls_a_follow_up_by_name():
     allowed = {
-        "review/after.py",  # the fan-out
-        "phase2/review.py",  # forget_run_content, also used by crash recovery for runs decided before a kill
+        "services/review/after.py",  # the fan-out
+        "services/phase2/review.py",  # forget_run_content, also used by crash recovery for runs decided before a kill
     }
     offenders = []
     for path in MEMTUI.rglob("*.py"):

@@ -1,4 +1,4 @@
-"""The review shows every byte, and one rule set says what any agent may touch (``memtui.phase2.agent_rules``).
+"""The review shows every byte, and one rule set says what any agent may touch (``memtui.services.phase2.agent_rules``).
 
 No ``.gitignore`` (the agent's, a person's, ``core.excludesFile``) can hide a file from a review, and the HTTP agent's
 tools and the CLI agents' post-run check refuse the same paths, tested against both kinds.
@@ -10,11 +10,12 @@ import json
 
 import pytest
 
-from memtui.context import open_context
-from memtui.phase2 import agent_rules, baseline, cli_agent, review
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.tools import Journal, MemoryTools
-from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.adapters.memroot import baseline
+from memtui.adapters.memroot.files import DIFF_FILENAME
+from memtui.services.context import open_context
+from memtui.services.phase2 import agent_rules, cli_agent, review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.tools import Journal, MemoryTools
 from tests.conftest import FROZEN_NOW, approve_root
 from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_backends import fake_clis  # noqa: F401  (fixture)

@@ -1,4 +1,4 @@
-"""Agents read only what a person approved: one read path (``memtui.memroot.approved``) over the baseline commit.
+"""Agents read only what a person approved: one read path (``memtui.adapters.memroot.approved``) over the baseline commit.
 
 A Phase 2 run awaiting review, or a person's saved but uncommitted edit, changes the working tree; no export, MCP
 tool or resource, or search serves it until it is approved or committed. A rejected run leaves nothing behind.
@@ -12,10 +12,13 @@ import json
 
 import pytest
 
-from memtui import export, export_scope, mcp_scope, mcp_server, search
-from memtui.memroot.approved import approved
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
+from memtui.adapters.memroot.approved import approved
+from memtui.mcp import scope as mcp_scope
+from memtui.mcp import server as mcp_server
+from memtui.services import export, search
+from memtui.services.export import scope as export_scope
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.agent_reads import agent_reads
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls
@@ -180,7 +183,7 @@ def _fs_reads(fn: ast.AST) -> list[str]:
 
 def test_agent_facing_code_reads_memory_only_through_the_approved_read_path():
     """Adding a function to export, export_scope or the MCP server that reads a file (``read_text``, ``open``,
-    ``os.walk``...) fails here: memory for agents comes from ``memtui.memroot.approved``."""
+    ``os.walk``...) fails here: memory for agents comes from ``memtui.adapters.memroot.approved``."""
     found = {}
     for module in _AGENT_FACING:
         tree = ast.parse(inspect.getsource(module))
@@ -190,7 +193,7 @@ def test_agent_facing_code_reads_memory_only_through_the_approved_read_path():
                 found[f"{module.__name__}.{node.name}"] = reads
     memory_index = ast.parse(inspect.getsource(search.refresh_memory_files))
     if reads := _fs_reads(memory_index):
-        found["memtui.search.refresh_memory_files"] = reads
+        found["memtui.services.search.refresh_memory_files"] = reads
     assert found == {}, json.dumps(found, indent=1)
     for module in (*_AGENT_FACING, search):
         assert "approved" in vars(module), f"{module.__name__} does not use the approved read path"

@@ -29,7 +29,7 @@ def test_domain_code_never_imports_textual():
 
 
 def test_time_comes_from_the_clock_module():
-    """Domain code asks memtui.clock for the time, so tests and snapshots can freeze it."""
+    """Domain code asks memtui.core.clock for the time, so tests and snapshots can freeze it."""
     offenders = []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from memtui.adapters.llm.backends import claude_cli, codex_cli
+from memtui.adapters.llm.backends.choose import choose_provider, forget_probe
+from memtui.adapters.selfcalls import MARKER, SKIP_REASON
 from memtui.cli import main
-from memtui.context import open_context
-from memtui.ingest import run_ingest
-from memtui.llm.backends import claude_cli, codex_cli
-from memtui.llm.backends.choose import choose_provider, forget_probe
-from memtui.phase1.run import run_phase1
-from memtui.selfcalls import MARKER, SKIP_REASON
+from memtui.services.context import open_context
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.run import run_phase1
 from memtui.state.outputs import get_stage1_output
 from tests.support import fake_agents
 from tests.test_phase1_run import job, runs, seed
@@ -86,7 +86,7 @@ def test_codex_calls_do_not_fire_the_users_notify_program(home, fake_clis, isola
 
 
 def test_claude_without_the_quiet_flags_gets_the_full_deny_list(home, fake_clis, monkeypatch):
-    from memtui.llm.backends import capabilities
+    from memtui.adapters.llm.backends import capabilities
 
     monkeypatch.setenv("FAKE_CLAUDE_OLD", "1")
     capabilities.forget()
@@ -100,7 +100,7 @@ def test_claude_without_the_quiet_flags_gets_the_full_deny_list(home, fake_clis,
 
 
 def test_config_says_which_cli_flags_are_used_and_why(home, fake_clis):
-    from memtui.llm.backends import capabilities
+    from memtui.adapters.llm.backends import capabilities
 
     capabilities.forget()
     codex_line, claude_line = capabilities.describe("codex"), capabilities.describe("claude")

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from memtui.batch import ops, remote
-from memtui.batch import prepare as prepare_mod
-from memtui.batch.model import input_hash
+from memtui.adapters.llm.backends.openai_http import OpenAIHttpBackend
+from memtui.adapters.llm.structured import request_body
 from memtui.cli import main
-from memtui.context import open_context
-from memtui.llm.backends.openai_http import OpenAIHttpBackend
-from memtui.llm.structured import request_body
-from memtui.phase1.eligibility import select_candidates
-from memtui.phase1.extractor import ModelExtractor, StageOneOutput, read_items
-from memtui.phase1.render import render_items
+from memtui.domain.render import render_items
+from memtui.services.batch import ops, remote
+from memtui.services.batch import prepare as prepare_mod
+from memtui.services.batch.model import input_hash
+from memtui.services.context import open_context
+from memtui.services.phase1.eligibility import select_candidates
+from memtui.services.phase1.extractor import ModelExtractor, StageOneOutput, read_items
 from memtui.state.outputs import get_stage1_output
 from tests.conftest import FROZEN_NOW
 from tests.support.batch_server import VALID_OUTPUT, BatchServer, LineReply, ok
@@ -308,7 +308,7 @@ def test_every_crash_point_of_submit_resumes_without_a_second_batch(home, server
 
 
 def test_a_crash_in_the_middle_of_collect_finalizes_each_result_once(home, server, monkeypatch):
-    from memtui.batch import apply
+    from memtui.services.batch import apply
 
     ctx, _ = home
     ids = seed(home, 4)
@@ -373,7 +373,7 @@ def test_a_no_op_result_deletes_nothing_new_and_records_the_no_op(home, server):
 
 
 def test_jobs_out_in_a_batch_do_not_use_the_synchronous_running_cap(home, server, chat_server):
-    from memtui.phase1.run import run_phase1
+    from memtui.services.phase1.run import run_phase1
     from tests.support.chat_server import reply_json
 
     ids = seed(home, 3)
@@ -419,7 +419,7 @@ def test_an_offline_run_after_a_collected_batch_stores_its_output_and_leaves_no_
 def test_a_failure_while_storing_an_output_fails_the_job_instead_of_leaving_it_running(home, monkeypatch, capsys):
     ctx, _ = home
     (t,) = seed(home, 1, user_text="The checkout tests fail on CI. Always run the tests with TZ=UTC in this repo.")
-    from memtui.phase1 import finalize
+    from memtui.services.phase1 import finalize
 
     def broken(*_a, **_k):
         raise OSError("disk full")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.batch import ops
-from memtui.batch.apply import parse_result_lines
 from memtui.cli import main
+from memtui.services.batch import ops
+from memtui.services.batch.apply import parse_result_lines
 from tests.test_batch import fresh, home, server, sub_rows  # noqa: F401  (fixtures)
 from tests.test_phase1_run import job, seed
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.citations import CitationEntry, MemoryCitation
-from memtui.citations.check import check_citation, check_entry, check_ids, hash_lines
-from memtui.citations.usage import record_citation
 from memtui.cli import main
-from memtui.paths import resolve_paths
+from memtui.core.paths import resolve_paths
+from memtui.services.citations import CitationEntry, MemoryCitation
+from memtui.services.citations.check import check_citation, check_entry, check_ids, hash_lines
+from memtui.services.citations.usage import record_citation
 from memtui.state.db import connect
 
 ID_A = "019c6e27-e55b-73d1-87d8-4e01f1f75043"

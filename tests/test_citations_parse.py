@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtui.citations import (
+from memtui.services.citations import (
     CitationEntry,
     CitationStripper,
     MemoryCitation,

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memtui import clock
-from memtui.citations import CitationEntry, MemoryCitation
-from memtui.citations.check import hash_lines
-from memtui.citations.usage import (
+from memtui.cli import main
+from memtui.core import clock
+from memtui.core.paths import resolve_paths
+from memtui.services.citations import CitationEntry, MemoryCitation
+from memtui.services.citations.check import hash_lines
+from memtui.services.citations.usage import (
     FoundCitation,
     fingerprint,
     found_in_rollout_line,
@@ -20,8 +22,6 @@ from memtui.citations.usage import (
     record_rollout_citations,
     record_stage1_output_usage,
 )
-from memtui.cli import main
-from memtui.paths import resolve_paths
 from memtui.state.db import connect, immediate
 
 A = "019c6e27-e55b-73d1-87d8-4e01f1f75043"

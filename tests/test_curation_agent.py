@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from memtui import forget
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.stems import rollout_summary_file_stem
+from memtui.domain.stems import rollout_summary_file_stem
+from memtui.services import forget
+from memtui.services.phase2 import forgotten, review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context
@@ -100,7 +100,7 @@ def test_a_rejected_removal_keeps_the_forget_pending_for_the_next_run(ctx, model
     review.reject(ctx, "not now")
     row = ctx.conn.execute("SELECT run_id, done_at, contributed FROM forgotten_threads").fetchone()
     assert row[0] is None and row[1] is None and row[2]
-    assert any("ZEBRA4471" in line for line in forget.prompt_lines(ctx.conn))
+    assert any("ZEBRA4471" in line for line in forgotten.prompt_lines(ctx.conn))
 
 
 def test_rejected_hunks_reach_the_prompt_as_do_not_relearn(ctx, model_env):
@@ -113,7 +113,7 @@ def test_rejected_hunks_reach_the_prompt_as_do_not_relearn(ctx, model_env):
         reply_text("added"),
     )
     assert run_phase2(ctx, force=True).outcome == "awaiting_review"
-    from memtui.review.hunks import hunks_of
+    from memtui.services.review.hunks import hunks_of
 
     pending = review.pending_run(ctx.conn)
     bad = next(h for h in hunks_of(pending.diff) if h.file == "MEMORY.md")
@@ -128,8 +128,8 @@ def test_rejected_hunks_reach_the_prompt_as_do_not_relearn(ctx, model_env):
 
 
 def test_evidence_task_section_tags_bm25_excerpt_and_cited_items(ctx, model_env):
-    from memtui.review.evidence import evidence_for_hunks, item_refs
-    from memtui.review.hunks import hunks_of
+    from memtui.services.review.evidence import evidence_for_hunks, item_refs
+    from memtui.services.review.hunks import hunks_of
 
     assert item_refs("see [item 3] and [items 5, 7] and [items 9-11]") == [3, 5, 7, 9, 10, 11]
     add_output(ctx.conn, "0194f5a6-89ab-7cde-8123-456789abcdf1", FROZEN_NOW - 60)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from memtui.adapters.memroot.files import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES
 from memtui.cli import main
-from memtui.context import open_context
-from memtui.phase2.workspace import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES
+from memtui.services.context import open_context
 from tests.conftest import approve_root
 from tests.fixtures.rollouts import write_codex_rollout
 
@@ -147,7 +147,7 @@ def test_a_rejected_line_does_not_come_back_in_the_next_offline_run(pipeline, ca
     assert "never npm" not in text, line
     assert all("never npm" not in h["text"] for h in show_json(capsys)["hunks"] if h["file"] == MEMORY_MD)
     # the agent prompt lists it as "do not re-learn", with the reason
-    from memtui.review.decide import do_not_relearn_lines
+    from memtui.services.review.decide import do_not_relearn_lines
 
     ctx = open_context()
     section = "\n".join(do_not_relearn_lines(ctx.conn))
@@ -163,7 +163,7 @@ def test_history_lists_decisions_shows_a_version_and_restore_goes_through_review
     (root / MEMORY_MD).write_text(first + "\n- a person's own line\n")
     assert cli(capsys, "review", "approve")[0] == 1  # nothing awaits review
     ctx = open_context()
-    from memtui.phase2.review import commit_manual_edit
+    from memtui.services.phase2.review import commit_manual_edit
 
     commit_manual_edit(ctx, "my note")
     ctx.close()
@@ -205,7 +205,7 @@ def test_history_versions_bounds_the_snapshots_and_zero_keeps_none(pipeline, cap
     assert cli(capsys, "review", "approve")[0] == 0
     root = home / "memories"
     ctx = open_context()
-    from memtui.phase2.review import commit_manual_edit
+    from memtui.services.phase2.review import commit_manual_edit
 
     for i in range(3):
         (root / MEMORY_MD).write_text((root / MEMORY_MD).read_text() + f"- note {i}\n")
@@ -249,7 +249,7 @@ def test_forget_removes_everything_derived_from_a_rollout_after_the_next_run_is_
     # More history holding the marker: a manual commit (a second snapshot) and an old run record.
     (root / MEMORY_MD).write_text((root / MEMORY_MD).read_text() + "- a person's note about shop-api\n")
     ctx = open_context()
-    from memtui.phase2.review import commit_manual_edit
+    from memtui.services.phase2.review import commit_manual_edit
 
     commit_manual_edit(ctx, "note")
     ctx.close()
@@ -329,7 +329,7 @@ def test_partial_approve_is_pinned_to_the_reviewed_tree(pipeline, capsys):
 
 
 def test_a_partial_approve_cut_short_before_its_commit_finishes_when_run_again(pipeline, capsys, monkeypatch):
-    from memtui.phase2 import baseline
+    from memtui.adapters.memroot import baseline
 
     root = _home(pipeline) / "memories"
     summary = next(h for h in show_json(capsys)["hunks"] if h["file"] == LEFT_OUT)["id"]
@@ -340,7 +340,7 @@ def test_a_partial_approve_cut_short_before_its_commit_finishes_when_run_again(p
 
     monkeypatch.setattr(baseline, "commit_tree", killed)
     with pytest.raises(KeyboardInterrupt):
-        from memtui.phase2 import review
+        from memtui.services.phase2 import review
 
         ctx = open_context()
         try:

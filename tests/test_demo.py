@@ -68,7 +68,7 @@ def test_a_demo_built_months_after_its_samples_still_consolidates_every_memory(t
     Without that, a demo built long after July 2026 saw every memory but the cited one as unused for months: Phase 2
     selected one memory and retention deleted the rest.
     """
-    from memtui import clock
+    from memtui.core import clock
 
     clock.freeze(1_804_000_000)  # 2027-03-01
     try:

@@ -49,7 +49,7 @@ def test_the_check_names_a_stale_page_and_the_command(tmp_path, capsys):
 
 def test_every_setting_and_command_is_in_the_references():
     from memtui.cli import build_parser
-    from memtui.settings import Settings
+    from memtui.core.settings import Settings
 
     settings = (DOCS / "settings.md").read_text(encoding="utf-8")
     assert [name for name in Settings.model_fields if f"| `{name}` |" not in settings] == []

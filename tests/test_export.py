@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.export import (
+from memtui.core.paths import resolve_paths
+from memtui.services.export import (
     BEGIN_MARKER,
     END_MARKER,
     loader_warnings,
@@ -15,9 +16,8 @@ from memtui.export import (
     render_prompt,
     splice_block,
     truncate_middle,
-    write_agents_md,
 )
-from memtui.paths import resolve_paths
+from memtui.services.export.cap import write_agents_md
 from tests.conftest import approve_root
 
 BEGINS = "========= MEMORY_SUMMARY BEGINS ========="

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.export import BEGIN_MARKER, END_MARKER, render_prompt, summary_budget_bytes, write_agents_md
-from memtui.export_cap import PROJECT_DOC_MAX_BYTES, fit_agents_md
-from memtui.paths import resolve_paths
+from memtui.core.paths import resolve_paths
+from memtui.services.export import BEGIN_MARKER, END_MARKER, render_prompt, summary_budget_bytes
+from memtui.services.export.cap import PROJECT_DOC_MAX_BYTES, fit_agents_md, write_agents_md
 from tests.conftest import approve_root
 
 CAP = PROJECT_DOC_MAX_BYTES

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.export import END_MARKER
-from memtui.export_cap import PROJECT_DOC_MAX_BYTES
-from memtui.export_chain import measure_chain
-from memtui.paths import resolve_paths
+from memtui.core.paths import resolve_paths
+from memtui.services.export import END_MARKER
+from memtui.services.export.cap import PROJECT_DOC_MAX_BYTES
+from memtui.services.export.chain import measure_chain
 from tests.test_export_cap import _summary
 
 

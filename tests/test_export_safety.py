@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from memtui.cli import main
-from memtui.export import BEGIN_MARKER, END_MARKER, write_agents_md
-from memtui.scope import parse_memory, scoped_text
+from memtui.domain.scope import parse_memory, scoped_text
+from memtui.services.export import BEGIN_MARKER, END_MARKER
+from memtui.services.export.cap import write_agents_md
 
 
 def test_a_lone_begin_marker_is_an_error_naming_the_line_and_nothing_is_written(tmp_path, capsys):
@@ -29,7 +30,7 @@ def test_a_lone_begin_marker_is_an_error_naming_the_line_and_nothing_is_written(
     ],
 )
 def test_markers_that_do_not_make_one_block_are_refused(tmp_path, text, line):
-    from memtui.export import MarkerError
+    from memtui.services.export import MarkerError
 
     target = tmp_path / "AGENTS.md"
     target.write_text(text)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from memtui.cli import main
-from memtui.export_scope import resolve_target
-from memtui.lint import lint_memory
-from memtui.paths import resolve_paths
-from memtui.scope import parse_memory, scoped_text
+from memtui.core.paths import resolve_paths
+from memtui.domain.scope import parse_memory, scoped_text
+from memtui.services.export.scope import resolve_target
+from memtui.services.lint import lint_memory
 from tests.conftest import approve_root
 
 
@@ -168,7 +168,7 @@ def test_lint_clean_memory_exits_zero(capsys):
 
 
 def test_lint_flags_another_projects_folder_name():
-    from memtui.lint import lint_groups
+    from memtui.services.lint import lint_groups
 
     groups = parse_memory(
         "# Task Group: shop\napplies_to: cwd=/work/shop-api; reuse_rule=x\n- copied the setup from blog-engine\n\n"
@@ -185,7 +185,7 @@ def test_a_memory_root_under_the_home_is_exported_as_a_tilde_path(projects, monk
     root.mkdir(parents=True)
     (root / "MEMORY.md").write_text((projects["root"] / "MEMORY.md").read_text())
     approve_root(root)
-    from memtui.export_scope import render_project_prompt
+    from memtui.services.export.scope import render_project_prompt
 
     text = render_project_prompt(root, projects["shop"])
     assert "~/.memtui/memories" in text and str(projects["home"]) not in text

@@ -7,12 +7,8 @@ import json
 import orjson
 import pytest
 
-from memtui.rollouts.filter import (
-    memory_items,
-    sanitize_response_item,
-    serialize_memory_rollout,
-)
-from memtui.rollouts.user_words import is_memory_excluded_fragment
+from memtui.adapters.rollouts.filter import memory_items, sanitize_response_item, serialize_memory_rollout
+from memtui.adapters.rollouts.user_words import is_memory_excluded_fragment
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 
 TID = "019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b"
@@ -357,8 +353,8 @@ def test_kept_lines_agree_with_the_tolerant_line_reader():
     """The filter's own line walk (dropped lines never copied) yields exactly the lines the tolerant reader
     yields less the droppable ones: BOM, CRLF, blank and whitespace lines, a long whitespace run before a record,
     an unterminated (possibly cut) last line."""
-    from memtui.rollouts import filter as memfilter
-    from memtui.rollouts import jsonl
+    from memtui.adapters.rollouts import filter as memfilter
+    from memtui.adapters.rollouts import jsonl
 
     ts = "2026-07-01T09:12:44.512Z"
     user = orjson.dumps(

@@ -1,5 +1,5 @@
 """Forgetting and retention through one registry of every store that can hold a rollout's text
-(``memtui/state/stores.py``), on the real pipeline: offline Phase 1 and 2, real git, real SQLite."""
+(``memtui/services/stores.py``), on the real pipeline: offline Phase 1 and 2, real git, real SQLite."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui import forget
-from memtui.context import open_context
-from memtui.phase2.workspace import MEMORY_MD, ROLLOUT_SUMMARIES
+from memtui.adapters.memroot.files import MEMORY_MD, ROLLOUT_SUMMARIES
+from memtui.services.context import open_context
+from memtui.services.phase2 import forgotten
 from tests.test_curation_cli import MARKER, T_GONE, T_KEEP, build_pipeline, cli, scan_home, show_json
 
 KEEP_WORDS = "TZ=UTC"
@@ -54,7 +54,7 @@ def _forget_and_approve(capsys, thread_id: str) -> None:
 
 
 def test_the_registry_declares_every_table_column_and_home_folder_and_fails_on_a_new_one(pipeline, capsys):
-    from memtui.state import stores
+    from memtui.services import stores
 
     home = pipeline["MEMTUI_HOME"]
     assert cli(capsys, "review", "approve")[0] == 0
@@ -90,7 +90,7 @@ def test_the_registry_declares_every_table_column_and_home_folder_and_fails_on_a
 
 
 def test_batch_files_go_when_collected_and_forget_removes_a_rollouts_lines_from_an_open_one(pipeline, capsys):
-    from memtui.state import stores
+    from memtui.services import stores
 
     home = pipeline["MEMTUI_HOME"]
     assert cli(capsys, "review", "approve")[0] == 0
@@ -267,7 +267,7 @@ def test_a_line_two_rollouts_support_stays_until_both_are_forgotten_and_a_person
 
 
 def test_a_line_citing_a_remembered_rollout_loses_only_the_forgotten_citation():
-    from memtui.state import stores
+    from memtui.services import stores
 
     t = stores.Target("gone-1", frozenset({"2026-07-10T05-00-00-abcd-tag_releases"}), frozenset())
     text = (
@@ -275,7 +275,7 @@ def test_a_line_citing_a_remembered_rollout_loses_only_the_forgotten_citation():
         "- pointer only (rollout_summaries/2026-07-10T05-00-00-abcd-tag_releases.md)\n"
         "- unrelated line\n"
     )
-    assert forget.scrub_text("memory_summary.md", text, t) == (
+    assert stores.scrub_text("memory_summary.md", text, t) == (
         "- tag releases first [thread_id=kept-2]\n- unrelated line\n"
     )
 
@@ -308,8 +308,8 @@ def test_reset_state_keeps_forget_marks_and_says_what_it_drops_first(pipeline, c
 
 def test_reject_commit_and_restore_refresh_the_search_index_without_a_search(pipeline, capsys):
     """The TUI calls these same functions: the index follows each decision, not the next CLI search."""
-    from memtui import history, search
-    from memtui.phase2 import review
+    from memtui.services import history, search
+    from memtui.services.phase2 import restore, review
 
     home = pipeline["MEMTUI_HOME"]
     root = home / "memories"
@@ -329,7 +329,7 @@ def test_reject_commit_and_restore_refresh_the_search_index_without_a_search(pip
         (root / MEMORY_MD).write_text("# Notes\n- PLUMCREST9 is the staging host\n")
         review.commit_manual_edit(ctx, "mine again")
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 0
-        history.restore_version(ctx, first)  # a restore is a run awaiting review: agents do not search it yet
+        restore.restore_version(ctx, first)  # a restore is a run awaiting review: agents do not search it yet
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 0
         review.approve(ctx)
         assert _memory_docs(ctx.conn, "ORCHIDVALE7") == 1
@@ -347,7 +347,7 @@ def _memory_docs(conn: sqlite3.Connection, word: str) -> int:
 
 
 def test_retention_runs_at_the_start_of_phase1_and_phase2_and_by_command(pipeline, capsys):
-    from memtui import clock
+    from memtui.core import clock
 
     home = pipeline["MEMTUI_HOME"]
     assert cli(capsys, "review", "approve")[0] == 0
@@ -368,7 +368,7 @@ def test_retention_runs_at_the_start_of_phase1_and_phase2_and_by_command(pipelin
 
 
 def test_retention_count_is_in_the_phase2_summary(isolated_env, frozen_clock):
-    from memtui.phase2.consolidate import run_phase2
+    from memtui.services.phase2.consolidate import run_phase2
     from tests.test_phase2_support import add_output, context
 
     ctx = context()
@@ -397,7 +397,7 @@ def test_a_rollout_whose_memory_is_turned_off_after_extraction_is_forgotten_at_t
     code, out, err = cli(capsys, "--set", "provider=offline", "phase2", "--force")
     assert code == 0, err
     assert f"opt-outs: forgot 1 rollout(s) whose memory was turned off after extraction ({T_GONE})" in out
-    assert forget.is_forgotten(_db(home), T_GONE)
+    assert forgotten.is_forgotten(_db(home), T_GONE)
     assert MARKER not in (home / "memories" / MEMORY_MD).read_text()
     assert cli(capsys, "review", "approve")[0] == 0
     conn = _db(home)
@@ -410,7 +410,7 @@ def test_a_rollout_whose_memory_is_turned_off_after_extraction_is_forgotten_at_t
 @pytest.fixture(autouse=True)
 def _no_leftover_clock():
     yield
-    from memtui import clock
+    from memtui.core import clock
 
     clock.reset()
 

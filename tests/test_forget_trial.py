@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from memtui import clock
 from memtui.cli import main
+from memtui.core import clock
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session
 from tests.support.batch_server import VALID_OUTPUT, BatchServer, ok

@@ -13,12 +13,12 @@ from typing import get_args
 
 import pytest
 
-from memtui.context import open_context
-from memtui.phase2 import review
-from memtui.phase2.baseline import head_commit
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.tools import sha256
-from memtui.settings import ResolvedProvider
+from memtui.adapters.memroot.baseline import head_commit
+from memtui.core.settings import ResolvedProvider
+from memtui.services.context import open_context
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.tools import sha256
 from memtui.state.db import connect
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls
@@ -63,7 +63,7 @@ def test_a_relative_memtui_home_keeps_the_baseline_and_phase2_works(tmp_path, fr
 
 def _changed_by_run(ctx) -> list[str]:
     """Files of the memory root that differ from the baseline, except the inputs Phase 2 syncs before the agent."""
-    from memtui.phase2 import review
+    from memtui.services.phase2 import review
 
     stat, _ = review.workspace_diff(ctx)
     return sorted(p for _, p in stat if p != "raw_memories.md" and not p.startswith("rollout_summaries/"))
@@ -109,7 +109,7 @@ def test_every_agent_kind_writes_only_through_the_journal(provider, frozen_clock
 
 
 def test_an_agent_writing_around_the_journal_fails_the_run_and_is_named(frozen_clock, monkeypatch):
-    from memtui.phase2 import consolidate
+    from memtui.services.phase2 import consolidate
 
     real = consolidate.consolidate_offline
 
@@ -263,7 +263,7 @@ def _closed_leave_out(ctx, run_id: int, first: str) -> list[str]:
 @pytest.mark.parametrize("partial", [False, True])
 @pytest.mark.slow
 def test_an_approve_killed_after_its_commit_is_finished_on_the_next_start(partial, frozen_clock):
-    from memtui.review import decide
+    from memtui.services.review import decide
 
     ctx = open_context()
     root = ctx.paths.memory_root
@@ -325,7 +325,7 @@ def test_approving_again_after_an_approve_killed_after_its_commit_answers_with_t
 
 @pytest.mark.slow
 def test_every_command_needing_the_memory_root_says_busy_with_exit_75(frozen_clock):
-    from memtui.memroot.lock import memory_root_lock
+    from memtui.adapters.memroot.lock import memory_root_lock
 
     ctx = open_context()
     add_output(ctx.conn, A, FROZEN_NOW - 3600)
@@ -349,7 +349,7 @@ def test_every_command_needing_the_memory_root_says_busy_with_exit_75(frozen_clo
 
 KILL_BEFORE_COMMIT = """
 import os, signal, sys
-from memtui.phase2 import baseline
+from memtui.adapters.memroot import baseline
 def die(*args, **kwargs):  # the hunk decisions are written to the root, the commit not made
     os.kill(os.getpid(), signal.SIGKILL)
 baseline.commit_tree = die
@@ -360,7 +360,7 @@ sys.exit(main(sys.argv[1:]))
 
 @pytest.mark.slow
 def test_a_partial_approve_killed_before_its_commit_leaves_the_run_as_reviewed(frozen_clock):
-    from memtui.review import decide
+    from memtui.services.review import decide
 
     ctx = open_context()
     root = ctx.paths.memory_root

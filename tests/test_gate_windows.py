@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from memtui.adapters.memroot import baseline
 from memtui.cli import main
-from memtui.phase2 import baseline, review
-from memtui.phase2.consolidate import run_phase2
-from memtui.review import decide
-from memtui.review.hunks import parse_diff
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.review import decide
+from memtui.services.review.hunks import parse_diff
 from tests.conftest import FROZEN_NOW
 from tests.test_phase2_support import add_output, context
 

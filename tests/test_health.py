@@ -10,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from memtui import clock
 from memtui.cli import main
-from memtui.context import Context, open_context
-from memtui.health import actions
-from memtui.health.consolidation import binding_inputs
-from memtui.health.rules import relate
-from memtui.health.signals import compute_health
-from memtui.ingest import run_ingest
-from memtui.phase1.run import run_phase1
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.prompt import PromptInputs, render_consolidation_prompt
-from memtui.review.evidence import hunk_infos
+from memtui.core import clock
+from memtui.services.context import Context, open_context
+from memtui.services.health import actions
+from memtui.services.health.consolidation import binding_inputs
+from memtui.services.health.rules import relate
+from memtui.services.health.signals import compute_health
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.run import run_phase1
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.prompt import PromptInputs, render_consolidation_prompt
+from memtui.services.review.evidence import hunk_infos
 from memtui.state import tombstones
 from memtui.state.health import Proposal
 from tests.fixtures.health_eval import EVAL_SET
@@ -103,7 +103,7 @@ def test_restated_contradicted_and_corrected_link_to_the_transcript_item(isolate
     tz = _by_statement(report, "TZ=UTC")
     assert tz.signals == ["restated"]
     # the item is the N-th memory item of that rollout, where the user said it
-    from memtui.rollouts.filter import memory_items
+    from memtui.adapters.rollouts.filter import memory_items
 
     path = ctx.conn.execute("SELECT path FROM threads WHERE id=?", (thread,)).fetchone()[0]
     item = memory_items(Path(path), "codex")[tz.restated[0].item - 1]
@@ -123,8 +123,8 @@ def test_a_session_counts_once_and_only_after_the_approval_in_the_blocks_project
 
 
 def test_citations_count_once_per_session_and_only_of_the_text_still_there(isolated_env) -> None:
-    from memtui.citations.parse import parse_citations
-    from memtui.citations.usage import record_citation
+    from memtui.services.citations.parse import parse_citations
+    from memtui.services.citations.usage import record_citation
 
     ctx = _approved_home(isolated_env)
     lines = (ctx.paths.memory_root / "MEMORY.md").read_text().splitlines()
@@ -182,7 +182,7 @@ def test_an_update_after_one_new_session_reads_only_that_session(isolated_env) -
 
 
 def test_a_forgotten_session_leaves_no_finding(isolated_env) -> None:
-    from memtui.forget import forget
+    from memtui.services.forget import forget
 
     ctx = _approved_home(isolated_env)
     thread = _session(isolated_env, ctx, ["From now on we deploy on Thursdays, not Tuesdays."])

@@ -16,8 +16,8 @@ import tomllib
 import pytest
 
 from memtui.cli import main
-from memtui.hooks import install, log_path, settings_path, status, uninstall, worker_lock_path
-from memtui.paths import resolve_paths
+from memtui.core.paths import resolve_paths
+from memtui.hooks.install import install, log_path, settings_path, status, uninstall, worker_lock_path
 from tests.fixtures.rollouts import write_codex_rollout
 
 CLAUDE_BEFORE = b"""{
@@ -177,17 +177,21 @@ def test_hooks_respect_claude_config_dir(paths, isolated_env, tmp_path, monkeypa
 
 def test_the_hook_command_imports_only_the_standard_library():
     """The agent waits for the hook: it must not pay for memtui's start-up (the OpenAI SDK alone takes seconds)."""
+    from memtui.hooks.install import ENTRY_MODULE
+
     probe = (
-        "import sys, memtui.hook_entry; "
+        f"import sys, {ENTRY_MODULE}; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('memtui', 'openai', 'pydantic', 'sqlite3', "
         "'tomlkit', 'textual', 'git')))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['memtui', 'memtui.hook_entry']"
+    parts = ENTRY_MODULE.split(".")
+    assert out.strip() == str(sorted(".".join(parts[:i]) for i in range(1, len(parts) + 1)))  # it and its packages
 
 
 def test_a_session_memtui_itself_ran_starts_no_worker(paths):
-    from memtui import hook_entry, selfcalls
+    from memtui import hook_entry
+    from memtui.adapters import selfcalls
 
     assert hook_entry.own_dirs(paths.home) == selfcalls.own_dirs(paths)
     work = selfcalls.work_dir(paths)

@@ -7,7 +7,7 @@ import json
 import shlex
 import subprocess
 
-from memtui.hooks import install, status, uninstall
+from memtui.hooks.install import install, status, uninstall
 from tests.support import fake_agents
 from tests.test_hooks import paths  # noqa: F401  (fixture)
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from memtui import clock
+from memtui.adapters.rollouts import codex, jsonl
+from memtui.adapters.rollouts.filter import memory_items
+from memtui.adapters.rollouts.model import LineStats
 from memtui.cli import main
-from memtui.context import Context, open_context
-from memtui.ingest import DUPLICATE, run_ingest
-from memtui.rollouts import codex, jsonl
-from memtui.rollouts.filter import memory_items
-from memtui.rollouts.model import LineStats
+from memtui.core import clock
+from memtui.services.context import Context, open_context
+from memtui.services.ingest import DUPLICATE, run_ingest
 from memtui.state.threads import ThreadFilter, count_threads, get_thread, list_threads, skipped_files
 from tests.fixtures.rollouts import (
     BASE_TIME,
@@ -478,8 +478,8 @@ def test_mtime_is_the_fallback_when_the_transcript_has_no_time(ctx, isolated_env
 
 @pytest.mark.parametrize("where", ["start", "end", "both"])
 def test_citation_line_numbers_are_exact(isolated_env, where):
-    from memtui.ingest import read_file
-    from memtui.rollouts.discover import discover
+    from memtui.adapters.rollouts.discover import discover
+    from memtui.services.ingest import read_file
 
     cited = (
         "ok\n<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-2|note=[n]\n</citation_entries>\n</oai-mem-citation>"
@@ -542,7 +542,7 @@ def test_citations_found_from_line_heads_match_the_whole_file_search(tmp_path):
     """The fast path searches the marker only in lines whose head may carry a citation (assistant messages,
     agent_message events): it finds exactly what the whole-file search finds, and marker text in tool output or
     a user message is no citation either way."""
-    from memtui.ingest import find_citations
+    from memtui.services.ingest import find_citations
 
     cite = "<oai-mem-citation>\n<citation_entries>\nMEMORY.md:1-3|note=[ci]\n</citation_entries>\n</oai-mem-citation>"
     ts = "2026-07-01T09:13:00.000Z"

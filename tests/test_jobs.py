@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui import clock
-from memtui.phase1.eligibility import select_candidates
-from memtui.settings import Settings
+from memtui.core import clock
+from memtui.core.settings import Settings
+from memtui.services.phase1.eligibility import select_candidates
 from memtui.state.db import connect
 from memtui.state.jobs import (
     GLOBAL,

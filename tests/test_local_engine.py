@@ -8,10 +8,12 @@ import json
 
 import pytest
 
-from memtui.llm.ladder import MODES_FILE
-from memtui.phase1.extractor import StageOneOutput
-from memtui.phase1.output_check import stage_one_problems
-from memtui.phase1.prompt import (
+from memtui.adapters.llm.ladder import MODES_FILE
+from memtui.core.settings import Settings, memtui_home
+from memtui.domain.trust.markers import strip_all
+from memtui.services.phase1.extractor import StageOneOutput
+from memtui.services.phase1.output_check import stage_one_problems
+from memtui.services.phase1.prompt import (
     STAGE_ONE_SYSTEM,
     STAGE_ONE_SYSTEM_COMPACT,
     build_stage_one_input_message,
@@ -19,10 +21,8 @@ from memtui.phase1.prompt import (
     load_prompt,
     stage_one_system_prompt,
 )
-from memtui.phase1.run import run_phase1
-from memtui.settings import Settings, memtui_home
+from memtui.services.phase1.run import run_phase1
 from memtui.state.outputs import get_stage1_output
-from memtui.trust.markers import strip_all
 from tests.support.chat_server import (
     SMALL_MODEL_CONTROL_CHAR,
     SMALL_MODEL_JUNK,

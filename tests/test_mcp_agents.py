@@ -12,7 +12,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import ListRootsResult, Root
 
-from memtui.context import open_context
+from memtui.services.context import open_context
 from memtui.state.db import immediate
 from tests.conftest import approve_root
 from tests.test_mcp_server import THREAD, _data, _usage
@@ -71,8 +71,8 @@ async def test_cite_three_times_counts_nothing_and_the_reply_counts_once(two_pro
     assert len({r["fingerprint"] for r in results}) == 1 and all(r["counted"] is False for r in results)
     assert _usage(THREAD) is None
     # The one counting path: the reply that carries the block, counted once however often it is ingested.
-    from memtui.citations.parse import parse_citations
-    from memtui.citations.usage import FoundCitation, record_rollout_citations
+    from memtui.services.citations.parse import parse_citations
+    from memtui.services.citations.usage import FoundCitation, record_rollout_citations
 
     ctx = open_context()
     try:
@@ -150,7 +150,7 @@ def test_mcp_start_up_loads_only_its_own_command():
     code = (
         "import sys; from memtui.cli import build_parser, _light_command; "
         "build_parser(_light_command(['--home', '/tmp/x', 'mcp', '--project', '/p'])); "
-        "print(','.join(m for m in ('memtui.ingest', 'git', 'memtui.search', 'memtui.cli.ingest_cmd') "
+        "print(','.join(m for m in ('memtui.services.ingest', 'git', 'memtui.services.search', 'memtui.cli.ingest_cmd') "
         "if m in sys.modules))"
     )
     import subprocess

@@ -11,8 +11,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from memtui.context import open_context
-from memtui.mcp_server import PathRefused, confine
+from memtui.mcp.server import PathRefused, confine
+from memtui.services.context import open_context
 from memtui.state.db import immediate
 from tests.conftest import approve_root
 from tests.test_phase2_support import add_output

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.memroot.lock import (
+from memtui.adapters.memroot.lock import (
     MemoryRootBusy,
     clear_stale_index_lock,
     held,
@@ -78,7 +78,7 @@ def test_a_waiting_action_gets_the_lock_once_it_is_released(tmp_path):
 def test_a_killed_holder_never_leaves_the_lock_held(tmp_path):
     root = tmp_path / "memories"
     code = (
-        "import sys, time\nfrom pathlib import Path\nfrom memtui.memroot.lock import memory_root_lock\n"
+        "import sys, time\nfrom pathlib import Path\nfrom memtui.adapters.memroot.lock import memory_root_lock\n"
         "with memory_root_lock(Path(sys.argv[1]), 'Phase 2'):\n    print('held', flush=True)\n    time.sleep(60)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE, text=True)

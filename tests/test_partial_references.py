@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from memtui.adapters.memroot import baseline
+from memtui.adapters.memroot.approved import approved
 from memtui.cli import main
-from memtui.memroot.approved import approved
-from memtui.phase2 import baseline, review
-from memtui.phase2.workspace import validate_artifact_texts
-from memtui.review.hunks import parse_diff
-from memtui.review.references import dangling
+from memtui.services.phase2 import review
+from memtui.services.phase2.workspace import validate_artifact_texts
+from memtui.services.review.hunks import parse_diff
+from memtui.services.review.references import dangling
 from tests.test_phase2_support import context
 from tests.tui.test_partial_references import renumbering_run
 
@@ -61,7 +62,7 @@ def test_7_a_summary_link_to_a_left_out_rollout_summary_is_refused(ctx):
 
 
 def test_7_a_tree_without_the_summary_fails_the_full_runs_validation(frozen_clock):
-    from memtui.phase2.consolidate import run_phase2
+    from memtui.services.phase2.consolidate import run_phase2
     from tests.conftest import FROZEN_NOW
     from tests.test_phase2_support import add_output
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.offline import BEGIN, END
-from memtui.phase2.person_lines import keep_person_lines, person_lines
-from memtui.review.hunks import parse_diff
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.offline import BEGIN, END
+from memtui.services.phase2.person_lines import keep_person_lines, person_lines
+from memtui.services.review.hunks import parse_diff
 from tests.conftest import FROZEN_NOW
 from tests.test_phase2_support import add_output, context
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.batch import ops
-from memtui.context import open_context
-from memtui.phase1 import finalize
-from memtui.phase1.extractor import StageOneOutput
-from memtui.phase1.run import run_phase1
+from memtui.services.batch import ops
+from memtui.services.context import open_context
+from memtui.services.phase1 import finalize
+from memtui.services.phase1.extractor import StageOneOutput
+from memtui.services.phase1.run import run_phase1
 from memtui.state.jobs import try_claim_stage1_job
 from memtui.state.outputs import get_stage1_output
 from tests.support.batch_server import VALID_OUTPUT, BatchServer, ok
@@ -98,7 +98,7 @@ def test_only_finalize_stores_a_phase1_output():
     offenders = [
         f"{p.relative_to(MEMTUI)}:{n}"
         for p in MEMTUI.rglob("*.py")
-        if p.relative_to(MEMTUI).as_posix() not in ("phase1/finalize.py", "state/jobs.py")
+        if p.relative_to(MEMTUI).as_posix() not in ("services/phase1/finalize.py", "state/jobs.py")
         for n, line in enumerate(p.read_text().splitlines(), 1)
         if "mark_stage1_job_succeeded" in line
     ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from memtui.phase1.offline import OFFLINE_LABEL, build_offline_output, durable_statements
-from memtui.rollouts.model import Transcript
+from memtui.adapters.rollouts.model import Transcript
+from memtui.services.phase1.offline import OFFLINE_LABEL, build_offline_output, durable_statements
 
 
 def user(text: str) -> dict:
@@ -158,9 +158,9 @@ def test_shell_output_wrapped_as_json_with_exit_code_counts_as_failure():
 
 
 def test_offline_pipeline_on_an_ingested_claude_session(isolated_env, frozen_clock):
-    from memtui.context import open_context
-    from memtui.ingest import run_ingest
-    from memtui.phase1.run import run_phase1
+    from memtui.services.context import open_context
+    from memtui.services.ingest import run_ingest
+    from memtui.services.phase1.run import run_phase1
     from tests.fixtures.rollouts import write_claude_session
 
     write_claude_session(

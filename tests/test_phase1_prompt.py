@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
-from memtui.llm.structured import strict_json_schema
-from memtui.phase1.extractor import StageOneOutput
-from memtui.phase1.prompt import (
+from memtui.adapters.llm.structured import strict_json_schema
+from memtui.adapters.rollouts.model import Transcript, TranscriptItem
+from memtui.core.settings import Settings
+from memtui.services.phase1.extractor import StageOneOutput
+from memtui.services.phase1.prompt import (
     DEFAULT_ROLLOUT_TOKEN_LIMIT,
     build_stage_one_input_message,
     estimate_tokens,
@@ -15,8 +17,6 @@ from memtui.phase1.prompt import (
     rollout_token_budget,
     truncate_middle,
 )
-from memtui.rollouts.model import Transcript, TranscriptItem
-from memtui.settings import Settings
 
 
 def test_build_stage_one_input_message_truncates_rollout_using_model_context_window():
@@ -131,7 +131,7 @@ def _tiered_rollout() -> list[dict]:
 
 
 def test_each_tool_output_is_capped_on_its_own():
-    from memtui.phase1.render import TOOL_OUTPUT_BYTES, render_item
+    from memtui.domain.render import TOOL_OUTPUT_BYTES, render_item
 
     item = {"type": "function_call_output", "call_id": "c", "output": "x" * 200_000 + "THE END"}
     line = render_item(TranscriptItem.of(3, item))
@@ -140,8 +140,8 @@ def test_each_tool_output_is_capped_on_its_own():
 
 
 def test_the_budget_cuts_tool_output_first_and_the_users_words_last():
-    from memtui.phase1.prompt import OMITTED, fit_by_tier
-    from memtui.phase1.render import render_items
+    from memtui.domain.render import render_items
+    from memtui.services.phase1.prompt import OMITTED, fit_by_tier
 
     items = _tiered_rollout()
     text = render_items(Transcript(items))
@@ -158,7 +158,7 @@ def test_the_budget_cuts_tool_output_first_and_the_users_words_last():
 
 
 def test_commentary_is_labelled_and_cut_before_final_answers():
-    from memtui.phase1.render import Origin, origin_of_line, render_item
+    from memtui.domain.render import Origin, origin_of_line, render_item
 
     line = render_item(TranscriptItem.of(1, _tiered_rollout()[3]))
     assert origin_of_line(line) is Origin.COMMENTARY

@@ -7,11 +7,11 @@ import json
 import pytest
 
 import tests.test_phase1_run as p1
-from memtui.phase1.quotes import enforce_user_quotes, user_words
-from memtui.phase1.render import CITES_MEMORY, render_item, render_items
-from memtui.phase1.run import run_phase1
-from memtui.rollouts.filter import memory_items
-from memtui.rollouts.model import Transcript, TranscriptItem
+from memtui.adapters.rollouts.filter import memory_items
+from memtui.adapters.rollouts.model import Transcript, TranscriptItem
+from memtui.domain.render import CITES_MEMORY, render_item, render_items
+from memtui.services.phase1.quotes import enforce_user_quotes, user_words
+from memtui.services.phase1.run import run_phase1
 from memtui.state.outputs import get_stage1_output
 from tests.support.chat_server import reply_json
 from tests.test_phase1_run import VALID, _msg, fresh, seed, write_rollout
@@ -129,7 +129,7 @@ def test_quotes_the_user_never_said_are_dropped_before_storage(home, model_env):
 
 
 def test_injected_context_is_labelled_context_never_user_or_assistant():
-    from memtui.phase1.render import render_item
+    from memtui.domain.render import render_item
 
     item = {
         "type": "message",

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from memtui import clock
 from memtui.cli import main
-from memtui.context import open_context
-from memtui.ingest import run_ingest
-from memtui.phase1.run import run_phase1
+from memtui.core import clock
+from memtui.domain.trust.markers import strip_all
+from memtui.services.context import open_context
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.run import run_phase1
 from memtui.state.db import connect
 from memtui.state.jobs import GLOBAL, STAGE1, try_claim_stage1_job
 from memtui.state.outputs import get_stage1_output, upsert_stage1_output
-from memtui.trust.markers import strip_all
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 from tests.support.chat_server import reply_error, reply_json, reply_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.phase1.statements import is_durable, is_rule_like, normalized, sentences
+from memtui.services.phase1.statements import is_durable, is_rule_like, normalized, sentences
 from tests.fixtures.offline_eval import EVAL_SET
 from tests.fixtures.offline_tuning import TUNING_SET
 

@@ -7,11 +7,11 @@ import os
 
 import pytest
 
-from memtui.phase2 import review
-from memtui.phase2.baseline import head_commit
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.tools import Journal, MemoryTools
-from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.adapters.memroot.baseline import head_commit
+from memtui.adapters.memroot.files import DIFF_FILENAME
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.tools import Journal, MemoryTools
 from memtui.state.global_job import read_global_job
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_error, reply_text, reply_tool_calls
@@ -274,7 +274,7 @@ def test_cancel_fails_the_run(ctx, model_env):
 
 
 def test_clean_workspace_missing_artifacts_still_runs_the_agent_with_a_none_diff(ctx, model_env):
-    from memtui.phase2.workspace import render_diff_file, sync_workspace
+    from memtui.services.phase2.workspace import render_diff_file, sync_workspace
     from memtui.state.selection import get_phase2_input_selection
 
     add_output(ctx.conn, A, FROZEN_NOW - 3600)
@@ -331,7 +331,7 @@ def test_replace_in_file_charges_only_the_bytes_it_inserts(tmp_path):
 
 
 def test_read_file_pages_at_most_max_read_lines(tmp_path):
-    from memtui.phase2.tools import MAX_READ_LINES
+    from memtui.services.phase2.tools import MAX_READ_LINES
 
     root = tmp_path / "mem"
     root.mkdir()
@@ -345,7 +345,7 @@ def test_read_file_pages_at_most_max_read_lines(tmp_path):
 
 
 def test_trim_history_stubs_the_oldest_results_and_keeps_the_recent_ones():
-    from memtui.llm.agent import trim_history
+    from memtui.adapters.llm.agent import trim_history
 
     history = [{"role": "system", "content": "s"}, {"role": "user", "content": "prompt"}]
     for i in range(10):

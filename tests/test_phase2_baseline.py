@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import stat
 
-from memtui.phase2 import baseline
-from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.adapters.memroot import baseline
+from memtui.adapters.memroot.files import DIFF_FILENAME
 from tests.test_phase2_support import git_commits, git_objects
 
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from memtui.context import open_context
-from memtui.llm.backends import claude_cli
-from memtui.phase2 import review
-from memtui.phase2.baseline import head_commit
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.workspace import DIFF_FILENAME
-from memtui.selfcalls import MARKER
+from memtui.adapters.llm.backends import claude_cli
+from memtui.adapters.memroot.baseline import head_commit
+from memtui.adapters.memroot.files import DIFF_FILENAME
+from memtui.adapters.selfcalls import MARKER
+from memtui.services.context import open_context
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.conftest import FROZEN_NOW
 from tests.test_backends import calls, fake_clis  # noqa: F401  (fixture)
 from tests.test_phase2_agent import MEMORY, SUMMARY
@@ -117,7 +117,7 @@ def test_a_symlink_the_agent_creates_is_refused(cli_ctx, monkeypatch, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("private")
     # The fake cannot create links; do it through a wrapper hook: the agent "writes" then we link before the scan.
-    from memtui.phase2 import consolidate
+    from memtui.services.phase2 import consolidate
 
     real_run = consolidate._run_agent
 

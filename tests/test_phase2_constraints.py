@@ -9,15 +9,17 @@ import json
 
 import pytest
 
-from memtui.phase2 import baseline, review
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.offline import Forgetting, render_memory_block, render_summary
-from memtui.phase2.prompt_inputs import (
+from memtui.adapters.memroot import baseline
+from memtui.adapters.memroot.files import ROLLOUT_SUMMARIES, TOMBSTONES
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.offline import Forgetting, render_memory_block, render_summary
+from memtui.services.phase2.prompt_inputs import (
     record_tombstones,
     rejections_since_last_approval,
     rollout_renames,
 )
-from memtui.phase2.workspace import ROLLOUT_SUMMARIES, TOMBSTONES, sync_workspace
+from memtui.services.phase2.workspace import sync_workspace
 from memtui.state import tombstones
 from memtui.state.db import connect
 from memtui.state.selection import Stage1Output, get_phase2_input_selection

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui import forget
-from memtui.health import actions, watermark
-from memtui.health.signals import compute_health
-from memtui.phase1.run import run_phase1
-from memtui.phase2.consolidate import run_phase2
+from memtui.services import forget
+from memtui.services.health import actions, watermark
+from memtui.services.health.signals import compute_health
+from memtui.services.phase1.run import run_phase1
+from memtui.services.phase2.consolidate import run_phase2
 from memtui.state.health import Proposal
 from tests.test_health import _approved_home, _by_statement, _session
 

@@ -1,6 +1,6 @@
 """The offline consolidator's MEMORY.md block follows the reference's task-group schema (§8.5)."""
 
-from memtui.phase2.offline import _sections, render_memory_block
+from memtui.services.phase2.offline import _sections, render_memory_block
 from memtui.state.selection import Stage1Output
 
 RAW = """---
@@ -66,7 +66,7 @@ def test_block_has_task_group_sections_with_task_references():
 
 
 def test_summary_keeps_a_persons_text_after_the_generated_part():
-    from memtui.phase2.offline import merge_summary, render_summary
+    from memtui.services.phase2.offline import merge_summary, render_summary
 
     first = merge_summary(None, render_summary([_memory()]))
     assert first.startswith("v1\n<!-- memtui:offline:begin")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memtui.phase2 import review
-from memtui.phase2.baseline import head_commit, run_git
-from memtui.phase2.consolidate import run_phase2
+from memtui.adapters.memroot.baseline import head_commit, run_git
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from memtui.state.db import connect
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls

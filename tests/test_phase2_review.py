@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from memtui import clock
+from memtui.adapters.memroot.baseline import head_commit, run_git
+from memtui.adapters.memroot.files import DIFF_FILENAME
 from memtui.cli import main
-from memtui.phase2 import review
-from memtui.phase2.baseline import head_commit, run_git
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.workspace import DIFF_FILENAME
+from memtui.core import clock
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from memtui.state.global_job import read_global_job
 from memtui.state.status import collect_status
 from tests.conftest import FROZEN_NOW

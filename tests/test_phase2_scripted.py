@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from memtui import clock
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.prompt import history_budget_bytes
-from memtui.phase2.tools import MAX_READ_LINES
-from memtui.phase2.workspace import DIFF_FILENAME, ROLLOUT_SUMMARIES
+from memtui.adapters.memroot.files import DIFF_FILENAME, ROLLOUT_SUMMARIES
+from memtui.core import clock
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.prompt import history_budget_bytes
+from memtui.services.phase2.tools import MAX_READ_LINES
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import Reply, reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context

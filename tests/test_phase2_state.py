@@ -6,11 +6,12 @@ import threading
 
 import pytest
 
-from memtui import clock
+from memtui.core import clock
+from memtui.services.retention import prune_stage1_outputs_for_retention
 from memtui.state import global_job as gj
 from memtui.state.db import connect
 from memtui.state.jobs import enqueue_global_consolidation
-from memtui.state.selection import get_phase2_input_selection, prune_stage1_outputs_for_retention
+from memtui.state.selection import get_phase2_input_selection
 from tests.conftest import FROZEN_NOW
 from tests.test_phase2_support import DAY, add_output
 

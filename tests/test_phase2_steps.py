@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.memroot.lock import memory_root_lock
-from memtui.phase2 import consolidate, review
-from memtui.phase2.consolidate import run_phase2
+from memtui.adapters.memroot.lock import memory_root_lock
+from memtui.services.phase2 import consolidate, review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.conftest import FROZEN_NOW
 from tests.test_phase2_support import add_output, context
 

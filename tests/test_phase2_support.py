@@ -6,7 +6,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from memtui.context import Context, open_context
+from memtui.services.context import Context, open_context
 
 DAY = 86_400
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui import clock
-from memtui.context import Context
-from memtui.phase2 import baseline, unchanged
-from memtui.phase2.consolidate import Phase2Result, run_phase2
+from memtui.adapters.memroot import baseline
+from memtui.core import clock
+from memtui.services.context import Context
+from memtui.services.phase2 import unchanged
+from memtui.services.phase2.consolidate import Phase2Result, run_phase2
 from memtui.state.jobs import GLOBAL
 from memtui.state.selection import DAY
 from tests.test_health import _approved_home

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 
-from memtui import clock
-from memtui.phase2.stems import rollout_summary_file_stem
-from memtui.phase2.workspace import (
-    DIFF_FILENAME,
+from memtui.adapters.memroot.files import DIFF_FILENAME, write_if_changed
+from memtui.core import clock
+from memtui.domain.stems import rollout_summary_file_stem
+from memtui.services.phase2.workspace import (
     render_diff_file,
     render_raw_memories,
     sync_workspace,
     validate_artifacts,
-    write_if_changed,
 )
 from memtui.state.selection import Stage1Output
 
@@ -165,7 +164,7 @@ def test_validate_consolidation_artifacts(tmp_path):
 
 def test_the_sync_manifest_only_saves_work_never_skips_a_needed_write(tmp_path, monkeypatch) -> None:
     """A no-change sync with the manifest renders and reads nothing; any change on disk or in the row is written."""
-    import memtui.phase2.workspace as workspace
+    import memtui.services.phase2.workspace as workspace
 
     root, manifest = tmp_path / "memories", tmp_path / "phase2_sync.json"
     rows = [out(f"t-{i}") for i in range(5)]

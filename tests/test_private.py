@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from memtui.adapters.memroot.files import write_if_changed
 from memtui.cli import main
-from memtui.paths import resolve_paths
-from memtui.phase2.workspace import write_if_changed
-from memtui.private import tighten_home
+from memtui.core.paths import resolve_paths
+from memtui.core.private import tighten_home
 from memtui.state.db import connect
 from tests.conftest import approve_root
 from tests.fixtures.rollouts import write_codex_rollout

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.export import summary_budget_bytes
-from memtui.phase1.prompt import build_stage_one_input_message, load_prompt
-from memtui.phase2.prompt import PromptInputs, render_consolidation_prompt
-from memtui.phase2.prompt_inputs import Rejection, Rename
-from memtui.settings import Settings
+from memtui.core.settings import Settings
+from memtui.services.export import summary_budget_bytes
+from memtui.services.phase1.prompt import build_stage_one_input_message, load_prompt
+from memtui.services.phase2.prompt import PromptInputs, render_consolidation_prompt
+from memtui.services.phase2.prompt_inputs import Rejection, Rename
 from memtui.state.selection import Stage1Output
 from tests.conftest import approve_root
 
@@ -153,7 +153,7 @@ def test_consolidation_placeholders_are_filled_with_this_runs_values(tmp_path, m
     monkeypatch.setenv("MEMTUI_AGENT_MAX_TURNS", "17")
     monkeypatch.setenv("MEMTUI_AGENT_MAX_WRITE_BYTES", "65536")
     monkeypatch.setenv("MEMTUI_BYTES_PER_TOKEN", "4")
-    from memtui.settings import load_settings
+    from memtui.core.settings import load_settings
 
     settings = load_settings().settings
     root = tmp_path / "memories"
@@ -205,7 +205,7 @@ def test_sizes_are_reported_beside_codex():
 
 
 def test_the_stated_summary_budget_is_exactly_what_export_keeps(tmp_path):
-    from memtui.export import summary_for_prompt
+    from memtui.services.export import summary_for_prompt
 
     root = tmp_path / "m"
     root.mkdir()

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.redact import (
+from memtui.adapters.redact import (
     ANCHORS,
     KINDS,
     PLACEHOLDER,
@@ -305,7 +305,7 @@ def test_an_aws_secret_right_after_its_key_id_goes_with_it():
 
 def test_the_scan_falls_back_to_search_when_the_binding_has_no_raw_match():
     """`_first_match_start` uses the binding's private `Match` when present; without it, the public `search()`."""
-    from memtui.redact import patterns as module
+    from memtui.adapters.redact import patterns as module
 
     class PublicOnly:
         def __init__(self, scanner):

@@ -1,4 +1,4 @@
-"""The redaction rules and word lists are package data (memtui/redact/rules.toml), read once by memtui.redact.data:
+"""The redaction rules and word lists are package data (memtui/redact/rules.toml), read once by memtui.adapters.redact.data:
 what the scanner runs is exactly what the file says, and a bad edit of the file fails here, not in a user's run."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from importlib import resources
 
 import re2
 
-from memtui import redact
-from memtui.redact import data
+from memtui.adapters import redact
+from memtui.adapters.redact import data
 
 
 def _file() -> dict:
-    return tomllib.loads(resources.files("memtui.redact").joinpath("rules.toml").read_text(encoding="utf-8"))
+    return tomllib.loads(resources.files("memtui.adapters.redact").joinpath("rules.toml").read_text(encoding="utf-8"))
 
 
 def test_the_scanner_runs_the_rules_of_the_data_file_in_its_order():

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from memtui.adapters.memroot.baseline import head_commit, run_git
+from memtui.adapters.memroot.view import views_dir
 from memtui.cli import main
-from memtui.memroot.view import views_dir
-from memtui.phase2 import review
-from memtui.phase2.baseline import head_commit, run_git
-from memtui.phase2.consolidate import run_phase2
-from memtui.phase2.tools import Journal, MemoryTools
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.tools import Journal, MemoryTools
 from memtui.state.db import checkpoint_wal
 from memtui.state.global_job import read_global_job
 from tests.conftest import FROZEN_NOW
@@ -179,13 +179,13 @@ def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ct
     proc.wait()
     assert (root / "MEMORY.md").read_text() == "# agent partial\n"
     (root / "MEMORY.md").write_text("# Memory\n\n- my edit after the agent's write\n")
-    from memtui import clock
+    from memtui.core import clock
 
     clock.freeze(FROZEN_NOW + 61)
     ctx2 = context()
     try:
-        from memtui.memroot.lock import memory_root_lock
-        from memtui.phase2.consolidate import recover_interrupted_runs
+        from memtui.adapters.memroot.lock import memory_root_lock
+        from memtui.services.phase2.recovery import recover_interrupted_runs
 
         with memory_root_lock(root, "test recovery"):
             assert recover_interrupted_runs(ctx2.conn, root)

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from memtui.phase2 import baseline
-from memtui.review.hunks import HunkError, apply_decisions, hunks_of, parse_diff, resolve_ids
+from memtui.adapters.memroot import baseline
+from memtui.services.review.hunks import HunkError, apply_decisions, hunks_of, parse_diff, resolve_ids
 
 OLD = "".join(f"line {i}\n" for i in range(1, 41))
 
@@ -110,7 +110,7 @@ def test_baseline_that_moved_is_refused(tmp_path):
 
 
 def test_python_unified_diff_round_trips_through_the_parser():
-    from memtui.review.hunks import unified_diff
+    from memtui.services.review.hunks import unified_diff
 
     old, new = OLD, OLD.replace("line 7\n", "seven\n") + "tail without newline"
     (hunk_a, hunk_b) = hunks_of(unified_diff("MEMORY.md", old, new))
@@ -122,7 +122,8 @@ def test_python_unified_diff_round_trips_through_the_parser():
 
 
 def test_a_left_out_hunk_bans_only_what_it_really_added_not_renumbered_lines(tmp_path):
-    from memtui.review.decide import normalize_line, plan
+    from memtui.services.review.decide import plan
+    from memtui.state.person_lines import normalize_line
 
     old = "# Group\n\n## Task 1: alpha\n- use uv [Task 1]\n"
     new = "# Group\n\n## Task 1: beta\n- pin TZ=UTC [Task 1]\n\n## Task 2: alpha\n- use uv [Task 2]\n"

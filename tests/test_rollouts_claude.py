@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtui.ingest import run_ingest
-from memtui.rollouts import claude, jsonl
-from memtui.rollouts.model import LineStats
+from memtui.adapters.rollouts import claude, jsonl
+from memtui.adapters.rollouts.model import LineStats
+from memtui.services.ingest import run_ingest
 from memtui.state.threads import get_thread
 from tests.fixtures.rollouts import write_claude_session
 
@@ -155,7 +155,7 @@ def test_typed_lines(isolated_env):
 
 
 def test_ingest_stores_claude_threads(isolated_env):
-    from memtui.context import open_context
+    from memtui.services.context import open_context
 
     write_claude_session(isolated_env["CLAUDE_CONFIG_DIR"], session_id=SID)
     write_claude_session(isolated_env["CLAUDE_CONFIG_DIR"], subagent_of=SID, agent_id="feed")

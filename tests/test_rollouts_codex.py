@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.rollouts import codex, jsonl
-from memtui.rollouts.model import (
+from memtui.adapters.rollouts import codex, jsonl
+from memtui.adapters.rollouts.model import (
     Compacted,
     EventMsg,
     InterAgentCommunication,

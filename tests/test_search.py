@@ -7,10 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from memtui.adapters.rollouts.filter import memory_items
 from memtui.cli import main
-from memtui.context import open_context
-from memtui.rollouts.filter import memory_items
-from memtui.search import chunk_lines, ensure_index, fts_query, purge_deleted, refresh, search, search_memory
+from memtui.services.context import open_context
+from memtui.services.search import (
+    chunk_lines,
+    ensure_index,
+    fts_query,
+    purge_deleted,
+    refresh,
+    search,
+    search_memory,
+)
 from memtui.state.db import immediate
 from memtui.state.outputs import delete_stage1_output, upsert_stage1_output
 from tests.conftest import approve_root
@@ -163,7 +171,7 @@ def test_cli_search_json_and_exit_codes(ctx, capsys):
 
 def test_very_common_words_are_filtered_but_not_ranked(ctx, monkeypatch):
     """A word in MAX_CANDIDATES documents or more still filters; ranking uses the rarer words, else recency."""
-    import memtui.search as search_module
+    import memtui.services.search as search_module
 
     monkeypatch.setattr(search_module, "MAX_CANDIDATES", 3)
     with immediate(ctx.conn):

@@ -1,14 +1,15 @@
 import pytest
 
+from memtui.adapters.llm.backends.choose import resolved_provider
 from memtui.cli import main
-from memtui.settings import SettingsError, load_settings
+from memtui.core.settings import SettingsError, load_settings
 
 
 def test_defaults_match_codex_memories_table():
     s = load_settings().settings
     assert (s.max_rollout_age_days, s.min_rollout_idle_hours) == (10, 6)
     assert (s.max_raw_memories_for_consolidation, s.max_unused_days, s.concurrency) == (256, 30, 8)
-    assert s.resolved_provider == "offline"  # no key, no server
+    assert resolved_provider(s) == "offline"  # no key, no server
 
 
 def test_layers_config_then_env_then_flags(isolated_env, monkeypatch):
@@ -27,7 +28,7 @@ def test_layers_config_then_env_then_flags(isolated_env, monkeypatch):
 
 def test_openai_variables_select_the_model_provider(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
-    assert load_settings().settings.resolved_provider == "openai"
+    assert resolved_provider(load_settings().settings) == "openai"
 
 
 @pytest.mark.parametrize(

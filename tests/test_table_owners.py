@@ -311,7 +311,7 @@ def test_a_stray_statement_is_named_with_file_line_table_and_owner():
             "    conn.execute('DELETE FROM meta WHERE key = ?')\n"
         ),
         "memtui.state.meta": "def h(conn):\n    conn.execute('SELECT value FROM meta WHERE key = ?')\n",
-        "memtui.views": (
+        "memtui.services.views": (
             "Q = ('SELECT t.id FROM threads t'\n"
             "     ' LEFT JOIN stage1_outputs o ON o.thread_id = t.id')\n"
             "WORDS = 'Select the rows from threads of the past week'\n"  # prose is not SQL
@@ -325,11 +325,11 @@ def test_a_stray_statement_is_named_with_file_line_table_and_owner():
         "UPDATE tombstones SET /* sqlite-utils table */",
         "memtui/fake.py:6: table jobs belongs to memtui.state.jobs: SELECT id ? FROM jobs",
         "memtui/fake.py:7: a table named at run time outside memtui/state: SELECT * FROM ?",
+        "memtui/services/views.py:1: table stage1_outputs is joined outside memtui/state; its owner is memtui.state.outputs: "
+        "SELECT t.id FROM threads t LEFT JOIN stage1_outputs o ON o.thread_id = t.id",
+        "memtui/services/views.py:1: table threads belongs to memtui.state.threads: "
+        "SELECT t.id FROM threads t LEFT JOIN stage1_outputs o ON o.thread_id = t.id",
         "memtui/state/jobs.py:3: table meta belongs to memtui.state.meta: DELETE FROM meta WHERE key = ?",
-        "memtui/views.py:1: table stage1_outputs is joined outside memtui/state; its owner is memtui.state.outputs: "
-        "SELECT t.id FROM threads t LEFT JOIN stage1_outputs o ON o.thread_id = t.id",
-        "memtui/views.py:1: table threads belongs to memtui.state.threads: "
-        "SELECT t.id FROM threads t LEFT JOIN stage1_outputs o ON o.thread_id = t.id",
     ]
 
 
@@ -362,13 +362,13 @@ def _statements(conn: sqlite3.Connection, call: Callable[[], object]) -> int:
 def test_calling_owners_costs_the_same_statements_for_ten_threads_as_for_two_hundred():
     """The list screens, the status counts and the no-change health fingerprint ask the owners a fixed number of
     statements, whatever the number of rows: no owner call sits in a per-row loop."""
-    from memtui.health import watermark
-    from memtui.rollouts.model import Thread
+    from memtui.adapters.rollouts.model import Thread
+    from memtui.services.health import watermark
+    from memtui.services.views import count_rollouts, job_rows, rollout_rows
     from memtui.state import jobs, outputs
     from memtui.state import threads as thread_rows
     from memtui.state.db import migrate
     from memtui.state.status import collect_status
-    from memtui.views import count_rollouts, job_rows, rollout_rows
 
     def costs(n: int) -> list[int]:
         conn = sqlite3.connect(":memory:", isolation_level=None)

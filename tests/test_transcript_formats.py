@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memtui.context import open_context
-from memtui.ingest import run_ingest
-from memtui.phase1.eligibility import select_candidates
-from memtui.phase1.offline import build_offline_output
-from memtui.rollouts.filter import memory_items
-from memtui.rollouts.model import Transcript
+from memtui.adapters.rollouts.filter import memory_items
+from memtui.adapters.rollouts.model import Transcript
+from memtui.services.context import open_context
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.eligibility import select_candidates
+from memtui.services.phase1.offline import build_offline_output
 from memtui.state.threads import get_thread
 from tests.fixtures import formats
 from tests.fixtures.formats import CAVEAT, CODEX_COMPACTION, COMPACTION_SUMMARY, Written
@@ -183,8 +183,8 @@ def test_the_injected_texts_of_the_fixtures_are_really_there(home):
 
 def test_a_synced_folder_keeps_its_dates_through_phase1_and_phase2(isolated_env, frozen_clock):
     """Every file touched "now" (a copy, a sync): summaries, headings and the age window still use the transcript."""
-    from memtui.phase1.run import run_phase1
-    from memtui.phase2.consolidate import run_phase2
+    from memtui.services.phase1.run import run_phase1
+    from memtui.services.phase2.consolidate import run_phase2
     from tests.fixtures.rollouts import set_mtime
 
     written = formats.write_all(isolated_env["CODEX_HOME"], isolated_env["CLAUDE_CONFIG_DIR"])
@@ -216,8 +216,8 @@ def test_a_synced_folder_keeps_its_dates_through_phase1_and_phase2(isolated_env,
 def _said_anywhere(ctx, w: Written, kind: str, phrase: str) -> list[str]:
     """Where ``phrase`` shows up among what memtui takes from a rollout: Phase 1 input, offline output, preview,
     title."""
-    from memtui.phase1.prompt import build_stage_one_input_message
-    from memtui.phase1.render import render_items
+    from memtui.domain.render import render_items
+    from memtui.services.phase1.prompt import build_stage_one_input_message
 
     items = memory_items(w.path, kind)
     found = []
@@ -264,7 +264,7 @@ def test_harness_context_is_labelled_by_kind_first_then_by_tag(home):
 
 @pytest.mark.parametrize("fragment", formats.HARNESS_FRAGMENTS)
 def test_every_contextual_fragment_of_current_codex_is_not_the_user(fragment):
-    from memtui.rollouts.user_words import classify
+    from memtui.adapters.rollouts.user_words import classify
 
     assert classify(fragment).kind in ("context", "drop")
     assert classify("  " + fragment + "\n").kind in ("context", "drop")
@@ -303,7 +303,7 @@ def test_api_error_lines_are_not_the_assistants_words_and_spilled_output_is_foll
 
 
 def test_spilled_output_is_read_only_from_the_sessions_own_folder(home, tmp_path):
-    from memtui.rollouts.claude_tree import SpillReader
+    from memtui.adapters.rollouts.claude_tree import SpillReader
 
     _ctx, written, _ = home
     w = written["claude_rewound"]
@@ -325,7 +325,7 @@ def test_sub_agent_threads_show_their_items(home):
 
 
 def test_memory_turned_off_midway_is_recorded_and_never_extracted(home):
-    from memtui.phase1.run import run_phase1
+    from memtui.services.phase1.run import run_phase1
 
     ctx, written, _ = home
     w = written["codex_memory_off"]
@@ -338,8 +338,8 @@ def test_memory_turned_off_midway_is_recorded_and_never_extracted(home):
 
 def test_memory_turned_off_after_ingest_is_honoured_before_the_next_ingest(isolated_env):
     """The file grows by the opt-out after it was indexed: extraction refuses it at once, ingest records it."""
-    from memtui.phase1.extractor import MEMORY_TURNED_OFF
-    from memtui.phase1.run import run_phase1
+    from memtui.services.phase1.extractor import MEMORY_TURNED_OFF
+    from memtui.services.phase1.run import run_phase1
 
     w = formats.codex_memory_off_midway(isolated_env["CODEX_HOME"], with_opt_out=False)
     ctx = open_context()

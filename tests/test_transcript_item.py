@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memtui.phase1.offline import digest_items
-from memtui.phase1.quotes import user_words
-from memtui.phase1.render import render_items
-from memtui.rollouts.model import CALL_TYPES, OUTPUT_TYPES, Origin, Transcript, content_text
-from memtui.search import message_docs
-from memtui.trust.annotate import item_text
-from memtui.trust.classes import Trust, item_classes
+from memtui.adapters.rollouts.model import CALL_TYPES, OUTPUT_TYPES, Origin, Transcript, content_text
+from memtui.domain.render import render_items
+from memtui.domain.trust.classes import Trust, item_classes
+from memtui.services.phase1.annotate import item_text
+from memtui.services.phase1.offline import digest_items
+from memtui.services.phase1.quotes import user_words
+from memtui.services.search import message_docs
 from memtui.tui.screens.detail import conversation
 
 ITEMS = [
@@ -110,7 +110,7 @@ _NAMES = "|".join(sorted(CALL_TYPES | OUTPUT_TYPES | {"tool_use", "tool_result"}
 # Two call or output types side by side in a literal: a list of call types of its own.
 CALL_LIST = re.compile(rf"""["'](?:{_NAMES})["']\s*,\s*["'](?:{_NAMES})["']""")
 # The filter writes the wire items (and maps Claude Code's tool_use/tool_result onto them); the model reads them.
-OWNERS = {"rollouts/filter.py", "rollouts/model.py"}
+OWNERS = {"adapters/rollouts/filter.py", "adapters/rollouts/model.py"}
 
 
 def test_one_list_of_call_types() -> None:

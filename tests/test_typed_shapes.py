@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from memtui.context import open_context
-from memtui.phase2 import review
-from memtui.phase2.baseline import head_commit
-from memtui.phase2.consolidate import Phase2Result, run_phase2
-from memtui.phase2.outcome import Outcome, SkipReason
+from memtui.adapters.memroot.baseline import head_commit
+from memtui.services.context import open_context
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import Phase2Result, run_phase2
+from memtui.services.phase2.outcome import Outcome, SkipReason
 from memtui.state import global_job
 from memtui.state.jobs import GLOBAL, GLOBAL_KEY, JobRecord, JobStatus, read_job
 from memtui.state.status import Status, collect_status, read_status
@@ -104,15 +104,15 @@ from memtui.state import global_job
 def die(*args, **kwargs):  # the first step after approve's commit
     os.kill(os.getpid(), signal.SIGKILL)
 global_job.mark_global_phase2_job_succeeded = die
-from memtui.context import open_context
-from memtui.phase2 import review
+from memtui.services.context import open_context
+from memtui.services.phase2 import review
 review.approve(open_context(), run_id=int(sys.argv[1]), amendments={sys.argv[2]: sys.argv[3]})
 """
 
 
 def test_an_amended_approve_killed_after_its_commit_is_finished_from_its_typed_intent(frozen_clock: int) -> None:
     """The approve's decisions cross the kill as one typed record; the amendment's hunk id resolves again."""
-    from memtui.review import decide
+    from memtui.services.review import decide
 
     ctx = open_context()
     root = ctx.paths.memory_root

@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 from memtui import __version__
+from memtui.adapters.memroot.lock import MemoryRootBusy
 from memtui.cli import common
-from memtui.memroot.lock import MemoryRootBusy
-from memtui.paths import resolve_paths
-from memtui.private import private_umask, tighten_home
-from memtui.settings import SettingsError
+from memtui.core.paths import resolve_paths
+from memtui.core.private import private_umask, tighten_home
+from memtui.core.settings import SettingsError
 from memtui.state.db import StateError
 
 COMMANDS = [

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from memtui.cli.common import make_context, print_json
 
 if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
-    from memtui.batch.model import CollectSummary, PrepareSummary
+    from memtui.services.batch.model import CollectSummary, PrepareSummary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import openai
 
-    from memtui.batch import ops
+    from memtui.services.batch import ops
 
     ctx = make_context(read_only=True)
     try:

@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from memtui.citations.check import CheckReport, check_citation
-from memtui.citations.parse import ParseResult, parse_citations
-from memtui.citations.record import record_answer_citation
 from memtui.cli.common import make_context, print_json
+from memtui.services.citations.check import CheckReport, check_citation
+from memtui.services.citations.parse import ParseResult, parse_citations
+from memtui.services.citations.record import record_answer_citation
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def run_parse(args: argparse.Namespace) -> int:
 
 
 def _print_report(report: CheckReport, result: ParseResult) -> None:
-    from memtui.labels import CITATION_STATUS, label
+    from memtui.domain.labels import CITATION_STATUS, label
 
     rows = [
         (label(e.status, CITATION_STATUS), f"{e.entry.line_start}-{e.entry.line_end}", e.entry.path, e.entry.note)

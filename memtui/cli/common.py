@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 
-from memtui.context import Context, open_context
-from memtui.settings import SettingsError
+from memtui.core.settings import SettingsError
+from memtui.services.context import Context, open_context
 
 EXIT_BUSY = 75  # EX_TEMPFAIL: the memory root is busy; retry shortly
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from memtui.cli.common import make_context, print_json
-from memtui.context import Context
-from memtui.settings import Settings
+from memtui.core.settings import Settings
+from memtui.services.context import Context
 
 SECRET_FIELDS = {"api_key"}
 
@@ -26,10 +26,10 @@ def _shown(name: str, value: object) -> object:
 
 def engine_lines(s: Settings) -> dict[str, str]:
     """One line per kind of provider: the path memtui's calls take on this machine and why."""
-    from memtui.llm.backends import capabilities
-    from memtui.llm.ladder import DEFAULT_BASE_URL, mode_memory
-    from memtui.phase1.prompt import COMPACT_PROMPT_MAX_WINDOW
-    from memtui.settings import memtui_home
+    from memtui.adapters.llm.backends import capabilities
+    from memtui.adapters.llm.ladder import DEFAULT_BASE_URL, mode_memory
+    from memtui.core.settings import memtui_home
+    from memtui.services.phase1.prompt import COMPACT_PROMPT_MAX_WINDOW
 
     base = (s.base_url or DEFAULT_BASE_URL).rstrip("/")
     mode = mode_memory(memtui_home()).get(base)
@@ -48,7 +48,7 @@ def engine_lines(s: Settings) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtui.llm.backends.choose import choose_provider  # loads the model clients: only when it runs
+    from memtui.adapters.llm.backends.choose import choose_provider  # loads the model clients: only when it runs
 
     ctx = make_context()
     s = ctx.settings

@@ -26,7 +26,7 @@ def _memtui_command() -> str:
 
 def run(args: argparse.Namespace) -> int:
     from memtui.demo.build import build_demo_home
-    from memtui.labels import PHASE2_STATUS, SKIP_REASON, counts, label
+    from memtui.domain.labels import PHASE2_STATUS, SKIP_REASON, counts, label
 
     demo = build_demo_home(args.dir)
     os.environ["MEMTUI_HOME"] = str(demo.home)

@@ -7,8 +7,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from memtui import clock
 from memtui.cli.common import make_context
+from memtui.core import clock
 from memtui.state.db import StateError, connect
 
 # What a reset drops, in a person's words (tables of the store registry; the others are rebuilt by ingest/Phase 1)
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _read_old(db: Path) -> tuple[dict[str, list[tuple]], dict[str, int], str | None]:
     """Rows of the tables a reset carries over, row counts of the rest, or why the old database cannot be read."""
-    from memtui.state import stores
+    from memtui.services import stores
 
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
@@ -84,7 +84,7 @@ def reset_state(db: Path, *, ask: bool) -> int:
         side = db.with_name(db.name + suffix)
         if side.exists():
             side.rename(aside.with_name(aside.name + suffix))
-    from memtui.state import stores
+    from memtui.services import stores
 
     conn = connect(db)
     try:

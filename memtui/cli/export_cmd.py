@@ -7,9 +7,16 @@ import sys
 from pathlib import Path
 
 from memtui.cli.common import make_context
-from memtui.export import MarkerError, loader_warnings, render_prompt, write_agents_md
-from memtui.export_scope import TrackedTargetError, check_tracked, render_for, render_project_prompt, resolve_target
-from memtui.scope import tilde
+from memtui.domain.scope import tilde
+from memtui.services.export import MarkerError, loader_warnings, render_prompt
+from memtui.services.export.cap import write_agents_md
+from memtui.services.export.scope import (
+    TrackedTargetError,
+    check_tracked,
+    render_for,
+    render_project_prompt,
+    resolve_target,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -97,7 +104,7 @@ def run_agents_md(args: argparse.Namespace) -> int:
         )
     elif target.scope == "global":
         _warn(root, bpt)
-    from memtui.export_chain import measure_chain
+    from memtui.services.export.chain import measure_chain
 
     chain = measure_chain(target.path, ctx.paths.codex_home, target.work_tree)
     for message in chain.warnings if chain is not None and block is not None else []:

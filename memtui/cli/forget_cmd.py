@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtui import forget
+    from memtui.services import forget
 
     if args.expired:
         from memtui.cli.retention_cmd import run_housekeeping

@@ -8,12 +8,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from memtui import clock
+from memtui.adapters.llm.backends.choose import resolved_provider
+from memtui.adapters.memroot.lock import MemoryRootBusy
 from memtui.cli.common import make_context, print_json
-from memtui.health import actions
-from memtui.health.signals import BlockHealth, HealthReport, block_by_id, compute_health
-from memtui.memroot.lock import MemoryRootBusy
-from memtui.phase2.review import ReviewError
+from memtui.core import clock
+from memtui.services.health import actions
+from memtui.services.health.signals import BlockHealth, HealthReport, block_by_id, compute_health
+from memtui.services.phase2.review import ReviewError
 from memtui.state.health import Proposal
 
 BUSY_EXIT = 75
@@ -81,11 +82,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     report = compute_health(ctx.conn, ctx.paths.memory_root, unused_days=ctx.settings.max_unused_days, project=project)
     if args.refine:
-        if ctx.settings.resolved_provider != "openai":
+        if resolved_provider(ctx.settings) != "openai":
             print("memtui health: --refine needs an OpenAI-compatible model (provider = openai)", file=sys.stderr)
             return 2
-        from memtui import history
-        from memtui.health.refine import refine_findings
+        from memtui.services import history
+        from memtui.services.health.refine import refine_findings
 
         memory = history.baseline_files(ctx.paths.memory_root).get("MEMORY.md", "")
         refined = refine_findings(ctx.conn, memory, ctx.settings)

@@ -42,7 +42,8 @@ def _line(d: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtui import history
+    from memtui.services import history
+    from memtui.services.phase2 import restore
 
     ctx = make_context(read_only=True)
     try:
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write(diff or "(identical to the current baseline)\n")
             return 0
         if action == "restore":
-            result = history.restore_version(ctx, args.version)
+            result = restore.restore_version(ctx, args.version)
             if getattr(args, "json", False):
                 print_json(result.model_dump(mode="json"))
             else:

@@ -10,8 +10,8 @@ import argparse
 import sys
 
 from memtui.cli.common import make_context, print_json
-from memtui.hooks import AGENTS, HookError, install, run_hook, run_worker, status, uninstall
-from memtui.paths import resolve_paths
+from memtui.core.paths import resolve_paths
+from memtui.hooks.install import AGENTS, HookError, install, run_hook, run_worker, status, uninstall
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,9 +85,9 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def run_work(args: argparse.Namespace) -> int:
-    from memtui.ingest import run_ingest
-    from memtui.phase1.run import run_phase1
-    from memtui.search import refresh
+    from memtui.services.ingest import run_ingest
+    from memtui.services.phase1.run import run_phase1
+    from memtui.services.search import refresh
 
     ctx = make_context()
 

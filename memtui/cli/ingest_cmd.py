@@ -7,9 +7,9 @@ import sqlite3
 import sys
 
 from memtui.cli.common import Progress, make_context, print_json
-from memtui.context import Context
-from memtui.ingest import IngestSummary, run_ingest
-from memtui.search import refresh
+from memtui.services.context import Context
+from memtui.services.ingest import IngestSummary, run_ingest
+from memtui.services.search import refresh
 
 
 def register(sub: argparse._SubParsersAction) -> None:

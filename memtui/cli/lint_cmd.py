@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from memtui.cli.common import make_context, print_json
-from memtui.lint import lint_memory
+from memtui.services.lint import lint_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:

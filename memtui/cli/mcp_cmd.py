@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memtui.cli.common import make_context
-    from memtui.mcp_server import serve
+    from memtui.mcp.server import serve
 
     serve(make_context(), args.project)
     return 0

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from memtui.cli.common import Progress, make_context, positive_int, print_json
 
 if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
-    from memtui.phase1.run import Phase1Summary
+    from memtui.services.phase1.run import Phase1Summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,13 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtui.phase1.run import run_phase1
+    from memtui.services.phase1.run import run_phase1
 
     ctx = make_context(
         concurrency=args.concurrency, extract_model=args.model, provider="offline" if args.offline else None
     )
     if args.thread is not None:
-        from memtui.views import thread_exists
+        from memtui.services.views import thread_exists
 
         if not thread_exists(ctx.conn, args.thread):
             print(
@@ -81,7 +81,7 @@ def print_summary(s: Phase1Summary) -> None:
     out(f"outcomes    {s.succeeded} succeeded, {s.noop} no-op, {s.failed} failed, {s.lost_lease} lost lease\n")
     for reason, n in sorted(s.failures.items(), key=lambda kv: (-kv[1], kv[0])):
         out(f"  failed    {n:>5}  {reason}\n")
-    from memtui.labels import SKIP_REASON, counts
+    from memtui.domain.labels import SKIP_REASON, counts
 
     skipped = counts(s.skipped, SKIP_REASON) or "none"
     out(f"skipped     {skipped}\n")
@@ -111,11 +111,11 @@ def print_summary(s: Phase1Summary) -> None:
 
 
 def run_bulk(args: argparse.Namespace, ctx) -> int:
-    """``--batch`` / ``--export-batch`` / ``--import-batch``: see ``memtui.batch``."""
+    """``--batch`` / ``--export-batch`` / ``--import-batch``: see ``memtui.services.batch``."""
     import openai
 
-    from memtui.batch import ops
     from memtui.cli.batch_cmd import print_collect, print_prepare
+    from memtui.services.batch import ops
 
     progress = Progress("phase 1 batch")
     kw = {"limit": args.limit, "thread_id": args.thread, "all_threads": args.all, "model": args.model}

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from memtui.cli.common import make_context, print_json
-from memtui.search import try_refresh_memory_index
+from memtui.services.search import try_refresh_memory_index
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtui.phase2.consolidate import run_phase2
-    from memtui.phase2.outcome import Outcome
+    from memtui.services.phase2.consolidate import run_phase2
+    from memtui.services.phase2.outcome import Outcome
 
     ctx = make_context(read_only=True)
     try:

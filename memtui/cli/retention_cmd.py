@@ -24,7 +24,7 @@ def run_housekeeping(as_json: bool) -> int:
     """Shared with ``memtui forget --expired``."""
     from dataclasses import asdict
 
-    from memtui.retention import housekeeping
+    from memtui.services.retention import housekeeping
 
     ctx = make_context()
     try:

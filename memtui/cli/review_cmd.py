@@ -7,11 +7,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from memtui.cli.common import EXIT_BUSY, make_context, print_json
-from memtui.context import Context
-from memtui.search import try_refresh_memory_index
+from memtui.services.context import Context
+from memtui.services.search import try_refresh_memory_index
 
 if TYPE_CHECKING:
-    from memtui.forget import LineRef
+    from memtui.services.phase2.forgotten import LineRef
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,8 +84,8 @@ def _hunk_lines(hunks: list) -> str:
 
 
 def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
-    from memtui.phase2 import review
-    from memtui.review.evidence import hunk_infos
+    from memtui.services.phase2 import review
+    from memtui.services.review.evidence import hunk_infos
 
     state = review.review_state(ctx, with_diff=not stat_only or as_json or list_hunks)
     shown = state.run.diff if state.run else (state.own_edits.diff if state.own_edits else "")
@@ -141,21 +141,21 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
 
 
 def _mentions(ctx: Context) -> list[LineRef]:
-    from memtui import forget
+    from memtui.services.phase2 import forgotten
 
-    return forget.mentions(ctx)
+    return forgotten.mentions(ctx)
 
 
 def _empty():
-    from memtui.phase2.review import PendingChanges
+    from memtui.services.phase2.review import PendingChanges
 
     return PendingChanges(tree="", stat=[], diff="")
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtui.memroot.lock import MemoryRootBusy
-    from memtui.phase2 import review
-    from memtui.phase2.baseline import BaselineError
+    from memtui.adapters.memroot.baseline import BaselineError
+    from memtui.adapters.memroot.lock import MemoryRootBusy
+    from memtui.services.phase2 import review
 
     action = args.review_action or "show"
     ctx = make_context(read_only=True)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from memtui.cli.common import Progress, make_context, positive_int, print_json
-from memtui.search import DEFAULT_LIMIT, refresh, search
+from memtui.services.search import DEFAULT_LIMIT, refresh, search
 
 
 def register(sub: argparse._SubParsersAction) -> None:

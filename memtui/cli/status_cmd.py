@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"home        {ctx.paths.home}")
     print(f"threads     {st.threads} ({sources}); archived {st.archived_threads}")
     print(f"files       {st.files} seen, {st.skipped_files} skipped, {st.skipped_lines} bad lines skipped")
-    from memtui.labels import PHASE2_STATUS, label
+    from memtui.domain.labels import PHASE2_STATUS, label
 
     for reason, n in st.skipped_files_by_reason.items():
         print(f"              {n:>5}  {reason}")

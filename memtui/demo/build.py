@@ -21,9 +21,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from memtui import clock
-from memtui.context import Context, open_context
-from memtui.redact import merge_counts
+from memtui.adapters.redact import merge_counts
+from memtui.core import clock
+from memtui.services.context import Context, open_context
 from memtui.state.status import Status, read_status
 
 # The sample that is deleted after ingest, so its Phase 1 job fails ("rollout file missing").
@@ -92,10 +92,10 @@ def build_demo_home(target: Path | None = None) -> DemoHome:
     ingest, offline Phase 1 and offline Phase 2 up to a consolidation awaiting review. The samples' transcript
     timestamps are moved so the newest is a day old (their spread and order kept); Phase 1 still runs with
     ``all_threads`` (no age or idle window), as ``--all`` does, so the demo never depends on the hour it is built."""
-    from memtui.ingest import run_ingest
-    from memtui.phase1.run import run_phase1
-    from memtui.phase2.consolidate import run_phase2
-    from memtui.phase2.review import approve
+    from memtui.services.ingest import run_ingest
+    from memtui.services.phase1.run import run_phase1
+    from memtui.services.phase2.consolidate import run_phase2
+    from memtui.services.phase2.review import approve
 
     folder = (target or Path(tempfile.mkdtemp(prefix="memtui-demo-"))).resolve()
     home, sources = folder / "home", folder / "rollouts"

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memtui.private import create_private_file, make_private_dir
+from memtui.core.private import create_private_file, make_private_dir
 from memtui.state.schema import MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 30_000

@@ -1,5 +1,5 @@
 """The ``decisions`` table (the audit record of every approve, reject, commit, restore and forget) and
-``history_snapshots`` (the approved versions, packed by ``memtui.history``). The only module with SQL against them."""
+``history_snapshots`` (the approved versions, packed by ``memtui.services.history``). The only module with SQL against them."""
 
 from __future__ import annotations
 

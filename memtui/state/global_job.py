@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memtui import clock
+from memtui.core import clock
 from memtui.state import jobs, outputs
 from memtui.state.db import immediate
 from memtui.state.jobs import JobRecord

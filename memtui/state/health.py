@@ -13,8 +13,8 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memtui import clock
-from memtui.health.rules import Relation
+from memtui.core import clock
+from memtui.domain.health import Relation
 from memtui.state import meta
 from memtui.state.db import immediate
 

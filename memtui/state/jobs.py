@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from memtui import clock
+from memtui.core import clock
 from memtui.state.db import immediate, like_pattern
 from memtui.state.outputs import delete_stage1_output, upsert_stage1_output
 

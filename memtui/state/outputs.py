@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from memtui import clock
+from memtui.core import clock
 
 
 def upsert_stage1_output(

@@ -2,7 +2,7 @@
 
 A line counts as a person's when it arrives through a person's hands: an edit of a memory file that Phase 2 finds in
 its diff (every run's own writes are undone or decided by then), a manual commit, or a hunk amended at approve. Only
-sha256 of the normalised line is kept (``memtui.review.decide.normalize_line``, the key forget matches lines by), so
+sha256 of the normalised line is kept (``normalize_line`` below, the key forget matches lines by), so
 this table holds no words. Forget leaves such a line in place and the review names it "mentions a forgotten
 rollout" for the person to decide.
 """
@@ -10,10 +10,27 @@ rollout" for the person to decide.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from collections.abc import Iterable
 
-from memtui import clock
+from memtui.core import clock
+from memtui.domain.trust import markers
+
+
+def normalize_line(line: str) -> str:
+    """The content of a memory line, without bullet, ``[Task n]`` tags and spacing (which renumber run to run).
+
+    A task heading is keyed by its title (``## Task 3: X`` -> ``task: x``); other structure (headings, blank lines,
+    the generated block's markers) normalises to "" and is never filtered."""
+    text = line.strip()
+    if task := re.match(r"^##\s+Task\s+\d+:\s*(.+)$", text):
+        return "task: " + " ".join(task.group(1).split()).lower()
+    if not text or text.startswith(("#", "<!--")) or text in ("---", "v1"):
+        return ""
+    text = re.sub(r"\s*\[Task \d+\]", "", markers.strip(text))
+    text = text.lstrip("-*> ").strip()
+    return " ".join(text.split()).lower()
 
 
 def key_hash(key: str) -> str:
@@ -26,8 +43,6 @@ def _is_memory_file(rel: str) -> bool:
 
 def record(conn: sqlite3.Connection, entries: Iterable[tuple[str, str]]) -> int:
     """Remember these ``(file, line)`` pairs as a person's; returns how many are new."""
-    from memtui.review.decide import normalize_line
-
     now = clock.now_s()
     new = 0
     for file, line in entries:

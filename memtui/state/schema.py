@@ -425,7 +425,7 @@ MIGRATIONS: list[str] = [
     """,
     # One counter that moves on every write to a table a Phase 2 run's selection or health reads (stage-1 outputs,
     # threads, forgotten rollouts): a no-change run that finds it where the last full run left it can skip the
-    # selection's text fetch (memtui/phase2/unchanged.py). The selection flags are left out: only a run's own
+    # selection's text fetch (memtui/services/phase2/unchanged.py). The selection flags are left out: only a run's own
     # success record sets them, to the selection it read.
     """
     CREATE TABLE IF NOT EXISTS data_versions (

@@ -1,6 +1,6 @@
 """The search index's tables: ``search_docs`` (redacted documents), ``search_sources`` (what was indexed, by
 stamp) and the FTS5 index sqlite-utils builds over the documents (``search_docs_fts`` and its shadow tables).
-The only module with SQL against them; ``memtui.search`` decides what to index and ranks the hits.
+The only module with SQL against them; ``memtui.services.search`` decides what to index and ranks the hits.
 """
 
 from __future__ import annotations

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from memtui import clock
+from memtui.core import clock
 from memtui.state import outputs
-from memtui.state.db import immediate
 from memtui.state.outputs import Stage1Output as Stage1Output  # the selection's row type, named where it is used
 
 DAY = 86_400
@@ -32,14 +31,3 @@ def expired_stage1_outputs(conn: sqlite3.Connection, max_unused_days: int, limit
     """Up to ``limit`` threads whose output is unselected and unused for ``max_unused_days``, stalest first."""
     cutoff = clock.now_s() - int(max_unused_days) * DAY
     return outputs.expired(conn, cutoff, int(limit))
-
-
-def prune_stage1_outputs_for_retention(conn: sqlite3.Connection, max_unused_days: int, limit: int = 200) -> int:
-    """Delete up to ``limit`` unselected rows unused for ``max_unused_days``, stalest first; jobs rows are kept.
-
-    Through the store registry: every store that holds a stage-1 output's text drops it (``stores.expire``)."""
-    from memtui.state import stores
-
-    env = stores.Env(conn)
-    with immediate(conn):
-        return sum(1 for tid in expired_stage1_outputs(conn, max_unused_days, limit) if stores.expire(env, tid))

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from memtui import clock
+from memtui.core import clock
 from memtui.state import citations, jobs, outputs, runs, threads
 from memtui.state.jobs import JobStatus
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from memtui.rollouts.model import FileResult, Thread
+from memtui.adapters.rollouts.model import FileResult, Thread
 from memtui.state.db import like_pattern
 from memtui.state.forgotten import forgotten_among
 

@@ -17,10 +17,10 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from memtui import clock
-from memtui.phase2.workspace import TOMBSTONES
+from memtui.adapters.memroot.files import TOMBSTONES
+from memtui.core import clock
+from memtui.domain.trust import markers
 from memtui.state import outputs
-from memtui.trust import markers
 
 TOMBSTONE_SOURCES = ("MEMORY.md", "memory_summary.md")  # plus anything under skills/
 MIN_TOMBSTONE_CHARS = 8

@@ -24,8 +24,8 @@ from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.worker import Worker, WorkerState
 
-from memtui import clock
-from memtui.context import Context, open_context
+from memtui.core import clock
+from memtui.services.context import Context, open_context
 from memtui.state.status import Status, read_status
 from memtui.tui import tasks
 from memtui.tui.commands import MemtuiCommands

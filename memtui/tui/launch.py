@@ -7,7 +7,7 @@ from pathlib import Path
 
 def launch(home: Path | None = None) -> int:
     """Run the TUI until the person quits; ingest starts in the background. Returns the exit code."""
-    from memtui.context import open_context
+    from memtui.services.context import open_context
     from memtui.tui.app import MemtuiApp
 
     ctx = open_context(home=home)

@@ -2,7 +2,7 @@
 
 Each task imports its domain module when it runs (not when the app starts), so the first paint does not pay
 for openai, GitPython and the pipeline. A task returns a ``TaskOutcome``: the verb for the notification title
-("finished", "skipped", "failed"...), one line in the shared vocabulary (``memtui.labels``), and a severity.
+("finished", "skipped", "failed"...), one line in the shared vocabulary (``memtui.domain.labels``), and a severity.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from memtui.labels import PHASE2_STATUS, SKIP_REASON, counts, label
-from memtui.phase2.outcome import Outcome, SkipReason
-from memtui.review.hunks import HunkDecisions
+from memtui.domain.labels import PHASE2_STATUS, SKIP_REASON, counts, label
+from memtui.services.phase2.outcome import Outcome, SkipReason
+from memtui.services.review.hunks import HunkDecisions
 from memtui.tui.format import plural
 
 if TYPE_CHECKING:
-    from memtui.context import Context
-    from memtui.ingest import IngestSummary
-    from memtui.phase1.run import Phase1Summary
-    from memtui.phase2.consolidate import Phase2Result
+    from memtui.services.context import Context
+    from memtui.services.ingest import IngestSummary
+    from memtui.services.phase1.run import Phase1Summary
+    from memtui.services.phase2.consolidate import Phase2Result
 
 Severity = Literal["information", "warning", "error"]
 # (done, total or None when unknown, what is happening now)
@@ -60,7 +60,7 @@ def describe_ingest(s: IngestSummary) -> TaskOutcome:
 
 
 def ingest_task(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-    from memtui.ingest import run_ingest
+    from memtui.services.ingest import run_ingest
 
     def step(done: int, total: int, path: str) -> None:
         progress(done, total, f"reading {Path(path).name}")
@@ -112,7 +112,7 @@ def _describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutc
 
 def phase1_task(thread_id: str | None = None) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.phase1.run import run_phase1
+        from memtui.services.phase1.run import run_phase1
 
         def step(done: int, total: int, detail: str) -> None:
             progress(done, total, detail)
@@ -190,7 +190,7 @@ def _skip_words(r: Phase2Result) -> str:
 
 def phase2_task(force: bool = False) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.phase2.consolidate import run_phase2
+        from memtui.services.phase2.consolidate import run_phase2
 
         steps = [0]
 
@@ -220,7 +220,7 @@ def approve_task(
     chosen = decisions or HunkDecisions()
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.phase2.review import approve
+        from memtui.services.phase2.review import approve
 
         progress(0, None, f"committing run #{run_id} as the new baseline")
         result = approve(
@@ -243,7 +243,7 @@ def approve_task(
 
 def reject_task(reason: str, run_id: int | None) -> TaskFn:
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.phase2.review import reject
+        from memtui.services.phase2.review import reject
 
         progress(0, None, f"undoing run #{run_id}")
         result = reject(ctx, reason, run_id=run_id)
@@ -259,7 +259,7 @@ def commit_task(message: str, tree: str | None = None) -> TaskFn:
     """The manual commit, pinned to the tree the person was shown (refused if the root changed since)."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.phase2.review import commit_manual_edit
+        from memtui.services.phase2.review import commit_manual_edit
 
         progress(0, None, "committing the memory root")
         commit = commit_manual_edit(ctx, message, expected_tree=tree)
@@ -275,7 +275,7 @@ def restore_task(version: int) -> TaskFn:
     """Bring back an earlier version of the memory as a run awaiting review (never a commit)."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.history import restore_version
+        from memtui.services.phase2.restore import restore_version
 
         progress(0, None, f"restoring version {version}")
         return TaskOutcome("finished", restore_version(ctx, version).message())
@@ -287,7 +287,7 @@ def forget_task(thread_id: str, reason: str | None) -> TaskFn:
     """Forget a rollout and everything derived from it (the next Phase 2 removes it from the memory)."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.forget import forget
+        from memtui.services.forget import forget
 
         progress(0, None, f"forgetting {thread_id[:13]}")
         return TaskOutcome("finished", forget(ctx, thread_id, reason).message())

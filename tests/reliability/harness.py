@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memtui import clock
-from memtui.context import Context, open_context
-from memtui.phase2.baseline import run_git
+from memtui.adapters.memroot.baseline import run_git
+from memtui.core import clock
+from memtui.services.context import Context, open_context
 
 NOW = 1_783_684_800  # 2026-07-10T12:00:00Z, the frozen "now" of every trial
 IDLE = NOW - 7 * 3600  # old enough to be idle, young enough to be in the age window

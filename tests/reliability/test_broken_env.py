@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from memtui import context as context_module
+from memtui.adapters.memroot import baseline
 from memtui.cli import main
-from memtui.ingest import run_ingest
-from memtui.phase1.run import run_phase1
-from memtui.phase2 import baseline, review
-from memtui.phase2.consolidate import run_phase2
+from memtui.services import context as context_module
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.run import run_phase1
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.fixtures.rollouts import write_codex_rollout
 from tests.reliability import figures
 from tests.reliability.harness import (
@@ -41,7 +42,7 @@ def _sha(path: Path) -> str:
 
 
 def _rollout_home(tmp_path: Path) -> Home:
-    from memtui.ingest import run_ingest
+    from memtui.services.ingest import run_ingest
 
     home = Home(tmp_path).make()
     seed_rollouts(home, random.Random(3))

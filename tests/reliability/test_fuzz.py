@@ -12,11 +12,17 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtui.citations import CitationStripper, parse_citations, parse_entry, record_citation, strip_citations
-from memtui.context import open_context
-from memtui.ingest import find_citations, run_ingest
-from memtui.rollouts import claude, codex
-from memtui.rollouts.filter import items_from_bytes
+from memtui.adapters.rollouts import claude, codex
+from memtui.adapters.rollouts.filter import items_from_bytes
+from memtui.services.citations import (
+    CitationStripper,
+    parse_citations,
+    parse_entry,
+    record_citation,
+    strip_citations,
+)
+from memtui.services.context import open_context
+from memtui.services.ingest import find_citations, run_ingest
 from memtui.state.db import connect
 from tests.fixtures.rollouts import claude_lines, codex_lines
 from tests.reliability import figures

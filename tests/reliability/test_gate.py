@@ -12,11 +12,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memtui.memroot.edit import load_file, save_file
-from memtui.memroot.lock import MemoryRootBusy, memory_root_lock
-from memtui.phase2 import review
-from memtui.phase2.baseline import BaselineError
-from memtui.phase2.consolidate import recover_interrupted_runs, run_phase2
+from memtui.adapters.memroot.baseline import BaselineError
+from memtui.adapters.memroot.edit import load_file, save_file
+from memtui.adapters.memroot.lock import MemoryRootBusy, memory_root_lock
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.phase2.recovery import recover_interrupted_runs
 from memtui.state.global_job import read_global_job
 from tests.reliability import figures
 from tests.reliability.harness import LEASE, NOW, Home, find_leaks, frozen, home_blobs, kill_when, spawn

@@ -6,10 +6,10 @@ import json
 import os
 from pathlib import Path
 
-from memtui.ingest import run_ingest
-from memtui.phase1.run import run_phase1
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.run import run_phase1
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.fixtures.rollouts import write_codex_rollout
 from tests.reliability import figures
 from tests.reliability.harness import IDLE, NOW, Home, baseline_problems, frozen, snapshot
@@ -146,7 +146,7 @@ def test_a_scripted_agent_obeying_an_injection_cannot_read_or_write_outside_the_
 
 def test_symlinked_memory_root_files_are_never_followed_out(isolated_env, tmp_path: Path):
     """A symlink inside the root that points at a file inside the root is fine; one that points out is refused."""
-    from memtui.phase2.tools import Journal, MemoryTools
+    from memtui.services.phase2.tools import Journal, MemoryTools
 
     root = isolated_env["MEMTUI_HOME"] / "memories"
     root.mkdir(parents=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.ingest import BATCH, run_ingest
+from memtui.services.ingest import BATCH, run_ingest
 from tests.fixtures.rollouts import write_codex_rollout
 from tests.reliability import figures
 from tests.reliability.harness import IDLE, NOW, Home, frozen, integrity_ok, kill_when, spawn

@@ -7,12 +7,12 @@ import threading
 from collections import Counter
 from pathlib import Path
 
-from memtui.citations import parse_citations, record_citation
-from memtui.ingest import run_ingest
-from memtui.memroot.lock import MemoryRootBusy
-from memtui.phase1.run import run_phase1
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
+from memtui.adapters.memroot.lock import MemoryRootBusy
+from memtui.services.citations import parse_citations, record_citation
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.run import run_phase1
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from memtui.state.db import connect
 from tests.fixtures.rollouts import write_codex_rollout
 from tests.reliability import figures

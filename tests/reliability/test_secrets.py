@@ -8,12 +8,12 @@ logs) and every request body the loopback server received is searched for each o
 
 from __future__ import annotations
 
-from memtui.citations import parse_citations, record_citation
-from memtui.ingest import run_ingest
-from memtui.phase1.run import run_phase1
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.redact import redact
+from memtui.adapters.redact import redact
+from memtui.services.citations import parse_citations, record_citation
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.run import run_phase1
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.fixtures.redaction_eval import FP_TARGET, corpus
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 from tests.fixtures.secrets import POSITIVES

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.agent_reads import agent_reads
 from tests.conftest import FROZEN_NOW
 from tests.reliability import figures

@@ -14,14 +14,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtui.ingest import run_ingest
-from memtui.phase1.eligibility import select_candidates
-from memtui.phase1.run import run_phase1
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.redact import redact_text
+from memtui.adapters.redact import redact_text
+from memtui.domain.trust.markers import strip_all
+from memtui.services.ingest import run_ingest
+from memtui.services.phase1.eligibility import select_candidates
+from memtui.services.phase1.run import run_phase1
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from memtui.state.db import connect
-from memtui.trust.markers import strip_all
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 from tests.reliability.harness import (
     IDLE,
@@ -310,8 +310,8 @@ class GateResult(TrialResult):
 
 def _prepare_gate(home: Home, server: ChatServer, mode: str, rng: random.Random) -> tuple[list[str], dict[str, str]]:
     """Bring the home to the step to kill; returns that step's command line and environment."""
-    from memtui import history
-    from memtui.review import decide
+    from memtui.services import history
+    from memtui.services.review import decide
     from tests.support import fake_agents
 
     env = home.env(server.base_url)
@@ -359,9 +359,9 @@ def gate_kill_trial(base: Path, server: ChatServer, seed: int) -> GateResult:
     time: no waiting for a lease), decide what awaits review as that person, then count what survived."""
     import time
 
-    from memtui.memroot.lock import lock_path
-    from memtui.phase2.baseline import BaselineError
-    from memtui.phase2.recovery import needs_recovery
+    from memtui.adapters.memroot.baseline import BaselineError
+    from memtui.adapters.memroot.lock import lock_path
+    from memtui.services.phase2.recovery import needs_recovery
 
     rng = random.Random(seed)
     home = Home(base).make()

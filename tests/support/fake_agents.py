@@ -13,7 +13,7 @@ from the environment, so a test sets it with ``monkeypatch.setenv`` and the subp
 
 Like the real CLIs, codex writes a rollout under ``$CODEX_HOME/sessions`` unless ``--ephemeral``, and claude always
 writes a transcript under ``$CLAUDE_CONFIG_DIR/projects/<cwd>``, so "memtui never ingests its own sessions" is tested
-against real files. Formats: see the docstrings of ``memtui.llm.backends.codex_cli`` and ``claude_cli``.
+against real files. Formats: see the docstrings of ``memtui.adapters.llm.backends.codex_cli`` and ``claude_cli``.
 """
 
 from __future__ import annotations

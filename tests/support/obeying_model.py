@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from memtui.trust.hidden import tag_payload
+from memtui.core.hidden import tag_payload
 from tests.support.chat_server import Reply, reply_json, reply_text, reply_tool_calls
 
 _ITEM = re.compile(r"^\[item (\d+)\] ([^:]*): (.*)$")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtui.batch import ops
-from memtui.rollouts.filter import memory_items
-from memtui.rollouts.model import Transcript
+from memtui.adapters.rollouts.filter import memory_items
+from memtui.adapters.rollouts.model import Transcript
+from memtui.domain.trust import markers
+from memtui.domain.trust.classes import Trust, item_classes
+from memtui.services.batch import ops
 from memtui.state.outputs import get_stage1_output
-from memtui.trust import markers
-from memtui.trust.classes import Trust, item_classes
 from tests.support.batch_server import VALID_OUTPUT, ok
 from tests.test_batch import fresh, home, server  # noqa: F401  (fixtures)
 from tests.test_phase1_run import seed

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from memtui.cli import main
-from memtui.history import list_decisions
-from memtui.mcp_server import read_range
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.review.evidence import hunk_infos
-from memtui.trust.export import LEFT_OUT, trusted_text
+from memtui.domain.trust.export import LEFT_OUT, trusted_text
+from memtui.mcp.server import read_range
+from memtui.services.history import list_decisions
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
+from memtui.services.review.evidence import hunk_infos
 from tests.conftest import FROZEN_NOW
 from tests.test_phase2_support import add_output, context
 

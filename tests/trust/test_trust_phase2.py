@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
-from memtui.trust import markers
-from memtui.trust.classes import Trust
+from memtui.domain.trust import markers
+from memtui.domain.trust.classes import Trust
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls
 from tests.test_phase2_support import add_output, context

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from memtui.rollouts.model import Transcript
-from memtui.trust import markers
-from memtui.trust.annotate import annotate, sources_of
-from memtui.trust.classes import Trust, cited_items, class_of, item_classes
-from memtui.trust.hidden import reveal, strip_hidden, tag_payload
-from memtui.trust.injection import imperative_kinds
+from memtui.adapters.rollouts.model import Transcript
+from memtui.core.hidden import reveal, strip_hidden, tag_payload
+from memtui.domain.trust import markers
+from memtui.domain.trust.classes import Trust, cited_items, class_of, item_classes
+from memtui.domain.trust.injection import imperative_kinds
+from memtui.services.phase1.annotate import annotate, sources_of
 
 
 def user(text: str) -> dict:
@@ -131,7 +131,7 @@ def test_views_show_hidden_characters_as_escapes():
 
 
 def test_an_editor_save_never_writes_hidden_characters(tmp_path):
-    from memtui.memroot.edit import digest, load_file, save_file
+    from memtui.adapters.memroot.edit import digest, load_file, save_file
 
     root = tmp_path / "memories"
     root.mkdir()

@@ -11,8 +11,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
 
-from memtui import clock
-from memtui.context import Context
+from memtui.core import clock
+from memtui.services.context import Context
 from memtui.tui.app import MemtuiApp, make_app
 from tests.tui.homes import FROZEN_NOW, GIT_DATE, build_snapshot_home, build_ui_home
 

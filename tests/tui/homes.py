@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memtui.context import Context, open_context
+from memtui.services.context import Context, open_context
 
 FROZEN_NOW = 1_783_684_800  # 2026-07-10T12:00:00Z, the same instant as tests/conftest.py
 HOUR = 3600
@@ -383,7 +383,7 @@ def build_snapshot_home(home: Path) -> Context:
     root = ctx.paths.memory_root
     (root / "MEMORY.md").write_text(MEMORY_MD, encoding="utf-8")
     (root / "memory_summary.md").write_text(SUMMARY_MD, encoding="utf-8")
-    from memtui.phase2.review import baseline_commit
+    from memtui.services.phase2.review import baseline_commit
 
     commit = baseline_commit(ctx)
     add_history(ctx)
@@ -395,7 +395,7 @@ def build_snapshot_home(home: Path) -> Context:
         ["A", "rollout_summaries/2026-07-09T12-00-00-tqt7-docs_preview.md"],
         ["D", "rollout_summaries/old_note.md"],
     ]
-    from memtui.phase2.baseline import tree_files, write_worktree_tree
+    from memtui.adapters.memroot.baseline import tree_files, write_worktree_tree
 
     tree = write_worktree_tree(root)  # as Phase 2 records it: the run "produced" the tree on disk
     ctx.conn.execute(
@@ -419,7 +419,7 @@ def build_snapshot_home(home: Path) -> Context:
 def add_history(ctx: Context) -> None:
     """Decisions for the History screen: an older version (before the infra group), a partial approve whose
     snapshot is the current baseline, and a forget."""
-    from memtui import history
+    from memtui.services import history
 
     conn, root = ctx.conn, ctx.paths.memory_root
     old = history.record_decision(
@@ -466,7 +466,7 @@ def build_ui_home(home: Path, *, phase2: bool = True) -> Context:
     ctx.paths.ensure()
     insert_rows(ctx.conn, home, docs_path)
     if phase2:
-        from memtui.phase2.consolidate import run_phase2
+        from memtui.services.phase2.consolidate import run_phase2
 
         result = run_phase2(ctx, offline=True, force=True)
         if result.outcome != "awaiting_review":

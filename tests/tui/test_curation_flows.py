@@ -8,8 +8,8 @@ from pathlib import Path
 
 from textual.widgets import DataTable, TextArea
 
-from memtui.context import open_context
-from memtui.phase2 import review
+from memtui.services.context import open_context
+from memtui.services.phase2 import review
 from memtui.tui.screens.detail import RolloutDetailScreen
 from memtui.tui.screens.dialogs import ConfirmModal, TextAreaModal, TextPromptModal
 from memtui.tui.screens.history import HistoryScreen

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Footer, Label, OptionList, Static
 
-from memtui import labels, views
-from memtui.context import open_context
+from memtui.domain import labels
+from memtui.services import views
+from memtui.services.context import open_context
 from memtui.state.status import collect_status
 from memtui.tui.screens.detail import RolloutDetailScreen, readable
 from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
@@ -38,7 +39,7 @@ WIDE = (200, 50)
 async def test_progress_has_its_own_row_with_counts_and_the_log_keeps_the_outcome(
     ui_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memtui.ingest
+    import memtui.services.ingest
 
     go = threading.Event()
     reached = threading.Event()
@@ -47,9 +48,9 @@ async def test_progress_has_its_own_row_with_counts_and_the_log_keeps_the_outcom
         progress(3, 12, str(ui_home / "a-rollout.jsonl"))
         reached.set()
         go.wait(5)
-        return memtui.ingest.IngestSummary(new=2, unchanged=10, files=12)
+        return memtui.services.ingest.IngestSummary(new=2, unchanged=10, files=12)
 
-    monkeypatch.setattr(memtui.ingest, "run_ingest", slow_ingest)
+    monkeypatch.setattr(memtui.services.ingest, "run_ingest", slow_ingest)
     app = app_for(ui_home)
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
@@ -127,7 +128,7 @@ async def test_a_loader_error_reaches_the_screen_and_the_log(ui_home: Path, monk
 async def test_palette_offers_phase2_ignoring_the_cooldown_with_a_confirmation(
     ui_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memtui.phase2.consolidate as consolidate
+    import memtui.services.phase2.consolidate as consolidate
 
     calls: list[bool] = []
 
@@ -160,8 +161,8 @@ async def test_palette_offers_phase2_ignoring_the_cooldown_with_a_confirmation(
 
 
 def test_a_cooldown_skip_points_to_the_palette_not_a_cli_flag() -> None:
-    from memtui.phase2.consolidate import Phase2Result
-    from memtui.phase2.outcome import SkipReason
+    from memtui.services.phase2.consolidate import Phase2Result
+    from memtui.services.phase2.outcome import SkipReason
     from memtui.tui.tasks import describe_phase2
 
     out = describe_phase2(Phase2Result.skipped(SkipReason.COOLDOWN))

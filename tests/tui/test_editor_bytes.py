@@ -59,7 +59,7 @@ async def test_separators_stay_byte_for_byte_and_save_rewrites_only_the_touched_
 
 
 def test_rebuild_keeps_every_untouched_ending() -> None:
-    from memtui.memroot.lines import rebuild, split_lines
+    from memtui.adapters.memroot.lines import rebuild, split_lines
 
     bodies, _ = split_lines(ODD)
     assert rebuild(ODD, bodies) == ODD

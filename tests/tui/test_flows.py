@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, Label, TabbedContent, TextArea
 
-from memtui import views
-from memtui.context import open_context
-from memtui.phase2 import baseline
+from memtui.adapters.memroot import baseline
+from memtui.services import views
+from memtui.services.context import open_context
 from memtui.tui.screens.citations import CitationsScreen
 from memtui.tui.screens.detail import RolloutDetailScreen
 from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
@@ -277,13 +277,13 @@ async def test_pasting_an_answer_parses_it(ui_home: Path) -> None:
 async def test_a_worker_failure_shows_an_error_and_the_app_stays_usable(
     ui_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memtui.ingest
+    import memtui.services.ingest
 
     def boom(ctx, progress=None, cancel=None):  # type: ignore[no-untyped-def]
         progress(1, 4, "reading [rollout].jsonl")
         raise RuntimeError("disk on fire [errno 5]")
 
-    monkeypatch.setattr(memtui.ingest, "run_ingest", boom)
+    monkeypatch.setattr(memtui.services.ingest, "run_ingest", boom)
     app = app_for(ui_home)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
@@ -404,7 +404,7 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
 ) -> None:
     import threading
 
-    import memtui.phase2.consolidate
+    import memtui.services.phase2.consolidate
     from memtui.tui.widgets.task_bar import TaskBar, TaskLine
 
     started = threading.Event()
@@ -413,9 +413,9 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
         progress("syncing the workspace [3 files]")
         started.set()
         assert cancel.wait(5), "never cancelled"
-        return memtui.phase2.consolidate.Phase2Result(outcome="failed", reason="failed_agent: cancelled")
+        return memtui.services.phase2.consolidate.Phase2Result(outcome="failed", reason="failed_agent: cancelled")
 
-    monkeypatch.setattr(memtui.phase2.consolidate, "run_phase2", slow_phase2)
+    monkeypatch.setattr(memtui.services.phase2.consolidate, "run_phase2", slow_phase2)
     app = app_for(ui_home)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)
@@ -461,16 +461,16 @@ async def test_enter_in_review_opens_the_file(ui_home: Path) -> None:
 
 
 async def test_extract_now_runs_phase1_for_that_rollout(ui_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import memtui.phase1.run
+    import memtui.services.phase1.run
 
     calls: list[dict] = []
 
     def fake_phase1(ctx, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(kwargs)
         kwargs["progress"](1, 1, "done")
-        return memtui.phase1.run.Phase1Summary(candidates=1, claimed=1, succeeded=1)
+        return memtui.services.phase1.run.Phase1Summary(candidates=1, claimed=1, succeeded=1)
 
-    monkeypatch.setattr(memtui.phase1.run, "run_phase1", fake_phase1)
+    monkeypatch.setattr(memtui.services.phase1.run, "run_phase1", fake_phase1)
     app = app_for(ui_home)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await settle(pilot)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtui import search
-from memtui.context import open_context
+from memtui.services import search
+from memtui.services.context import open_context
 from memtui.tui.screens.dialogs import ConfirmModal, TextPromptModal
 from memtui.tui.screens.review import ReviewScreen
 from tests.tui.conftest import SIZE, app_for, settle

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from textual.widgets import Label, Static, TextArea
 
-from memtui.context import open_context
-from memtui.memroot.lock import memory_root_lock
-from memtui.phase2 import baseline
-from memtui.phase2.review import approve
+from memtui.adapters.memroot import baseline
+from memtui.adapters.memroot.lock import memory_root_lock
+from memtui.services.context import open_context
+from memtui.services.phase2.review import approve
 from memtui.tui.screens.choice import ChoiceModal, DiffModal
 from memtui.tui.screens.dialogs import TextPromptModal
 from memtui.tui.screens.memory import MemoryScreen

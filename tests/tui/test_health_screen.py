@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable
 
-from memtui.context import Context, open_context
 from memtui.demo.build import build_demo_home
-from memtui.health.signals import compute_health
-from memtui.phase2 import review
+from memtui.services.context import Context, open_context
+from memtui.services.health.signals import compute_health
+from memtui.services.phase2 import review
 from memtui.state.health import Proposal
 from tests.tui.conftest import _copy, _template, app_for, settle, wait_for
 from tests.tui.test_snapshots import SIZES, steps

@@ -137,7 +137,7 @@ async def test_the_evidence_pane_says_why_a_hunk_has_none(snapshot_home: Path) -
 
 
 def test_the_ui_names_keys_and_screens_not_cli_commands() -> None:
-    from memtui.history import RestoreResult
+    from memtui.services.phase2.restore import RestoreResult
     from memtui.tui.tasks import screen_words
 
     said = screen_words(RestoreResult(run_id=4, version=2, stat=[("M", "MEMORY.md")]).message())

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memtui.phase2 import review
-from memtui.phase2.consolidate import run_phase2
+from memtui.services.phase2 import review
+from memtui.services.phase2.consolidate import run_phase2
 from memtui.tui.screens.choice import ChoiceModal
 from memtui.tui.screens.dialogs import TextPromptModal
 from memtui.tui.screens.review import ReviewScreen

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from textual.widgets import Input, Label
 
-from memtui import views
-from memtui.context import open_context
+from memtui.services import views
+from memtui.services.context import open_context
 from memtui.tui.screens.rollouts import RolloutsScreen
 from memtui.tui.widgets.windowed_table import WindowedTable
 from tests.tui.conftest import SIZE, app_for, settle

@@ -15,8 +15,8 @@ from textual.content import Content
 from textual.widgets import DataTable, Label, Static, TextArea
 from textual.worker import get_current_worker
 
-from memtui import views
-from memtui.labels import CITATION_STATUS, label
+from memtui.domain.labels import CITATION_STATUS, label
+from memtui.services import views
 from memtui.tui.format import fmt_time, plural
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.dialogs import PickModal, TextPromptModal
@@ -107,7 +107,7 @@ class CitationsScreen(MemtuiScreen):
         problems: list[str] = []
         entries: list[dict[str, Any]] = []
         ids: list[tuple[str, bool]] = []
-        from memtui.citations.parse import parse_citations
+        from memtui.services.citations.parse import parse_citations
 
         result = parse_citations(text)
         citation = result.citation
@@ -130,9 +130,9 @@ class CitationsScreen(MemtuiScreen):
     def _check(
         self, citation: Any, conn: Any, problems: list[str]
     ) -> tuple[list[dict[str, Any]], list[tuple[str, bool]]]:
-        """Entries with their validation status (memtui.citations.check) and the cited rollout ids."""
+        """Entries with their validation status (memtui.services.citations.check) and the cited rollout ids."""
         entries = [{f: _field(e, f) for f in ("path", "line_start", "line_end", "note")} for e in citation.entries]
-        from memtui.citations.check import check_citation
+        from memtui.services.citations.check import check_citation
 
         report = check_citation(self.app.ctx.paths.memory_root, citation, conn)
         for entry, check in zip(entries, report.entries, strict=False):

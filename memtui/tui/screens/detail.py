@@ -23,9 +23,9 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, DataTable, Label, Static
 from textual.worker import get_current_worker
 
-from memtui import views
-from memtui.labels import label
-from memtui.rollouts.model import Transcript
+from memtui.adapters.rollouts.model import Transcript
+from memtui.domain.labels import label
+from memtui.services import views
 from memtui.tui.format import fmt_size, fmt_time, short_path
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.widgets.search import Searchable
@@ -123,8 +123,8 @@ def _first_line(text: str, width: int = 70) -> str:
 
 def load_rollout(conn: Any, thread_id: str) -> Loaded:
     """Everything the screen shows, read in a worker; a failure becomes ``problem`` (never an exception)."""
-    from memtui.redact import redact_text
-    from memtui.rollouts.filter import read_transcript
+    from memtui.adapters.redact import redact_text
+    from memtui.adapters.rollouts.filter import read_transcript
 
     detail = views.thread_detail(conn, thread_id)
     if detail is None:

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.widgets import Static, TextArea
 from textual.widgets.text_area import Document, Selection
 
-from memtui.trust.hidden import reveal
+from memtui.core.hidden import reveal
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.widgets.search import find_all
 

@@ -27,8 +27,8 @@ from memtui.tui.widgets.columns import Column, apply_columns, hidden_note, layou
 from memtui.tui.widgets.vim import VimDataTable, VimOptionList
 
 if TYPE_CHECKING:
-    from memtui.context import Context
-    from memtui.health.signals import BlockHealth, HealthReport
+    from memtui.services.context import Context
+    from memtui.services.health.signals import BlockHealth, HealthReport
 
 COLUMNS = [
     Column("signals", "Signals", 30, 0, 24),
@@ -45,9 +45,9 @@ def health_action_task(action: str, block_id: str, title: str) -> TaskFn:
     """confirm | update | remove (proposals) | remove_now, as ``memtui health --confirm`` ... does it."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.health import actions
-        from memtui.memroot.lock import MemoryRootBusy
-        from memtui.phase2.review import ReviewError
+        from memtui.adapters.memroot.lock import MemoryRootBusy
+        from memtui.services.health import actions
+        from memtui.services.phase2.review import ReviewError
         from memtui.state.health import Proposal
 
         progress(0, None, title)
@@ -103,7 +103,7 @@ class HealthScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False)
     def _load(self) -> None:
-        from memtui.health.signals import compute_health
+        from memtui.services.health.signals import compute_health
 
         worker = get_current_worker()
         ctx = self.mapp.task_context()

@@ -72,7 +72,7 @@ class HistoryScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _load(self) -> None:
-        from memtui.history import list_decisions
+        from memtui.services.history import list_decisions
         from memtui.state.decisions import kept as snapshots_kept
 
         worker = get_current_worker()
@@ -150,7 +150,7 @@ class HistoryScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="history-diff", exit_on_error=False)
     def _diff(self, decision_id: int, has_snapshot: bool) -> None:
-        from memtui.history import HistoryError, version_diff
+        from memtui.services.history import HistoryError, version_diff
 
         worker = get_current_worker()
         if not has_snapshot:

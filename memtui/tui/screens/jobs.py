@@ -16,8 +16,8 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
-from memtui import views
-from memtui.labels import JOB_STATUS, label
+from memtui.domain.labels import JOB_STATUS, label
+from memtui.services import views
 from memtui.tui.format import fmt_time
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.widgets.columns import Column, apply_columns, hidden_note, layout_columns

@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.widgets import Label, Static, TabbedContent, TabPane, TextArea
 from textual.worker import get_current_worker
 
-from memtui.trust.hidden import reveal
+from memtui.core.hidden import reveal
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.screens.choice import Choice, ChoiceModal, DiffModal
 from memtui.tui.screens.dialogs import TextPromptModal
@@ -91,7 +91,7 @@ class MemoryScreen(MemtuiScreen):
         self._refresh_checks()
 
     def _load_pane(self, pane_id: str) -> None:
-        from memtui.memroot.edit import load_file
+        from memtui.adapters.memroot.edit import load_file
 
         loaded = load_file(self.root, FILES[pane_id])
         self.saved[pane_id] = reveal(loaded.text)  # hidden characters shown as escapes; a save writes them visible
@@ -108,14 +108,14 @@ class MemoryScreen(MemtuiScreen):
 
     def dirty(self, pane_id: str) -> bool:
         """Lines compared, not text: the editor shows every separator (U+2028, form feed, CRLF...) as one newline."""
-        from memtui.memroot.lines import split_lines
+        from memtui.adapters.memroot.lines import split_lines
 
         lines = self.query_one(f"#{pane_id}", TextArea).document.lines
         return list(lines) != split_lines(self.saved.get(pane_id, ""))[0]
 
     def file_text(self, pane_id: str) -> str:
         """What saving writes: the editor's lines, each untouched one with its original ending."""
-        from memtui.memroot.lines import rebuild
+        from memtui.adapters.memroot.lines import rebuild
 
         return rebuild(self.saved.get(pane_id, ""), list(self.query_one(f"#{pane_id}", TextArea).document.lines))
 
@@ -177,10 +177,10 @@ class MemoryScreen(MemtuiScreen):
     @work(thread=True, exclusive=True, group="memory-checks", exit_on_error=False)
     def _compute_checks(self) -> None:
         """Loader limits, files changed on disk since loaded, and the read-only diff against the baseline."""
-        from memtui.export import size_warnings
-        from memtui.memroot.edit import digest
-        from memtui.memroot.view import worktree_view
-        from memtui.phase2.baseline import BaselineError, is_usable
+        from memtui.adapters.memroot.baseline import BaselineError, is_usable
+        from memtui.adapters.memroot.edit import digest
+        from memtui.adapters.memroot.view import worktree_view
+        from memtui.services.export import size_warnings
 
         worker = get_current_worker()
         data: dict[str, bytes | None] = {}
@@ -248,8 +248,8 @@ class MemoryScreen(MemtuiScreen):
         A file changed on disk opens a choice (reload, overwrite, show the difference) and ``after`` waits for it;
         a busy memory root (Phase 2 running) refuses with a message and keeps the text in the editor.
         """
-        from memtui.memroot.edit import SaveConflict, save_file
-        from memtui.memroot.lock import MemoryRootBusy
+        from memtui.adapters.memroot.edit import SaveConflict, save_file
+        from memtui.adapters.memroot.lock import MemoryRootBusy
 
         saved: list[str] = []
         for pane_id, name in FILES.items():
@@ -286,7 +286,7 @@ class MemoryScreen(MemtuiScreen):
         return bool(saved)
 
     def _resolve_conflict(self, pane_id: str, conflict: object, after: Callable[[], object] | None) -> None:
-        from memtui.memroot.edit import SaveConflict, difference
+        from memtui.adapters.memroot.edit import SaveConflict, difference
 
         assert isinstance(conflict, SaveConflict)
         name = FILES[pane_id]
@@ -353,8 +353,8 @@ class MemoryScreen(MemtuiScreen):
 
     def _ask_commit(self) -> None:
         """Show what the commit will take (read-only view) and commit exactly that tree if confirmed."""
-        from memtui.memroot.view import worktree_view
-        from memtui.phase2.baseline import BaselineError
+        from memtui.adapters.memroot.baseline import BaselineError
+        from memtui.adapters.memroot.view import worktree_view
 
         try:
             view = worktree_view(self.root, with_diff=False)

@@ -3,7 +3,7 @@
 leave out (space) or amend (e) hunks one by one, then approve (what goes in is exactly what the screen shows),
 reject, or run Phase 2.
 
-What it shows comes from ``memtui.phase2.review.review_state``, the same as ``memtui review show``: the run awaiting
+What it shows comes from ``memtui.services.phase2.review.review_state``, the same as ``memtui review show``: the run awaiting
 review plus what changed since it, or, with no run, a person's own edits since the baseline (commit them with c).
 """
 
@@ -20,9 +20,9 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from memtui import views
-from memtui.labels import PHASE2_STATUS, label
-from memtui.review.hunks import HunkDecisions
+from memtui.domain.labels import PHASE2_STATUS, label
+from memtui.services import views
+from memtui.services.review.hunks import HunkDecisions
 from memtui.tui.format import fmt_time, plural
 from memtui.tui.screens.base import SEARCH_BINDINGS, MemtuiScreen
 from memtui.tui.screens.choice import Choice, ChoiceModal
@@ -35,9 +35,9 @@ from memtui.tui.widgets.trust_line import TrustLine
 from memtui.tui.widgets.vim import VimOptionList
 
 if TYPE_CHECKING:
-    from memtui.forget import LineRef
-    from memtui.phase2.review import Phase2Run
-    from memtui.trust.review import HunkTrust
+    from memtui.domain.trust.review import HunkTrust
+    from memtui.services.phase2.forgotten import LineRef
+    from memtui.services.phase2.review import Phase2Run
 
 SPLIT_MIN_WIDTH = 140  # side by side needs room for two readable columns
 
@@ -84,7 +84,7 @@ class ReviewScreen(MemtuiScreen):
     def __init__(self) -> None:
         super().__init__(id="review-screen")
         self.run: Phase2Run | None = None
-        self.state: Any = None  # memtui.phase2.review.ReviewState
+        self.state: Any = None  # memtui.services.phase2.review.ReviewState
         self.rejected: set[str] = set()  # hunk ids left out
         self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
         self.trusted: set[str] = set()  # hunk ids whose tool-only or flagged lines go to agents (t)
@@ -127,7 +127,7 @@ class ReviewScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def _load(self) -> None:
-        from memtui.phase2.review import review_state
+        from memtui.services.phase2.review import review_state
 
         worker = get_current_worker()
         ctx = self.app.task_context()
@@ -137,7 +137,7 @@ class ReviewScreen(MemtuiScreen):
             state = review_state(ctx)  # read-only: a temporary index, no lock
             if state.run is not None:
                 evidence = self._evidence(ctx, state.run)
-            from memtui.forget import mentions
+            from memtui.services.phase2.forgotten import mentions
 
             # forget never removes a person's line: the review names those that mention a forgotten rollout
             self.forgotten_mentions = mentions(ctx)
@@ -148,8 +148,8 @@ class ReviewScreen(MemtuiScreen):
 
     @staticmethod
     def _evidence(ctx: Any, run: Any) -> dict[str, list[Any]]:
-        from memtui.review.evidence import evidence_for_hunks
-        from memtui.review.hunks import hunks_of
+        from memtui.services.review.evidence import evidence_for_hunks
+        from memtui.services.review.hunks import hunks_of
 
         return evidence_for_hunks(ctx, hunks_of(run.diff), run)
 
@@ -247,7 +247,7 @@ class ReviewScreen(MemtuiScreen):
             pane.show([], "No hunk selected.")
             self.query_one(TrustLine).show(None)
             return
-        from memtui.review.evidence import why_no_evidence
+        from memtui.services.review.evidence import why_no_evidence
 
         pane.border_title = f"Evidence for {view.hunk.file} hunk {view.hunk.id}"
         pane.show(self.evidence.get(view.hunk.id), why_no_evidence(view.hunk))
@@ -255,8 +255,8 @@ class ReviewScreen(MemtuiScreen):
 
     @staticmethod
     def _trust(run: Phase2Run) -> dict[str, HunkTrust]:
-        from memtui.review.hunks import hunks_of
-        from memtui.trust.review import hunk_trust
+        from memtui.domain.trust.review import hunk_trust
+        from memtui.services.review.hunks import hunks_of
 
         hidden = (run.trust_report or {}).get("hidden", {})
         return {h.id: hunk_trust(h.text, h.new_start, hidden.get(h.file)) for h in hunks_of(run.diff)}
@@ -523,7 +523,7 @@ class ReviewScreen(MemtuiScreen):
     @work(thread=True, exclusive=True, group="review-check", exit_on_error=False)
     def _check_partial(self, run_id: int, decisions: HunkDecisions, counts: str, taken: int, left: int) -> None:
         """Ask the domain which references the planned tree would leave dangling, before the approve dialog."""
-        from memtui.phase2.review import ReviewError, check_partial
+        from memtui.services.phase2.review import ReviewError, check_partial
 
         ctx = self.app.task_context()
         try:

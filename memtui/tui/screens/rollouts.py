@@ -21,8 +21,8 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import get_current_worker
 
-from memtui import views
-from memtui.labels import label
+from memtui.domain.labels import label
+from memtui.services import views
 from memtui.tui.format import fmt_size, fmt_time, home_path, short_path
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.widgets.columns import NARROW, Column, apply_columns, hidden_note, layout_columns

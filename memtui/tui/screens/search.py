@@ -12,7 +12,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from memtui.search import SearchHit, refresh, search
+from memtui.services.search import SearchHit, refresh, search
 from memtui.tui.format import plural
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.widgets.text import mark_redactions

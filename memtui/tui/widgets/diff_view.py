@@ -1,7 +1,7 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS, MODES and CSS as mutable class attributes)
 """A unified diff shown hunk by hunk, syntax-highlighted, with a current hunk (lazygit-style navigation).
 
-Hunks come from the domain parser (``memtui.review.hunks``), so the ids the UI marks are the ids the CLI takes.
+Hunks come from the domain parser (``memtui.services.review.hunks``), so the ids the UI marks are the ids the CLI takes.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from textual.highlight import HighlightTheme, highlight
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from memtui.redact import PLACEHOLDER
-from memtui.review.hunks import FileDiff, Hunk, parse_diff, unified_diff
-from memtui.trust.hidden import reveal
+from memtui.adapters.redact import PLACEHOLDER
+from memtui.core.hidden import reveal
+from memtui.services.review.hunks import FileDiff, Hunk, parse_diff, unified_diff
 from memtui.tui.widgets.search import Searchable, find_all
 from memtui.tui.widgets.text import REDACTION_STYLE, mark_hidden
 from memtui.tui.widgets.vim import VimScroll

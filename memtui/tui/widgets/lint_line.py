@@ -8,7 +8,7 @@ from textual import work
 from textual.content import Content
 from textual.widgets import Static
 
-from memtui.lint import LintFinding, lint_memory, lint_summary_line
+from memtui.services.lint import LintFinding, lint_memory, lint_summary_line
 
 if TYPE_CHECKING:
     from memtui.state.status import Status

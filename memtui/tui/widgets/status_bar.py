@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from memtui.labels import PHASE2_STATUS, label
+from memtui.domain.labels import PHASE2_STATUS, label
 from memtui.state.status import Status
 from memtui.tui.app import MemtuiApp
 

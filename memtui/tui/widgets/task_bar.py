@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Label, ProgressBar
 
-from memtui import clock
+from memtui.core import clock
 from memtui.tui.app import MemtuiApp, TaskState
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

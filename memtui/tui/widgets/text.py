@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.content import Content
 
-from memtui.redact import PLACEHOLDER
-from memtui.trust.hidden import HIDDEN_ESCAPE, reveal
+from memtui.adapters.redact import PLACEHOLDER
+from memtui.core.hidden import HIDDEN_ESCAPE, reveal
 
 REDACTION_STYLE = "bold reverse $error"
 HIDDEN_STYLE = "bold reverse $warning"

@@ -1,0 +1,2 @@
+"""Adapters to the outside world: the memory root and its git baseline, model backends, transcript
+readers, redaction."""

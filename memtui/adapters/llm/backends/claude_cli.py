@@ -1,0 +1,196 @@
+"""Claude Code as a backend, on the user's own login (``claude -p``).
+
+What this relies on (documented behaviour, cited):
+- ``claude -p`` / ``--print`` answers once and exits; the prompt may come on stdin. ``--output-format json`` prints
+  one result object: ``type`` ("result"), ``subtype`` ("success" or an ``error_*`` value), ``is_error``, ``result``
+  (the text), ``session_id``, ``duration_ms``, ``num_turns``, ``total_cost_usd``, ``usage``; with
+  ``--json-schema SCHEMA`` the validated object is in ``structured_output``. Sources: the Claude Code headless /
+  CLI reference as summarised in dev.to/aobaworks "claude code output format json fields", jakelin.github.io
+  effective-claude-code item 59, and the claude-headless-mode skill (``structured_output`` field).
+- ``--disallowedTools`` / ``--allowedTools`` take comma-separated tool names; ``--permission-mode acceptEdits``
+  lets file edits through without a prompt. Source: Claude Code CLI reference (claude_runner's
+  ``--disallowed-tools`` page mirrors it).
+- Not logged in: the result reads "Invalid API key · Please run /login" (anthropics/claude-code#6270, #6331).
+  Usage limits: "Claude AI usage limit reached|<epoch>" (anthropics/claude-code#11429) and "You've hit your limit ·
+  resets ..." (#22946). ``claude auth status`` prints ``{"loggedIn": bool, ...}`` (lezli01/vincent#460,
+  compozy/compozy#632).
+- ``--tools ""`` gives the model no tools at all, ``--strict-mcp-config`` ignores the user's MCP servers, and
+  ``--no-session-persistence`` (print mode) writes no transcript; each is used when ``claude --help`` lists it
+  (``capabilities``). An older Claude Code writes a transcript under ``~/.claude/projects/<cwd>``: memtui runs it in
+  its own working folder and marks the prompt, and ingest skips such sessions (``memtui.adapters.selfcalls``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import orjson
+
+from memtui.adapters.llm.backends.base import AgentOutcome, AgentRequest, BackendError, FailureKind, M
+from memtui.adapters.llm.backends.capabilities import CliCaps, claude_quiet_args, detect
+from memtui.adapters.llm.backends.cli_common import classify, json_lines, probe, run_cli, short
+from memtui.adapters.llm.structured import StructuredResult, strict_json_schema, validate_reply
+from memtui.adapters.selfcalls import with_marker, work_dir
+from memtui.core.paths import Paths
+from memtui.core.settings import Settings
+
+COMMAND = "claude"
+# The built-in tools, refused for extraction by a Claude Code too old for ``--tools ""`` (which refuses all, MCP
+# tools included): the call must only answer.
+ALL_TOOLS = (
+    "Agent,Bash,BashOutput,KillShell,Edit,MultiEdit,Write,Read,Glob,Grep,LS,NotebookEdit,NotebookRead,"
+    "WebFetch,WebSearch,Task,TaskOutput,TaskStop,TodoWrite,SlashCommand,Skill,ExitPlanMode,Monitor,ToolSearch,"
+    "EnterWorktree,AskUserQuestion"
+)
+AGENT_ALLOWED = "Read,Edit,Write,Glob,Grep"
+AGENT_DISALLOWED = "Bash,BashOutput,KillShell,NotebookEdit,WebFetch,WebSearch,Task,SlashCommand,Skill"
+
+
+def auth_status(command: str = COMMAND) -> tuple[bool | None, str]:
+    """(logged in?, what the CLI said); None when unknown (an older CLI without ``auth status``, or no CLI)."""
+    done = probe([command, "auth", "status"])
+    if done is None:
+        return None, f"`{command} auth status` could not run"
+    try:
+        obj = json.loads(done.stdout)
+    except ValueError:
+        return None, short(done.stdout + done.stderr) or f"exit {done.returncode}"
+    if isinstance(obj, dict) and isinstance(obj.get("loggedIn"), bool):
+        method = obj.get("authMethod")
+        return obj["loggedIn"], "logged in" + (f" ({method})" if method else "") if obj["loggedIn"] else "not logged in"
+    return None, "unrecognised `claude auth status` output"
+
+
+def structured_argv(
+    schema: dict[str, Any], model: str | None, command: str = COMMAND, quiet: list[str] | None = None
+) -> list[str]:
+    argv = [command, "-p", "--output-format", "json", "--json-schema", json.dumps(schema, separators=(",", ":"))]
+    argv += quiet or []
+    if "--tools" not in (quiet or []):
+        argv += ["--disallowedTools", ALL_TOOLS]
+    if model:
+        argv += ["--model", model]
+    return argv
+
+
+def agent_argv(model: str | None, command: str = COMMAND, quiet: list[str] | None = None) -> list[str]:
+    argv = [command, "-p", *(quiet or []), "--permission-mode", "acceptEdits", "--allowedTools", AGENT_ALLOWED]
+    argv += ["--disallowedTools", AGENT_DISALLOWED, "--output-format", "json"]
+    if model:
+        argv += ["--model", model]
+    return argv
+
+
+def parse_result(stdout: bytes, stderr: bytes, returncode: int) -> dict[str, Any]:
+    """The ``type: result`` object, or a classified ``BackendError``."""
+    objs = [o for o in json_lines(stdout) if o.get("type") == "result"]
+    if not objs:
+        try:
+            obj = orjson.loads(stdout)
+            objs = [obj] if isinstance(obj, dict) and obj.get("type") == "result" else []
+        except orjson.JSONDecodeError:
+            objs = []
+    if not objs:
+        said = (stderr or stdout).decode("utf-8", "replace")
+        if returncode != 0:
+            raise BackendError(classify(said), short(f"claude exit {returncode}: {said}"))
+        raise BackendError(FailureKind.INVALID_OUTPUT, short(f"claude printed no JSON result object: {said}"))
+    result = objs[-1]
+    raw_usage = result.get("usage")
+    usage = raw_usage if isinstance(raw_usage, dict) else {}
+    ptok = int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0) or None
+    ctok = int(usage.get("output_tokens") or 0) or None
+    result["_tokens"] = (ptok, ctok)
+    if result.get("is_error") or result.get("subtype") != "success" or returncode != 0:
+        said = str(result.get("result") or result.get("subtype") or "error")
+        default = FailureKind.INVALID_OUTPUT if "structured_output" in str(result.get("subtype")) else FailureKind.ERROR
+        raise BackendError(
+            classify(said, default),
+            short(f"claude {result.get('subtype')}: {said}"),
+            prompt_tokens=ptok,
+            completion_tokens=ctok,
+        )
+    return result
+
+
+class ClaudeCliBackend:
+    name = "claude"
+    own_tools = True
+
+    def __init__(self, settings: Settings, paths: Paths, command: str = COMMAND) -> None:
+        self.settings, self.paths, self.command = settings, paths, command
+        self._checked = False
+        self.caps: CliCaps | None = None
+
+    def describe_model(self, model: str | None) -> str:
+        return f"claude:{model}" if model else "claude (its default model)"
+
+    async def _ensure_login(self) -> None:
+        if self._checked:
+            return
+        ok, said = await asyncio.to_thread(auth_status, self.command)
+        if ok is False:
+            raise BackendError(FailureKind.NOT_LOGGED_IN, f"claude auth status: {said}; run `claude` and /login")
+        self.caps = await asyncio.to_thread(detect, self.command)
+        self._checked = True  # unknown (older CLI) is not a refusal: the call itself will say
+
+    async def structured(
+        self, *, model: str | None, system: str, user: str, output_model: type[M], schema_name: str
+    ) -> StructuredResult[M]:
+        await self._ensure_login()
+        cwd = work_dir(self.paths)
+        done = await run_cli(
+            structured_argv(strict_json_schema(output_model), model, self.command, self._quiet(tool_less=True)),
+            stdin=with_marker(f"{system}\n\n{user}").encode("utf-8"),
+            cwd=cwd,
+            timeout=self.settings.cli_timeout_seconds,
+        )
+        result = parse_result(done.stdout, done.stderr, done.returncode)
+        ptok, ctok = result["_tokens"]
+        structured = result.get("structured_output")
+        if not isinstance(structured, dict):
+            raise BackendError(
+                FailureKind.INVALID_OUTPUT,
+                "the result has no structured_output object (a Claude Code without --json-schema support?)",
+                prompt_tokens=ptok,
+                completion_tokens=ctok,
+            )
+
+        def fail(reason: str) -> BackendError:
+            return BackendError(FailureKind.INVALID_OUTPUT, reason, prompt_tokens=ptok, completion_tokens=ctok)
+
+        output = validate_reply(orjson.dumps(structured), output_model, fail)
+        return StructuredResult(output, ptok, ctok, int(done.seconds * 1000), self.describe_model(model))
+
+    async def run_agent(self, request: AgentRequest) -> AgentOutcome:
+        await self._ensure_login()
+        done = await run_cli(
+            agent_argv(request.model, self.command, self._quiet(tool_less=False)),
+            stdin=with_marker(request.prompt).encode("utf-8"),
+            cwd=request.root,
+            timeout=request.timeout,
+            should_stop=request.should_stop,
+        )
+        result = parse_result(done.stdout, done.stderr, done.returncode)
+        ptok, ctok = result["_tokens"]
+        turns = int(result.get("num_turns") or 1)
+        if request.on_turn:
+            request.on_turn(turns, [])
+        cost = result.get("total_cost_usd")
+        return AgentOutcome(
+            str(result.get("result") or ""),
+            turns,
+            0,
+            ptok or 0,
+            ctok or 0,
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            extra={"session_id": result.get("session_id")},
+        )
+
+    def _quiet(self, *, tool_less: bool) -> list[str]:
+        return claude_quiet_args(self.caps, tool_less=tool_less) if self.caps is not None else []
+
+    async def aclose(self) -> None:
+        return None

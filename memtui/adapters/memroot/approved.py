@@ -1,0 +1,155 @@
+"""The approved memory: the ONE read path for everything memtui hands to an agent.
+
+Agents load what a person approved: the memory root's baseline commit (made by approving a run, by committing a
+person's own edit, or by restoring a version through review). Never the working tree, which holds a run awaiting
+review or an edit nobody committed yet. Export (prompt, AGENTS.md / CLAUDE.md), the MCP server's tools and
+resources, and the search index of memory files read through ``approved(root)``; a structural test
+(``tests/test_approved_read_path.py``) fails when one of them reads the working tree.
+
+A snapshot pins one commit, lists its files with their blob ids, and reads blobs from git's object store with
+read-only commands (``GIT_OPTIONAL_LOCKS=0``, no index), so it needs no lock and never writes ``.git``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from memtui.adapters.memroot import baseline
+from memtui.core.private import PRIVATE_DIR_MODE, write_private_bytes
+
+
+@dataclass(frozen=True)
+class Approved:
+    """One baseline commit's files: ``{path: blob id}``; empty when the memory root has no baseline yet."""
+
+    root: Path
+    commit: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+    def is_file(self, rel: str) -> bool:
+        return rel in self.files
+
+    def is_dir(self, rel: str) -> bool:
+        prefix = rel.rstrip("/") + "/"
+        return rel in (".", "") or any(p.startswith(prefix) for p in self.files)
+
+    def read_bytes(self, rel: str) -> bytes | None:
+        """The approved bytes of ``rel`` (a path relative to the root), or None when the baseline has no such file."""
+        rel = PurePosixPath(rel).as_posix()
+        blob = self.files.get(rel)
+        if blob is None:
+            return None
+        try:
+            return baseline.read_blob(self.root, blob)
+        except baseline.BaselineError:  # pruned by an approve since this snapshot: read the new baseline
+            fresh = approved(self.root).files.get(rel)
+            try:
+                return None if fresh is None else baseline.read_blob(self.root, fresh)
+            except baseline.BaselineError:
+                return None
+
+    def read_text(self, rel: str) -> str | None:
+        data = self.read_bytes(rel)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+
+def approved(root: Path) -> Approved:
+    """A snapshot of the approved memory of ``root`` (no lock; a commit moved meanwhile is read whole, or retried)."""
+    root = Path(root)
+    for _attempt in range(3):
+        if not baseline.is_usable(root):
+            return Approved(root)
+        try:
+            commit = baseline.head_commit(root)
+            return Approved(root, commit, _regular_files(root, commit))
+        except baseline.BaselineError:
+            continue  # an approve replaced and pruned the commit between the two reads: read the new one
+    return Approved(root)
+
+
+def _regular_files(root: Path, commit: str) -> dict[str, str]:
+    """{path: blob id} of the commit's regular files (a committed symlink is a path, not memory an agent reads)."""
+    out = baseline.run_git(root, "ls-tree", "-r", "-z", "--full-tree", commit)
+    files = {}
+    for entry in out.split("\0"):
+        meta, sep, path = entry.partition("\t")
+        mode, _kind, blob = [*meta.split(), "", "", ""][:3]
+        if sep and mode in ("100644", "100755"):
+            files[path] = blob
+    return files
+
+
+# --- the published copy: the folder agents are pointed at ---------------------------------------------------------
+
+PUBLISHED_PREFIX = "-approved"
+
+
+def published_dir(root: Path) -> Path:
+    """The folder the read-path prompt names (agents ``rg`` in it): a symlink, next to the root, to a copy of the
+    approved files. Never the root itself, whose working tree holds runs awaiting review and unsaved work."""
+    root = Path(root)
+    return root.with_name(f"{root.name}{PUBLISHED_PREFIX}")
+
+
+def _copies(root: Path) -> list[Path]:
+    return sorted(root.parent.glob(f".{root.name}{PUBLISHED_PREFIX}-*"))
+
+
+def publish(root: Path) -> Path:
+    """Make ``published_dir`` hold exactly the baseline commit's regular files; returns it.
+
+    Idempotent and safe without the memory-root lock: each copy is built in its own folder named by the commit and
+    swapped in by replacing the symlink (``os.replace``), so a reader sees the old copy or the new one, and copies of
+    older commits (which may hold deleted text) are removed."""
+    import io
+    import os
+    import shutil
+    import tarfile
+    import tempfile
+
+    root = Path(root)
+    link = published_dir(root)
+    snap = approved(root)
+    name = f".{root.name}{PUBLISHED_PREFIX}-{(snap.commit or 'empty')[:16]}"
+    target = root.parent / name
+    if not target.is_dir():
+        tmp = Path(tempfile.mkdtemp(prefix=f"{name}.tmp-", dir=root.parent))
+        if snap.commit is not None and snap.files:
+            data = baseline.run_git_bytes(root, "archive", "--format=tar", snap.commit)
+            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                for member in tar.getmembers():
+                    if member.isfile() and member.name in snap.files:
+                        out = tmp / member.name
+                        out.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+                        write_private_bytes(out, tar.extractfile(member).read())  # type: ignore[union-attr]
+        try:
+            tmp.rename(target)
+        except OSError:  # another process published the same commit meanwhile
+            shutil.rmtree(tmp, ignore_errors=True)
+    if not (link.is_symlink() and os.readlink(link) == name):
+        if link.exists() and not link.is_symlink():
+            shutil.rmtree(link) if link.is_dir() else link.unlink()
+        new = root.parent / f".{link.name}.{os.getpid()}.link"
+        new.unlink(missing_ok=True)
+        new.symlink_to(name)
+        os.replace(new, link)
+    for old in _copies(root):
+        if old.name != name and ".tmp-" not in old.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return link
+
+
+def published(root: Path) -> Path:
+    """``published_dir``, brought up to the baseline commit first when it lags (an older memtui, a moved HEAD)."""
+    import os
+
+    link = published_dir(root)
+    snap_commit = approved(root).commit
+    want = f".{Path(root).name}{PUBLISHED_PREFIX}-{(snap_commit or 'empty')[:16]}"
+    if link.is_symlink() and os.readlink(link) == want and (link.parent / want).is_dir():
+        return link
+    return publish(root)
+
+
+baseline.after_move(publish)

@@ -1,0 +1,453 @@
+"""The memory-relevant part of a rollout (what Codex keeps), as Phase 1 and the conversation view read it.
+
+Codex: ``response_item`` lines pass ``sanitize_response_item`` (developer messages dropped; only the item types
+of ``should_persist_response_item_for_memories`` kept); ``inter_agent_communication`` lines become
+``agent_message`` items; every other line type is dropped (session_meta, turn_context, compacted, world_state,
+inter_agent_communication_metadata, unknown), except ``user_message`` events holding a prompt no user message
+carries (Codex Desktop). The oldest format (a bare header line, then bare response items) is read the same way.
+
+Claude Code transcripts are mapped onto the same Responses-API item shapes so that everything downstream is
+source-agnostic: user text -> ``message``/user/``input_text``, assistant text -> ``message``/assistant/
+``output_text``, ``tool_use`` -> ``function_call``, ``tool_result`` -> ``function_call_output``; thinking,
+sidechain, meta, compaction-summary, system and summary lines are dropped.
+
+In user messages of both, only the person's own words stay a ``user`` message (``user_words.classify``, one
+decision shared with previews, titles and the offline extractor): injected context Codex keeps for its model
+(``<environment_context>``, ``<subagent_notification>``) becomes a ``context`` message, and all other injected
+text (instruction files, compaction summaries, interrupt markers, command wrappers and output) is dropped.
+
+The result is NOT redacted: the caller redacts the serialized string as a whole, after serializing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtui.adapters.rollouts import claude_tree, jsonl
+from memtui.adapters.rollouts.claude_tree import SpillReader
+from memtui.adapters.rollouts.model import CALL_TYPES, OUTPUT_TYPES, Transcript
+from memtui.adapters.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, classify_kind, user_words
+
+# should_persist_response_item_for_memories (codex-rs/rollout/src/policy.rs)
+PERSISTED_ITEM_TYPES = CALL_TYPES | OUTPUT_TYPES | {"agent_message"}
+
+_HEAD = 112  # bytes of a line that hold the envelope type (and the payload type) in Codex's field order
+CONTEXT_ROLE = "context"  # injected context kept for the model, never the user's words (see ``user_words``)
+
+
+def context_item(label: str, text: str) -> dict[str, Any]:
+    """Injected context moved out of a user message: shown to the model as context, never as the user."""
+    return {"type": "message", "role": CONTEXT_ROLE, "label": label, "content": [{"type": "input_text", "text": text}]}
+
+
+def content_item_kinds(item: dict[str, Any]) -> list[str] | None:
+    """``internal_chat_message_metadata_passthrough.content_item_kinds`` of a message (current Codex): what made
+    each content part (``user.text``, ``hooks.additional_context``, ``agents_md.instructions``...); None when absent."""
+    meta = item.get("internal_chat_message_metadata_passthrough")
+    kinds = meta.get("content_item_kinds") if isinstance(meta, dict) else None
+    if not isinstance(kinds, list) or not kinds:
+        return None
+    return [k if isinstance(k, str) else "" for k in kinds]
+
+
+def user_message_items(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """A user message as memory items, in order: runs of the user's own words (and images) stay a user message,
+    injected context becomes context items, everything else injected is dropped (``user_words.classify``)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        content = [{"type": "input_text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    kinds = content_item_kinds(item)
+    if kinds is not None and len(kinds) != len(content):
+        # Kinds that do not pair with the parts: the whole message is harness context only when none is the user's
+        # (``rollout_input.rs``: all kinds outside ``user.*``), else the parts are judged by their text.
+        whole = kinds[0] if kinds and not any(k.startswith("user.") for k in kinds) else None
+        kinds = [whole] * len(content) if whole else None
+    out: list[dict[str, Any]] = []
+    run: list[Any] = []
+    changed = False
+
+    def flush() -> None:
+        if run:
+            out.append({**item, "content": list(run)})
+            run.clear()
+
+    for index, part in enumerate(content):
+        if isinstance(part, dict) and part.get("type") in ("input_text", "text") and isinstance(part.get("text"), str):
+            kind = kinds[index] if kinds is not None else None
+            fragment = classify_kind(kind, part["text"]) if kind else classify(part["text"])
+            if fragment.kind == "user":
+                run.append(part if fragment.text == part["text"] else {**part, "text": fragment.text})
+                changed |= fragment.text != part["text"]
+                continue
+            changed = True
+            if fragment.kind == "context":
+                flush()
+                out.append(context_item(fragment.label, fragment.text))
+        else:
+            run.append(part)
+    if not changed and not out:
+        return [item] if run else []
+    flush()
+    return out
+
+
+def sanitize_response_item(item: dict[str, Any]) -> list[dict[str, Any]]:
+    """Codex's ``sanitize_response_item_for_memories``, then the user's words told from injected text:
+    the items to keep for this one (none, one, or a user message split around context)."""
+    kind = item.get("type")
+    if kind == "message":
+        role = item.get("role")
+        if role == "developer":
+            return []
+        if role != "user":
+            return [item]
+        return user_message_items(item)
+    return [item] if kind in PERSISTED_ITEM_TYPES else []
+
+
+def inter_agent_to_item(comm: dict[str, Any]) -> dict[str, Any]:
+    """``InterAgentCommunication::to_model_input_item``: an ``agent_message`` response item."""
+    author, recipient = comm.get("author", ""), comm.get("recipient", "")
+    encrypted = comm.get("encrypted_content")
+    if encrypted is not None:
+        message_type = "NEW_TASK" if comm.get("trigger_turn") else "MESSAGE"
+        content = [
+            {
+                "type": "input_text",
+                "text": f"Message Type: {message_type}\nTask name: {recipient}\nSender: {author}\nPayload:\n",
+            },
+            {"type": "encrypted_content", "encrypted_content": encrypted},
+        ]
+    else:
+        content = [{"type": "input_text", "text": comm.get("content", "")}]
+    item: dict[str, Any] = {"type": "agent_message"}
+    if comm.get("id") is not None:
+        item["id"] = comm["id"]
+    item.update(author=author, recipient=recipient, content=content)
+    if comm.get("internal_chat_message_metadata_passthrough") is not None:
+        item["internal_chat_message_metadata_passthrough"] = comm["internal_chat_message_metadata_passthrough"]
+    return item
+
+
+# --- Codex ------------------------------------------------------------------------------------------------------
+
+_DROPPED_LINES = frozenset(
+    {
+        b"event_msg",
+        b"turn_context",
+        b"session_meta",
+        b"compacted",
+        b"world_state",
+        b"inter_agent_communication_metadata",
+    }
+)
+_DROPPED_ITEMS = frozenset(
+    {
+        b"reasoning",
+        b"compaction",
+        b"compaction_summary",
+        b"context_compaction",
+        b"compaction_trigger",
+        b"image_generation_call",
+    }
+)
+_TYPE = b'"type":"'
+_USER_MESSAGE_EVENT = b'"payload":{"type":"user_message"'
+_ROLLBACK_EVENT = b'"payload":{"type":"thread_rolled_back"'
+_PAYLOAD_TYPE = b'"payload":{"type":"'
+
+
+def _droppable(line: bytes) -> bool:
+    """True when the line's head alone shows it can only be dropped (Codex writes ``timestamp``, ``type``,
+    ``payload`` in that order and the item's ``type`` first): saves parsing event_msg and reasoning blobs.
+    ``user_message`` events are read: some prompts (Codex Desktop) exist only there; ``thread_rolled_back`` events
+    undo turns."""
+    head = line[:_HEAD]
+    i = head.find(_TYPE)
+    if i < 0:
+        return False
+    i += len(_TYPE)
+    kind = head[i : head.find(b'"', i)]
+    if kind == b"event_msg":
+        return _USER_MESSAGE_EVENT not in head and _ROLLBACK_EVENT not in head
+    if kind in _DROPPED_LINES:
+        return True
+    if kind != b"response_item":
+        return False
+    j = head.find(_PAYLOAD_TYPE, i)
+    if j < 0:
+        return False
+    j += len(_PAYLOAD_TYPE)
+    return head[j : head.find(b'"', j)] in _DROPPED_ITEMS
+
+
+def _kept_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
+    """``(stripped line, is_last)`` of the lines ``jsonl.iter_raw_lines`` yields, less those ``_droppable`` by their
+    head: judged on a slice of the head, so the bytes of a dropped line (reasoning blobs, events) are never copied."""
+    n = len(data)
+    ends_open = not data.endswith(b"\n")
+    pos = 3 if data.startswith(jsonl.BOM) else 0  # the BOM that may open line one
+    find = data.find
+    while pos < n:
+        end = find(b"\n", pos)
+        if end < 0:
+            end = n
+        stop = end - 1 if end > pos and data[end - 1] == 13 else end  # a CR before the newline is not content
+        head = data[pos : min(stop, pos + _HEAD)]
+        if head and not head.isspace():
+            if not _droppable(head):
+                yield data[pos:stop], ends_open and end == n
+        elif head and not data[pos:stop].isspace():
+            line = data[pos:stop]  # starts with more whitespace than a head holds
+            if not _droppable(line):
+                yield line, ends_open and end == n
+        pos = end + 1
+
+
+def _event_user_text(payload: dict[str, Any]) -> str | None:
+    """The person's words in a ``user_message`` event (older Codex also sent injected context this way, with a
+    ``kind`` other than ``plain``)."""
+    message = payload.get("message")
+    if not isinstance(message, str) or payload.get("kind") not in (None, "plain"):
+        return None
+    return user_words(message)
+
+
+def _response_payload(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The response item of a line: the envelope's payload (Codex writes item ``metadata`` beside ``payload``,
+    never inside it: ``RolloutLine``), or the bare item of the pre-``session_meta`` format."""
+    kind = obj.get("type")
+    payload = obj.get("payload")
+    if kind == "response_item" and isinstance(payload, dict):
+        return payload
+    if isinstance(kind, str) and payload is None and "timestamp" not in obj and "record_type" not in obj:
+        return obj  # the oldest format: response items written bare, one per line
+    return None
+
+
+def _is_user_turn(what: str, value: dict[str, Any]) -> bool:
+    return what == "event" or (value.get("type") == "message" and value.get("role") == "user")
+
+
+def roll_back(parsed: list[tuple[str, dict[str, Any]]], num_turns: Any) -> None:
+    """``thread_rolled_back`` (codex-rs ``ThreadRolledBackEvent { num_turns }``): the last ``num_turns`` user turns
+    are undone, as Codex drops them when it rebuilds the history; a turn starts at a user message (a user message
+    and its ``user_message`` event are one turn)."""
+    if not isinstance(num_turns, int) or isinstance(num_turns, bool) or num_turns <= 0:
+        return
+    starts: list[int] = []
+    for index, (what, value) in enumerate(parsed):
+        if not _is_user_turn(what, value):
+            continue
+        if starts and all(_is_user_turn(*parsed[j]) for j in range(starts[-1], index + 1)):
+            continue  # the event that repeats the message just before it: the same turn
+        starts.append(index)
+    if starts:
+        del parsed[starts[-min(num_turns, len(starts))] :]
+
+
+def codex_items(data: bytes) -> list[dict[str, Any]]:
+    """The memory items of a Codex rollout's bytes. Lines that can only be dropped are not even parsed.
+
+    A ``user_message`` event whose text no user message carries (Codex Desktop keeps some prompts only there)
+    becomes a user message at its place; one that repeats a user message is a duplicate and is dropped."""
+    parsed: list[tuple[str, dict[str, Any]]] = []
+    said: Counter[str] = Counter()
+    loads = orjson.loads
+    for line, last in _kept_lines(data):
+        try:
+            obj = loads(line)
+        except orjson.JSONDecodeError:
+            obj = jsonl.loads_line(line, last=last)  # the rare path: repairs, lone surrogates
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("type")
+        payload = obj.get("payload")
+        if kind == "event_msg":
+            if isinstance(payload, dict) and payload.get("type") == "user_message":
+                text = _event_user_text(payload)
+                if text:
+                    parsed.append(("event", {"text": text}))
+            elif isinstance(payload, dict) and payload.get("type") == "thread_rolled_back":
+                roll_back(parsed, payload.get("num_turns"))
+            continue
+        if kind == "inter_agent_communication" and isinstance(payload, dict):
+            parsed.append(("item", inter_agent_to_item(payload)))
+            continue
+        item = _response_payload(obj)
+        if item is None:
+            continue
+        if item.get("type") in PERSISTED_ITEM_TYPES:  # kept as is (``sanitize_response_item``), never a message
+            parsed.append(("item", item))
+            continue
+        for kept in sanitize_response_item(item):
+            parsed.append(("item", kept))
+    for what, kept in parsed:
+        if what == "item" and kept.get("type") == "message" and kept.get("role") == "user":
+            texts = [p["text"].strip() for p in kept["content"] if isinstance(p, dict) and "text" in p]
+            said.update(texts)
+            if len(texts) > 1:
+                said["\n".join(texts)] += 1
+    out: list[dict[str, Any]] = []
+    for what, value in parsed:
+        if what == "item":
+            out.append(value)
+            continue
+        text = value["text"]
+        if said[text] > 0:
+            said[text] -= 1
+        else:
+            out.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+    return out
+
+
+# --- Claude Code ------------------------------------------------------------------------------------------------
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _claude_blocks(content: Any) -> Iterable[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def queued_prompt(obj: dict[str, Any]) -> str | None:
+    """The prompt of an ``attachment`` line of type ``queued_command``: what the person typed while Claude Code was
+    busy, delivered into the running turn with no ``user`` line of its own. Only a human's prompt counts: another
+    session's message (``origin.kind`` ``peer``), an automatic continuation, a task notification or a meta one is not
+    the person's words."""
+    attachment = obj.get("attachment")
+    if obj.get("type") != "attachment" or not isinstance(attachment, dict):
+        return None
+    if attachment.get("type") != "queued_command" or attachment.get("isMeta"):
+        return None
+    if attachment.get("commandMode", "prompt") != "prompt":
+        return None
+    origin = attachment.get("origin")
+    if isinstance(origin, dict) and origin.get("kind", "human") != "human":
+        return None
+    prompt = attachment.get("prompt")
+    text = _text_of(prompt) if isinstance(prompt, (str, list)) else ""
+    return user_words(text) if text else None
+
+
+def claude_line_items(
+    obj: dict[str, Any], *, sidechain_ok: bool = False, spill: SpillReader | None = None
+) -> Iterator[dict[str, Any]]:
+    """The Responses-API items one Claude Code transcript line maps to (none for dropped lines).
+
+    ``sidechain_ok``: the file is a sub-agent's own transcript, where every line is a sidechain line."""
+    kind = obj.get("type")
+    if kind == "attachment":
+        words = queued_prompt(obj)
+        if words:
+            yield {"type": "message", "role": "user", "content": [{"type": "input_text", "text": words}]}
+        return
+    if kind not in ("user", "assistant") or (obj.get("isSidechain") and not sidechain_ok):
+        return
+    if kind == "user" and any(obj.get(flag) for flag in CLAUDE_INJECTED_FLAGS):
+        return  # written by Claude Code: skill and command expansions, compaction summaries
+    if kind == "assistant" and obj.get("isApiErrorMessage"):
+        return  # "API Error: 529 ..." written by Claude Code when the request failed: not the assistant's words
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        return
+    texts: list[dict[str, Any]] = []
+    text_type = "input_text" if kind == "user" else "output_text"
+
+    def flush() -> Iterator[dict[str, Any]]:
+        if texts:
+            yield {"type": "message", "role": kind, "content": list(texts)}
+            texts.clear()
+
+    for block in _claude_blocks(message.get("content")):
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            if kind != "user":
+                texts.append({"type": text_type, "text": block["text"]})
+                continue
+            fragment = classify(block["text"])
+            if fragment.kind == "user":
+                texts.append({"type": text_type, "text": fragment.text})
+            elif fragment.kind == "context":
+                yield from flush()
+                yield context_item(fragment.label, fragment.text)
+        elif btype == "tool_use" and kind == "assistant":
+            yield from flush()
+            yield {
+                "type": "function_call",
+                "name": str(block.get("name", "")),
+                "arguments": orjson.dumps(block.get("input", {})).decode(),
+                "call_id": str(block.get("id", "")),
+            }
+        elif btype == "tool_result":
+            yield from flush()
+            call_id = str(block.get("tool_use_id", ""))
+            output = _text_of(block.get("content"))
+            if spill is not None:
+                output = spill.follow(call_id, output)
+            yield {"type": "function_call_output", "call_id": call_id, "output": output}
+        # thinking / redacted_thinking / image / unknown blocks: dropped like reasoning
+    yield from flush()
+
+
+def claude_items(data: bytes, path: Path | None = None) -> list[dict[str, Any]]:
+    """The memory items of a Claude Code transcript: only the conversation that stands (``claude_tree``), sidechain
+    lines only in a sub-agent's own file, tool output spilled to ``tool-results/`` followed when ``path`` is known."""
+    lines = [obj for _, obj in jsonl.iter_objects(data)]
+    tree = claude_tree.standing(lines)
+    sidechain_ok = tree.sub_agent_file
+    spill = SpillReader(path) if path is not None else None
+    out: list[dict[str, Any]] = []
+    for obj in lines:
+        if tree.abandoned(obj):
+            continue
+        out.extend(claude_line_items(obj, sidechain_ok=sidechain_ok, spill=spill))
+    return out
+
+
+# --- the interface Phase 1 and the TUI use ----------------------------------------------------------------------
+
+
+def items_from_bytes(data: bytes, source_kind: str, path: Path | None = None) -> list[dict[str, Any]]:
+    """The memory items of a rollout's bytes; ``path`` lets a Claude Code reader follow spilled tool output."""
+    if source_kind == "codex":
+        return codex_items(data)
+    if source_kind == "claude":
+        return claude_items(data, path)
+    raise ValueError(f"unknown source kind {source_kind!r}")
+
+
+def memory_items(path: Path, source_kind: str) -> list[dict[str, Any]]:
+    """The memory-relevant response items of a rollout, in order. Raises ``jsonl.UnreadableFile``."""
+    data, _ = jsonl.read_bytes(Path(path))
+    return items_from_bytes(data, source_kind, Path(path))
+
+
+def read_transcript(path: Path, source_kind: str) -> Transcript:
+    """``memory_items`` typed and numbered, calls paired to their outputs. Raises ``jsonl.UnreadableFile``."""
+    return Transcript(memory_items(path, source_kind))
+
+
+def serialize_items(items: list[dict[str, Any]]) -> str:
+    """One compact JSON array, like ``serde_json::to_string(Vec<ResponseItem>)``."""
+    return orjson.dumps(items).decode()
+
+
+def serialize_memory_rollout(path: Path, source_kind: str) -> str:
+    """The memory items as one compact JSON array string. Not redacted: the caller redacts the whole string."""
+    return serialize_items(memory_items(path, source_kind))

@@ -1,0 +1,1 @@
+"""What every layer uses: settings, paths, the clock, private files."""

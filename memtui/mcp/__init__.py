@@ -1,0 +1,1 @@
+"""The MCP server agents query, and the scope it confines them to."""

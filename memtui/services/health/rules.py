@@ -1,0 +1,727 @@
+"""Deterministic rules that say how one later user sentence relates to one memory block.
+
+A block's statement (the user's quoted words when the bullet quotes them, else the bullet's text) is cut into
+clauses; each clause has content terms (the normalised words of ``phase1.statements.normalized``, lightly stemmed,
+numbers in words as digits, stop words out) and, per term, a polarity: negative when a negator (never, don't,
+avoid, not, no longer, dropped...) stands before it in its phrase, when it is the old side of a replacement ("from
+X to Y", "replaced X with Y", "now that X left") or the subject of "is not allowed" / "is retired". A subject
+before "must never" takes no side (it may be what is forbidden or only where), and a flip counts only when it holds
+the negated predicate ("Database migrations must be reviewed" flips nothing of "Don't run database migrations"). A
+capitalised word inside a sentence is a name, remembered with the word before it (its place); a number, with its
+slot (its unit, else the word it is the value of: a batch size of 64 is no seed of 42); a path is a value of its
+own kind. A later sentence of the user is then:
+
+- **restated**: a rule-like statement (``phase1.statements.is_rule_like``: the offline extractor's durable
+  statements, and standing rules said without a normative word) holding most of a clause's terms with the same
+  polarities and one of its values; or the same fact said plainly with all its values and next to nothing else
+  (for a rule that names a value, with another verb: "Background jobs go through Celery.");
+- **contradicted**: a rule-like or change-marked statement ("now", "no longer", "instead", "switched", "actually")
+  on the same topic that flips a shared term's polarity ("use npm" after "never npm"), puts another value of the
+  same kind in a value's place ("Thursdays" after "Tuesdays", port 8002 after 8001, yarn after pnpm, one approval
+  after two), another name in a name's place ("with Cypress" after "with Playwright", the new side of a
+  replacement, "we're on X now"), an antonym (kept for cleared, in for out, fixed for random) or says the old value
+  is out ("not on Tuesdays", "dropped iOS 15");
+- **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "why did you ...?") on the
+  clause's topic that agrees with the block;
+- otherwise nothing.
+
+Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/fixtures/health_eval.py`` by
+``benchmarks/health.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from memtui.domain.health import Relation
+from memtui.services.phase1.offline import _STOPWORDS
+from memtui.services.phase1.statements import is_rule_like, normalized, sentences
+
+# Kinds of values: two different members of one kind in the same place say different things.
+_VALUE_KINDS: dict[str, frozenset[str]] = {
+    "weekday": frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]),
+    "package_manager": frozenset(["npm", "pnpm", "yarn", "bun", "pip", "uv", "poetry", "pipenv", "conda"]),
+    "test_runner": frozenset(["jest", "vitest", "mocha", "pytest", "unittest", "nose"]),
+    "linter": frozenset(["ruff", "flake8", "pylint", "black", "eslint", "biome", "prettier"]),
+    "vcs_flow": frozenset(["rebase", "merge", "squash"]),
+    "indent": frozenset(["tabs", "tab", "spaces", "space"]),
+    "quote": frozenset(["single", "double"]),
+    "timezone": frozenset(["utc", "local", "europe/lisbon", "cet", "pst", "est"]),
+    "shell": frozenset(["bash", "zsh", "fish", "sh"]),
+    "db": frozenset(["postgres", "postgresql", "mysql", "sqlite", "mariadb"]),
+    "container": frozenset(["docker", "podman"]),
+    "cloud_region": frozenset(["us-east-1", "us-west-2", "eu-west-1", "eu-central-1"]),
+    "logging_library": frozenset(
+        ["structlog", "loguru", "logbook", "log4j", "logback", "slf4j", "winston", "pino", "bunyan", "zap", "logrus"]
+    ),
+}
+# Words that say the opposite of each other without a negator: "agents can write to it" after "read-only".
+_OPPOSITES: dict[str, frozenset[str]] = {
+    "read-only": frozenset(["write", "writable", "writeable", "read-write"]),
+    "readonly": frozenset(["write", "writable", "writeable", "read-write"]),
+    "optional": frozenset(["required", "mandatory"]),
+    "required": frozenset(["optional"]),
+    "mandatory": frozenset(["optional"]),
+    "enabled": frozenset(["disabled"]),
+    "disabled": frozenset(["enabled"]),
+    "public": frozenset(["private"]),
+    "private": frozenset(["public"]),
+    "sync": frozenset(["async"]),
+    "async": frozenset(["sync"]),
+    # kept or cleared, in or out, fixed or random: "leave the outputs in" after "cleared of outputs"
+    "cleared": frozenset(["kept", "keep", "leave", "left", "in"]),
+    "clear": frozenset(["kept", "keep", "leave", "left"]),
+    "kept": frozenset(["cleared", "clear", "removed", "stripped", "deleted"]),
+    "out": frozenset(["in"]),
+    "fixed": frozenset(["random", "randomly", "each time", "every time"]),
+    "random": frozenset(["fixed"]),
+    "randomly": frozenset(["fixed"]),
+}
+# past forms without -ed, to their base, so "is written in German" meets "Write ... in English"
+_IRREGULAR = {
+    form: base
+    for base, forms in {
+        "write": "wrote written",
+        "run": "ran",
+        "build": "built",
+        "keep": "kept",
+        "make": "made",
+        "give": "gave given",
+        "take": "took taken",
+        "send": "sent",
+        "begin": "began begun",
+        "choose": "chose chosen",
+        "drive": "drove driven",
+        "freeze": "froze frozen",
+        "hide": "hid hidden",
+        "show": "shown",
+        "know": "knew known",
+        "break": "broke broken",
+        "speak": "spoke spoken",
+        "find": "found",
+        "hold": "held",
+        "leave": "left",
+        "lose": "lost",
+        "pay": "paid",
+        "sell": "sold",
+        "spend": "spent",
+        "throw": "threw thrown",
+        "bring": "brought",
+        "buy": "bought",
+        "teach": "taught",
+        "catch": "caught",
+        "fall": "fell fallen",
+        "feed": "fed",
+        "grow": "grew grown",
+        "stand": "stood",
+        "understand": "understood",
+        "win": "won",
+        "shut": "shut",
+        "split": "split",
+        "sit": "sat",
+        "mean": "meant",
+        "lend": "lent",
+        "bind": "bound",
+        "wind": "wound",
+        "light": "lit",
+        "slide": "slid",
+        "strike": "struck",
+        "swing": "swung",
+        "draw": "drew drawn",
+        "fly": "flew flown",
+        "ride": "rode ridden",
+        "rise": "rose risen",
+        "shake": "shook shaken",
+        "steal": "stole stolen",
+        "tear": "tore torn",
+        "wear": "wore worn",
+        "forbid": "forbade forbidden",
+    }.items()
+    for form in forms.split()
+}
+_OPPOSITE_WORDS = frozenset(_OPPOSITES).union(*_OPPOSITES.values())  # compared as written, not by their roots
+_KIND_OF = {value: kind for kind, values in _VALUE_KINDS.items() for value in values}
+_NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
+# numbers in words are numbers ("one approval" after "two approvals"), but not as a pronoun ("the one", "one of")
+_NUMBER_WORDS = {
+    w: str(n)
+    for n, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+            "twenty",
+        ]
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "ninety": "90", "hundred": "100"}
+_NUMBER_WORD = re.compile(
+    r"\b(" + "|".join(_NUMBER_WORDS) + r")\b"
+    r"(?=\s+(?!(?:of|another|more|by|or|and|at|else|thousand|million|" + "|".join(_NUMBER_WORDS) + r")\b)[a-z])",
+    re.I,
+)
+_NOT_A_NUMBER_AFTER = re.compile(r"(?:\b(?:the|this|that|which|any|no|each)\s|-)$", re.I)  # "the one", "twenty-one"
+# a capitalised word inside a sentence is a name (a tool, a language, a service): another name in the same place
+# says something else ("with Cypress" after "with Playwright"); acronyms of the trade are no names
+_GENERIC_CAPS = frozenset(
+    ["i", "ci", "cd", "pr", "prs", "api", "apis", "ui", "ux", "db", "id", "ids", "url", "urls", "ok", "todo", "cli"]
+)
+_ARTICLE = frozenset(["the", "a", "an", "our", "my", "their", "its"])
+# the old value of a replacement: "from X to Y" after a change verb, "replaced X with Y", "X was replaced by Y"
+_REPLACED = re.compile(
+    r"\b(?:switch|mov|migrat|chang|went|gone|port|upgrad|downgrad|transition)\w*\b[^,;]*?\bfrom\s+(?P<a>.+?)\s+(?:to|for)\b"
+    r"|\b(?:replac|swap|exchang|substitut)\w*\s+(?P<b>.+?)(?:\s+(?:with|by|for)\b|$)"
+    r"|(?P<c>\S+)\s+(?:is|was|has\s+been|got|gets|are|were|have\s+been)\s+replaced\b",
+    re.I,
+)
+# the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
+# the block's name wherever the block put it
+_NEW_VALUE = re.compile(
+    r"\b(?:(?:switch|mov|migrat|chang|port|transition)\w*|went)\s+(?:\S+\s+){0,4}?(?:over\s+)?to\s+(?:the\s+)?"
+    r"|\breplac\w*\s+(?:\S+\s+){1,4}?(?:with|by)\s+(?:the\s+)?|\bin\s+favou?r\s+of\s+(?:the\s+)?"
+    r"|\b(?:we'?re|we\s+are|i'?m|we'?ve\s+gone)\s+(?:on|with|using|over\s+to)\s+(?:the\s+)?",
+    re.I,
+)
+# a rule negated after its subject: "force-pushing to main is not allowed"
+_FORBIDDEN = re.compile(
+    r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
+    r"|forbidden|banned|prohibited|off[- ]limits|not\s+an?\s+option|retired|deprecated|gone|obsolete)\b",
+    re.I,
+)
+# the old side of a change said by its going: "now that Dana left", "since Jenkins is gone"
+_GONE = re.compile(
+    r"\b(?:now\s+that|since|as)\s+(?P<d>\S+)\s+(?:has\s+|have\s+|is\s+|was\s+)?(?:left|quit|moved|retired|gone|leaving)\b",
+    re.I,
+)
+_HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
+_PATH = re.compile(r"^[\w.-]*[a-z][\w.-]*/[\w./-]*$")  # deploy/k8s/, tests/data: a place in the tree
+
+_NEGATOR = re.compile(
+    r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
+    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more|dropp?(?:ed|ing)?|ditch(?:ed|ing)?"
+    r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated)\b",
+    re.I,
+)
+# a negated predicate after its subject: "API keys must never end up ...": the subject is what the rule forbids
+_PREDICATE_NEGATOR = re.compile(
+    r"\b(?:(?:must|should|shall|will|can|may|do|does|is|are)\s+(?:never|not)|mustn'?t|shouldn'?t|can'?t|cannot|won'?t"
+    r"|don'?t|doesn'?t|isn'?t|aren'?t)\b",
+    re.I,
+)
+_CLAUSE_SPLIT = re.compile(
+    r"\s*(?:;|,?\s+and\s+(?=(?:never|always|don'?t|do\s+not|use|keep|avoid|run|prefer)\b)|\.\s)\s*", re.I
+)
+# where a negated object ends and its context begins
+_SCOPE_END = re.compile(r"\s(?:in|for|when|while|during|within|inside|unless|if|except|across)\s", re.I)
+_PHRASE_SPLIT = re.compile(r",|\bbut\b|\bbecause\b|\bso\b", re.I)
+_CHANGE = re.compile(
+    r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
+    r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
+    r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with))\b",
+    re.I,
+)
+_CORRECTION = re.compile(
+    r"^(?:no\b(?=\s*[^\w\s]|\s+(?:not|don'?t|never|you|that|it|i|we|use|this)\b)|nope\b|wrong\b|stop\b|wait\b|undo\b)|\b(?:you\s+forgot|you\s+didn'?t|i\s+told\s+you|i\s+said|i\s+asked"
+    r"|that'?s\s+(?:wrong|not)|that\s+is\s+(?:wrong|not)|again|why\s+did\s+you|you\s+(?:should|were\s+supposed)"
+    r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i)\b",
+    re.I,
+)
+# what happened, not what holds
+_PAST = re.compile(
+    r"\b(?:was|were|did|had|yesterday|last\s+(?:night|week|time|month)|earlier|ago|ran|went|came|took|wrote|broke"
+    r"|failed|crashed|happened)\b",
+    re.I,
+)
+# a question that reproaches the agent is a correction, the only question that relates to a rule
+_REPROACH = re.compile(r"^(?:why\s+did(?:n'?t)?\s+you|didn'?t\s+i\s+(?:tell|say|ask))\b", re.I)
+_QUOTE = re.compile(r'(?:the user said|remember|forget):\s*"(.+?)"', re.I)
+_TAIL = re.compile(r"\s*(?:\[(?:item|items|Task)\s[^\]]*\]\s*)+|\s*->.*$")
+_EXTRA_STOP = frozenset(
+    [
+        "it",
+        "be",
+        "been",
+        "any",
+        "all",
+        "here",
+        "repo",
+        "project",
+        "code",
+        "things",
+        "thing",
+        "one",
+        "like",
+        "just",
+        "also",
+        "only",
+        "before",
+        "after",
+        "about",
+        "into",
+        "onto",
+        "off",
+        "out",
+        "up",
+        "must",
+        "need",
+        "needs",
+        "keep",
+        "do",
+        "not",
+        "never",
+        "no",
+        "longer",
+        "anymore",
+        "again",
+        "stop",
+        "told",
+        "said",
+        "forgot",
+        "wrong",
+        "are",
+        "were",
+        "was",
+        "has",
+        "had",
+        "they",
+        "he",
+        "she",
+        "should",
+        "shouldn",
+        "mustn",
+        "doesn",
+        "didn",
+        "without",
+        "rather",
+        "than",
+        "over",
+        "go",
+        "goes",
+        "done",
+        "every",
+        "time",
+        "future",
+        "on",
+        "off",
+        "yes",
+        "ok",
+        "okay",
+        "now",
+        "day",
+        "days",
+        "want",
+        "like",
+        "let",
+        "asked",
+        "told",
+        "supposed",
+        "why",
+        "did",
+        "re",  # we're, they've, we'll
+        "ve",
+        "ll",
+    ]
+)
+STOP = _STOPWORDS | _EXTRA_STOP
+
+
+def stem(word: str) -> str:
+    """A light stem, enough to meet "deploys" with "deploy" and "tests" with "test"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def root(word: str) -> str:
+    """``stem`` and the verb's endings too, so "committing" meets "commit" and "optimized" meets "optimize".
+
+    Only for comparing sentences: the search index stems its own way (porter), so its queries use ``stem``."""
+    w = stem(word)
+    head, dash, last = w.rpartition("-")
+    if dash and head and last.isalpha() and w not in _OPPOSITE_WORDS:
+        return f"{head}-{root(last)}"  # force-pushing -> force-push
+    if w in _OPPOSITE_WORDS or not w.isalpha():
+        return w
+    w = _IRREGULAR.get(w, w)
+    if len(w) > 5 and w.endswith("ing"):
+        w = w[:-3]
+    elif len(w) > 5 and w.endswith("ed"):
+        w = w[:-2]
+    if len(w) >= 4 and w[-1] == w[-2] and w[-1] not in "lsz":
+        w = w[:-1]  # committ -> commit, runn -> run
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def terms(text: str, *, roots: bool = True) -> list[str]:
+    """Content terms in order: normalised words, stemmed (to their roots unless ``roots`` is off), stop words
+    out."""
+    out = []
+    if roots and " " in text:  # a number word needs the word after it
+        text = numerals(text)
+    for w in normalized(text.replace("`", " ")).split():
+        w = w.strip(":,;'\"()")
+        key, eq, value = w.partition("=")
+        if eq and key and value:  # TZ=UTC, --workers=1: the setting is the topic, its value a value of that setting
+            out += [key.strip("-"), f"{key.strip('-')}={value}"]
+            continue
+        if (len(w) < 2 and not w.isdigit()) or w in STOP:
+            continue
+        # values are names: "postgres" is no plural
+        s = w if w in _KIND_OF else root(w) if roots else stem(w)
+        if s not in STOP:
+            out.append(s)
+    return out
+
+
+@lru_cache(maxsize=65536)  # clause_of reads every sentence word by word; words repeat across messages
+def _word_terms(word: str) -> tuple[str, ...]:
+    return tuple(terms(word))
+
+
+def numerals(text: str) -> str:
+    """``text`` with the numbers said in words written as digits ("two approvals" -> "2 approvals")."""
+
+    def digits(m: re.Match[str]) -> str:
+        if _NOT_A_NUMBER_AFTER.search(text, max(0, m.start() - 8), m.start()):
+            return m.group(0)
+        before = text[: m.start()].split()[-1:]
+        if before and before[0].lower() in _NUMBER_WORDS:  # "two hundred", "twenty five": left as words
+            return m.group(0)
+        return _NUMBER_WORDS[m.group(1).lower()]
+
+    return _NUMBER_WORD.sub(digits, text)
+
+
+def value_kind(term: str) -> str | None:
+    if term in _KIND_OF:
+        return _KIND_OF[term]
+    key, eq, _ = term.partition("=")
+    if eq:
+        return f"setting:{key}"
+    if _HOSTPORT.match(term) or _NUMBER.match(term):
+        return "number"
+    if _PATH.match(term):
+        return "path"
+    return None
+
+
+@dataclass(frozen=True)
+class Clause:
+    text: str
+    polarity: dict[str, int]  # term -> +1 / -1
+    context: frozenset[str] = frozenset()  # terms of where or when it applies ("in the plugin API"), not of what
+    names: dict[str, str] = field(default_factory=dict)  # name term (capitalised, no known kind) -> the word before
+    units: dict[str, str] = field(default_factory=dict)  # number term -> the term after it ("2" -> "approval")
+    slots: dict[str, str] = field(default_factory=dict)  # number term -> what it is the value of ("42" -> "seed")
+    marks: dict[str, int] = field(default_factory=dict)  # every word as written, stop words too -> its polarity
+    heads: frozenset[str] = frozenset()  # the first term of each negated span: the predicate a negation denies
+    # the subject before "must never": forbidden ("API keys must never end up ...") or only where the rule holds
+    # ("Unit tests must never make ..."); either way its polarity says nothing
+    loose: frozenset[str] = frozenset()
+
+    @property
+    def terms(self) -> frozenset[str]:
+        return frozenset(self.polarity)
+
+    def kind(self, term: str) -> str | None:
+        return value_kind(term) or ("name" if term in self.names else None)
+
+    def values(self) -> dict[str, str]:
+        """value term -> its kind."""
+        return {t: k for t in self.polarity if (k := self.kind(t)) is not None}
+
+
+def clause_of(text: str) -> Clause:
+    """Terms of ``text`` with their polarity: -1 for a term after a negator in its phrase, up to the context that
+    follows ("over inheritance | in the plugin API": the plugin API is where, not what is negated)."""
+    polarity: dict[str, int] = {}
+    context: set[str] = set()
+    names: dict[str, str] = {}
+    units: dict[str, str] = {}
+    slots: dict[str, str] = {}
+    marks: dict[str, int] = {}
+    heads: set[str] = set()
+    loose: set[str] = set()
+    number = ""  # the last number seen in this phrase, waiting for its unit
+    previous = ""
+    last = ""  # the last content term that is no number: what a number after it is the value of
+    before = ""  # the word before the current one, articles skipped: the place a name stands in
+    first = True
+    for phrase in _PHRASE_SPLIT.split(numerals(text)):
+        negated = (0, 0)
+        head_pending = False
+        subject_end = 0
+        if m := _NEGATOR.search(phrase):
+            end = _SCOPE_END.search(phrase, m.end())
+            negated = (m.end(), end.start() if end else len(phrase))
+            head_pending = True
+            if _PREDICATE_NEGATOR.search(phrase[: m.end() + 1]):
+                subject_end = m.start()
+        low = phrase.lower()  # the three patterns below are slow to try on every phrase: only where they can match
+        old = []
+        if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut")):
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abc" if r.group(g)]
+        if any(w in low for w in ("is", "are", "'s", "'re")) and (f := _FORBIDDEN.search(phrase)):
+            old.append((0, f.start()))
+        old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
+        new = (
+            {r.end() for r in _NEW_VALUE.finditer(phrase)}
+            if any(w in low for w in ("to", "replac", "favo", "we", "i'm"))
+            else set()
+        )
+        where = _SCOPE_END.search(phrase)
+        number = ""
+        prev_raw = ""
+        n = _NEGATOR.search(phrase)
+        for m in re.finditer(r"\S+", phrase):
+            raw = m.group(0).strip("`'\"()[]:;.!")
+            in_old = any(a <= m.start() < b for a, b in old)
+            in_negation = negated[0] <= m.start() < negated[1] and negated[1] > negated[0]
+            raw_sign = -1 if in_negation or in_old else 1
+            if raw:
+                marks.setdefault(raw.lower(), raw_sign)
+                if prev_raw:
+                    marks.setdefault(f"{prev_raw} {raw.lower()}", raw_sign)
+                prev_raw = raw.lower()
+            for t in _word_terms(m.group(0)):
+                sign = raw_sign
+                if m.start() < subject_end and t not in polarity:
+                    loose.add(t)
+                polarity.setdefault(t, sign)
+                if head_pending and in_negation and m.start() >= negated[0] and m.start() >= (n.end() if n else 0):
+                    heads.add(t)
+                    head_pending = False
+                if number and number != t:
+                    units.setdefault(number, t)
+                if value_kind(t) == "number":
+                    # a number after an address is its port; else it is the value of the word before it
+                    slots.setdefault(t, "port" if previous.count(".") == 3 and _NUMBER.match(previous) else last)
+                    number = t
+                else:
+                    number = ""
+                    last = t
+                previous = t
+                if where is not None and m.start() >= where.end() and value_kind(t) is None:
+                    context.add(t)
+                unit = _NUMBER.match(before) is not None  # "200 KB": a unit, not a name
+                capital = raw[:1].isupper() and raw.lower() not in _GENERIC_CAPS
+                if capital and not first and not unit and value_kind(t) is None:
+                    names.setdefault(t, "*" if m.start() in new else before)
+            first = first and not raw
+            if raw.lower() not in _ARTICLE:
+                before = raw.lower()
+    context -= set(names)
+    return Clause(
+        text,
+        polarity,
+        frozenset(context - {t for t in polarity if t not in context}),
+        names,
+        units,
+        slots,
+        marks,
+        frozenset(heads),
+        frozenset(loose),
+    )
+
+
+def statement_of(bullet: str) -> str:
+    """What a memory bullet says: the user's quoted words when it quotes them, else its text without tags."""
+    if m := _QUOTE.search(bullet):
+        return m.group(1)
+    body = bullet.strip().lstrip("-* ").strip()
+    return _TAIL.sub("", body).strip()
+
+
+def clauses(statement: str) -> list[Clause]:
+    return list(_clauses(statement))
+
+
+@lru_cache(maxsize=4096)
+def _clauses(statement: str) -> tuple[Clause, ...]:
+    parts = [p for s in sentences(statement) for p in _CLAUSE_SPLIT.split(s) if p and p.strip()]
+    out = [c for p in parts if (c := clause_of(p)).polarity]
+    return tuple(out or [clause_of(statement)])
+
+
+_rule_like = lru_cache(maxsize=8192)(is_rule_like)
+
+
+def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
+    """A value of the block has, in the later sentence, another value of its kind in its place (and is not
+    restated there positively), or is itself negated there. Names of no known kind stand in for each other only
+    in the same place ("with Cypress" for "with Playwright") of a sentence that says things changed.
+
+    "value" for a value of a known kind replaced or negated, "name" for a name standing in for another, else None.
+    """
+    mine = block.values()
+    theirs = said.values()
+    for term, sign in block.polarity.items():
+        if any(said.polarity.get(o) == sign for o in _OPPOSITES.get(term, ())) and term not in said.polarity:
+            return "value"
+    for word, sign in block.marks.items():  # antonyms as written, particles too ("in" after "out of the repo")
+        opposite = _OPPOSITES.get(word, ())
+        if word not in said.marks and any(said.marks.get(o) == sign and o not in block.marks for o in opposite):
+            return "value"
+    by_name = False
+    for value, kind in mine.items():
+        if said.polarity.get(value) == -block.polarity[value]:
+            return "value"
+        if value in said.polarity:
+            continue
+        for v, k in theirs.items():
+            if v == value or said.polarity[v] != block.polarity[value] or v in block.polarity:
+                continue
+            units = (block.units.get(value), said.units.get(v))
+            if k == kind == "number" and None not in units and units[0] != units[1]:
+                continue  # "1 working day" is no number of approvals
+            slots = (block.slots.get(value), said.slots.get(v))
+            if k == kind == "number" and None in units and all(slots) and slots[0] != slots[1]:
+                continue  # a batch size of 64 says nothing of a seed of 42
+            if k == kind != "name":
+                return "value"
+            place = said.names.get(v, v)
+            if changed and "name" in (k, kind) and place in ("*", block.names.get(value, value)):
+                by_name = True
+    return "name" if by_name else None
+
+
+def _flipped(block: Clause, said: Clause) -> list[str]:
+    # a word of where the later sentence holds ("in full in the logs") flips nothing, nor a subject of unknown role
+    loose = block.loose | said.loose | said.context
+    return [t for t in block.terms & said.terms if block.polarity[t] != said.polarity[t] and t not in loose]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What the rules read in one sentence of the user, whatever block it is compared with (read once per
+    sentence, not per clause; not cached, since it is the user's words)."""
+
+    text: str
+    question: bool
+    said: Clause
+    durable: bool
+    correction: bool
+    changed: bool
+
+
+def _read(sentence: str) -> _Reading | None:
+    s = sentence.strip()
+    question = s.endswith("?")
+    if not s or (question and not _REPROACH.search(s)):
+        return None
+    return _Reading(
+        s, question, clause_of(s), is_rule_like(s), _CORRECTION.search(s) is not None, _CHANGE.search(s) is not None
+    )
+
+
+def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | None:
+    """How one sentence of the user relates to one clause of a block (see the module docstring)."""
+    reading = _read(sentence) if isinstance(sentence, str) else sentence
+    if reading is None:
+        return None
+    s, question, said = reading.text, reading.question, reading.said
+    durable, correction, changed = reading.durable, reading.correction, reading.changed
+    shared = block.terms & said.terms
+    if not shared:
+        return None
+    topic = block.terms - set(block.values())
+    shared_topic = shared & topic
+    coverage = len(shared) / max(1, len(block.terms))
+    flips = _flipped(block, said)
+    substituted = _substituted(block, said, changed)
+    # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
+    # Thursdays" share a day's kind and a verb, not a topic
+    topic_coverage = len(shared_topic) / max(1, len(topic))
+    on_topic = len(shared_topic) >= 2 or (len(shared_topic) >= 1 and topic_coverage >= 0.5)
+    kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v] or v in said.loose]
+    # a sentence that says nothing but the block's words and a new name ("We're on Vonage for SMS now")
+    bare = not (said.terms - set(said.names) - block.terms)
+    if substituted == "name" and topic_coverage < 2 / 3 and not (bare and changed):
+        substituted = None  # a name in the same place of a sentence on another subject ("the backend", "the build")
+    agreed = sum(1 for t in shared_topic if said.polarity[t] == block.polarity[t] == -1)
+    if question or (correction and not changed and (not substituted or kept_values or agreed >= 2)):
+        # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
+        if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
+            return Relation.CORRECTED
+        return None
+    if (durable or changed or correction) and (substituted or flips):
+        value_flip = any(value_kind(t) for t in flips)
+        if substituted and (on_topic or (changed and shared_topic)):
+            return Relation.CONTRADICTED
+        # a negation denies its predicate: "Database migrations must be reviewed" does not flip "Don't run
+        # database migrations": the flipped terms must hold the negated predicate of one side
+        denied = any(t in block.heads or t in said.heads for t in flips)
+        if flips and (value_flip or (denied and len(shared - block.context) >= 2)) and on_topic:
+            return Relation.CONTRADICTED
+        if value_flip and len(block.terms) <= 3:
+            return Relation.CONTRADICTED
+        return None
+    what = shared - block.context  # a restatement says the what again, not only the where
+    # half the block's words can be its subject alone ("API responses ... should include a request id"): a sentence
+    # holding only half of them restates the block when it says little else (half of both sentences' words shared)
+    overlap = len(shared) / max(1, len(block.terms | said.terms))
+    close = coverage >= 0.75 or (coverage >= 0.5 and overlap >= 0.5)
+    if durable and close and len(shared) >= 2 and what and (kept_values or not block.values()):
+        return Relation.RESTATED  # a block that names values is restated only with one of them
+    # a fact ("The cache TTL is 300 seconds.") is restated by the same fact said plainly, with all its values and
+    # next to nothing else: a plain sentence that adds a word or two is news about the subject ("... is down")
+    # and a rule naming a value is restated by the plain fact of it said with another verb ("Background jobs go
+    # through Celery." after "Use Celery for background jobs.")
+    plain = not question and not changed and not correction and _PAST.search(s) is None
+    fact = overlap >= 0.8 and not _rule_like(block.text)
+    rule_as_fact = bool(block.values()) and coverage >= 0.75 and overlap >= 0.6 and _rule_like(block.text)
+    if plain and (fact or rule_as_fact) and len(shared) >= 2 and len(kept_values) == len(block.values()):
+        return Relation.RESTATED
+    return None
+
+
+_ORDER = {Relation.CONTRADICTED: 0, Relation.CORRECTED: 1, Relation.RESTATED: 2}
+
+
+def relate(block_statement: str | list[Clause], sentence: str) -> Relation | None:
+    """The strongest relation of ``sentence`` to any clause of a block: contradicted > corrected > restated."""
+    parts = clauses(block_statement) if isinstance(block_statement, str) else block_statement
+    reading = _read(sentence)
+    found = [r for c in parts if (r := relate_clause(c, reading)) is not None]
+    return min(found, key=_ORDER.__getitem__) if found else None
+
+
+def relate_message(block: list[Clause], message: str) -> list[tuple[Relation, str]]:
+    """Each sentence of a user message that relates to the block, with its relation."""
+    out = []
+    for s in sentences(message):
+        if (r := relate(block, s)) is not None:
+            out.append((r, s))
+    return out
+
+
+def candidate_terms(block: list[Clause], limit: int = 8) -> list[str]:
+    """The words that find a block's candidate messages in the FTS index: values first, then the rarest-looking
+    (longest) topic words."""
+    all_terms: dict[str, None] = {}
+    for c in block:
+        for t in sorted(set(terms(c.text, roots=False)), key=lambda t: (value_kind(t) is None, -len(t), t)):
+            all_terms.setdefault(t, None)
+    return list(all_terms)[:limit]

@@ -1,0 +1,244 @@
+"""Phase 2: the classes survive consolidation, and no run may promote a statement to the user's.
+
+After the agent (or the offline merge) wrote the memory files, every line the run added gets the marker of the
+Phase 1 statement it comes from (matched by its words against the selected raw memories and rollout summaries,
+whose markers memtui wrote), never the marker the agent wrote: a line that matches nothing is the agent's own. A
+line that presents itself as the user's (``the user prefers ...``, ``remember:``, a ``[trust:user]`` marker) while
+its evidence is tool output or the agent's reasoning refuses the whole run. Lines the file held before the run
+(a person's edits, the approved baseline) are left exactly as they were. Hidden characters are removed and counted
+per line, so the review can flag where the run tried to write them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from memtui.core.hidden import strip_hidden
+from memtui.domain.trust import markers
+from memtui.domain.trust.classes import Trust, weaker
+from memtui.domain.trust.injection import distinctive_tokens, words
+from memtui.state.selection import Stage1Output
+
+MATCH = 0.5  # share of a line's words a Phase 1 statement must hold to be its source
+TAINT = 0.6  # share of a line's words that makes a tool or flagged statement its (co-)source
+MAX_REASONS = 3
+
+
+class TrustViolation(ValueError):
+    """A run presented a ``tool`` or ``agent`` statement as the user's."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One Phase 1 statement: its words, its marker and its rollout."""
+
+    words: frozenset[str]
+    tokens: frozenset[str]
+    marker: markers.Marker | None  # None: stored before statements had classes
+    thread: str
+
+
+def evidence_of(memories: Iterable[tuple[str, str]]) -> list[Evidence]:
+    """The marked statements of ``(thread_id, text)`` pairs (raw memories and rollout summaries)."""
+    out: list[Evidence] = []
+    for thread, text in memories:
+        lines = text.split("\n")
+        for i in markers.statement_lines(text):
+            marker = markers.parse(lines[i])
+            body = markers.strip(lines[i])
+            out.append(Evidence(frozenset(words(body)), frozenset(distinctive_tokens(body)), marker, thread))
+    return out
+
+
+def run_evidence(selected: Iterable[Stage1Output]) -> list[Evidence]:
+    """The evidence of a Phase 2 run: the statements of its selected stage-1 outputs."""
+    pairs: list[tuple[str, str]] = []
+    for m in selected:
+        pairs += [(m.thread_id, m.raw_memory), (m.thread_id, m.rollout_summary)]
+    return evidence_of(pairs)
+
+
+class EvidenceIndex:
+    """The statements by word and by distinctive token, so a line is compared only with those sharing one (a run
+    writes thousands of lines against thousands of statements)."""
+
+    def __init__(self, evidence: list[Evidence]) -> None:
+        self.evidence = evidence
+        self.by_word: dict[str, list[int]] = defaultdict(list)
+        self.by_token: dict[str, list[int]] = defaultdict(list)
+        for i, ev in enumerate(evidence):
+            for w in ev.words:
+                self.by_word[w].append(i)
+            for t in ev.tokens:
+                self.by_token[t].append(i)
+
+    def shared(self, mine: set[str], tokens: set[str]) -> tuple[Counter[int], set[int]]:
+        """(statement -> words shared with ``mine``, statements sharing a token)."""
+        counts: Counter[int] = Counter()
+        for w in mine:
+            counts.update(self.by_word.get(w, ()))
+        return counts, {i for t in tokens for i in self.by_token.get(t, ())}
+
+
+def derive(line: str, evidence: list[Evidence] | EvidenceIndex) -> markers.Marker | None:
+    """The marker a line the run wrote earns from the Phase 1 statements it repeats; None when it repeats one
+    stored before statements had classes (its class is unknown: the line stays unmarked, and lint reports it)."""
+    index = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
+    body = markers.strip(line)
+    mine, tokens = words(body), distinctive_tokens(body)
+    counts, token_ids = index.shared(mine, tokens)
+    best: Evidence | None = None
+    best_cov = 0.0
+    taint: markers.Marker | None = None
+    taint_thread = ""
+    for i in sorted(set(counts) | token_ids):  # in the statements' order: the first of equals wins
+        ev = index.evidence[i]
+        cov = counts[i] / len(mine) if mine else 0.0
+        if cov > best_cov:
+            best, best_cov = ev, cov
+        m = ev.marker
+        if m is None or not (m.flag or m.trust == Trust.TOOL) or not (cov >= TAINT or i in token_ids):
+            continue
+        if taint is None or (m.flag and not taint.flag):
+            taint, taint_thread = m, ev.thread
+    if best is None or best_cov < MATCH:
+        marker = markers.Marker(Trust.AGENT)
+    elif best.marker is None:
+        if taint is None:
+            return None
+        marker = markers.Marker(Trust.AGENT)
+    else:
+        marker = replace(best.marker, approved=False, thread=best.thread[:8] if best.marker.flag else None)
+    if taint is not None:
+        flagged = marker.flag is not None
+        marker = replace(
+            marker,
+            trust=weaker(marker.trust, taint.trust),
+            flag=marker.flag if flagged else taint.flag,
+            item=marker.item if flagged else taint.item,
+            thread=marker.thread if flagged else (taint_thread[:8] if taint.flag else None),
+        )
+    return marker
+
+
+@dataclass
+class FileTrust:
+    text: str
+    hidden: dict[int, int] = field(default_factory=dict)  # 1-based line -> hidden characters removed
+    classes: Counter[str] = field(default_factory=Counter)
+    flagged: int = 0
+    upgrades: list[str] = field(default_factory=list)
+
+
+def enforce_text(text: str, before: str | None, evidence: list[Evidence] | EvidenceIndex) -> FileTrust:
+    """``text`` (a memory file the run wrote) with hidden characters removed and every new statement marked."""
+    evidence = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
+    lines = text.split("\n")
+    out = FileTrust(text)
+    for n, line in enumerate(lines):
+        clean = strip_hidden(line)
+        if clean.removed:
+            out.hidden[n + 1] = clean.removed
+            lines[n] = clean.text
+    kept = {markers.strip(ln): ln for ln in (before or "").split("\n") if markers.has_marker(ln)}
+    old = set((before or "").split("\n"))
+    statements = markers.statement_lines("\n".join(lines))
+    for i in sorted(set(range(len(lines))) - set(statements)):
+        # Not a statement (a heading, an index line): marked only when it repeats tool output or flagged text.
+        if lines[i].strip() and lines[i] not in old:
+            m = derive(lines[i], evidence)
+            if m is not None and (m.flag or m.trust == Trust.TOOL):
+                lines[i] = markers.set_marker(lines[i], m)
+                out.classes[m.trust.value] += 1
+                out.flagged += m.flag is not None
+            elif markers.has_marker(lines[i]):
+                lines[i] = markers.strip(lines[i])  # a marker only memtui may write
+    for i in statements:
+        line = lines[i]
+        if line in old:
+            continue  # the baseline's or a person's line: exactly as it was
+        if (prior := kept.get(markers.strip(line))) is not None:
+            lines[i] = prior  # the same statement as before: its marker (a person's approval too) stays
+            continue
+        marker = derive(line, evidence)
+        if marker is None:
+            lines[i] = markers.strip(line)  # unknown class: no marker, and none the agent claimed
+            continue
+        if marker.trust != Trust.USER and markers.presents_as_user(line):
+            out.upgrades.append(line.strip())
+        lines[i] = markers.set_marker(line, marker)
+        out.classes[marker.trust.value] += 1
+        out.flagged += marker.flag is not None
+    out.text = "\n".join(lines)
+    return out
+
+
+@dataclass
+class RunTrust:
+    """What enforcing trust did to a run, for its summary and its review."""
+
+    hidden_removed: int = 0
+    hidden: dict[str, dict[int, int]] = field(default_factory=dict)  # file -> line -> count
+    classes: Counter[str] = field(default_factory=Counter)
+    flagged: int = 0
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "hidden_removed": self.hidden_removed,
+            "hidden": {f: {str(k): v for k, v in lines.items()} for f, lines in self.hidden.items()},
+            "classes": dict(self.classes),
+            "flagged": self.flagged,
+        }
+
+
+def is_memory_file(rel: str) -> bool:
+    return rel in ("MEMORY.md", "memory_summary.md") or (rel.startswith("skills/") and rel.endswith(".md"))
+
+
+def enforce_run(
+    root: Path,
+    pre: dict[str, object],
+    post: dict[str, str | None],
+    evidence: list[Evidence],
+    write: Callable[[str, bytes], None],
+) -> RunTrust:
+    """Mark and clean every memory file the run wrote (``pre``: their content before it, ``post``: the hash the
+    run left). A file a person changed since the run wrote it is theirs and left alone. Raises ``TrustViolation``
+    (nothing rewritten) when the run presents a tool or agent statement as the user's."""
+    report = RunTrust()
+    index = EvidenceIndex(evidence)
+    results: dict[str, FileTrust] = {}
+    upgrades: list[str] = []
+    for rel in sorted(pre):
+        path = root / rel
+        if not is_memory_file(rel) or not path.is_file():
+            continue
+        data = path.read_bytes()
+        if rel in post and hashlib.sha256(data).hexdigest() != post[rel]:
+            continue  # edited by a person while the run went on
+        text = data.decode("utf-8", errors="replace")
+        old = pre[rel]
+        before = old if isinstance(old, str) else None
+        result = enforce_text(text, before, index)
+        results[rel] = result
+        upgrades += [f"{rel}: {u}" for u in result.upgrades]
+    if upgrades:
+        shown = "; ".join(u[:160] for u in upgrades[:MAX_REASONS])
+        more = f" (and {len(upgrades) - MAX_REASONS} more)" if len(upgrades) > MAX_REASONS else ""
+        raise TrustViolation(
+            f"presents {len(upgrades)} statement(s) as the user's that only tool output or the agent's reasoning "
+            f"supports: {shown}{more}"
+        )
+    for rel, result in results.items():
+        if result.text != (root / rel).read_text(encoding="utf-8", errors="replace"):
+            write(rel, result.text.encode("utf-8"))
+        if result.hidden:
+            report.hidden[rel] = result.hidden
+            report.hidden_removed += sum(result.hidden.values())
+        report.classes.update(result.classes)
+        report.flagged += result.flagged
+    return report
