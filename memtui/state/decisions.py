@@ -92,11 +92,6 @@ def newest(conn: sqlite3.Connection, limit: int = 500) -> list[Decision]:
     return [Decision.from_row(r) for r in _rows(conn, f"{_SELECT} ORDER BY d.id DESC LIMIT ?", (limit,))]
 
 
-def get(conn: sqlite3.Connection, decision_id: int) -> Decision | None:
-    rows = _rows(conn, f"{_SELECT} WHERE d.id = ?", (decision_id,))
-    return Decision.from_row(rows[0]) if rows else None
-
-
 def exists(conn: sqlite3.Connection, decision_id: int) -> bool:
     return conn.execute("SELECT 1 FROM decisions WHERE id = ?", (decision_id,)).fetchone() is not None
 

@@ -121,15 +121,6 @@ def any_decided_with_text(conn: sqlite3.Connection) -> bool:
     return conn.execute(_DECIDED_WITH_TEXT + " LIMIT 1").fetchone() is not None
 
 
-def recent_rejection_reasons(conn: sqlite3.Connection, limit: int = 5) -> list[str]:
-    rows = conn.execute(
-        "SELECT reason FROM phase2_runs WHERE status='rejected' AND TRIM(COALESCE(reason, '')) != ''"
-        " ORDER BY decided_at DESC, id DESC LIMIT ?",
-        (limit,),
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 def pre_snapshot(conn: sqlite3.Connection, run_id: int) -> dict[str, Any]:
     """The journal's pre-run content of the files the run wrote ({} when none or dropped)."""
     row = conn.execute("SELECT pre_snapshot FROM phase2_runs WHERE id=?", (run_id,)).fetchone()
