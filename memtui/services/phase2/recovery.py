@@ -17,7 +17,7 @@ from memtui.adapters.memroot.lock import MemoryRootBusy, held, memory_root_lock
 from memtui.core import clock
 from memtui.services import stores
 from memtui.services.context import Context
-from memtui.services.phase2 import review
+from memtui.services.phase2 import approving
 from memtui.services.phase2.tools import restore
 from memtui.state import global_job, meta, runs
 
@@ -32,10 +32,10 @@ def recover_locked(ctx: Context) -> list[str]:
         notes.append("released the Phase 2 lock of a process that was killed")
     if ids := recover_interrupted_runs(conn, root):
         notes.append(f"undid interrupted run(s) {', '.join(f'#{i}' for i in ids)}")
-    if (run_id := review.finish_interrupted_approve(ctx)) is not None:
+    if (run_id := approving.finish_interrupted_approve(ctx)) is not None:
         notes.append(f"finished the approve of run #{run_id}, stopped after its commit")
     for run_id in runs.decided_with_text(conn):  # no copy of a decided run's text outlives it
-        review.forget_run_content(conn, run_id)
+        approving.forget_run_content(conn, run_id)
     if swept := stores.sweep_work(stores.Env(conn, ctx.paths.home)):  # a killed CLI run's copy: none outlives it
         notes.append(f"removed {swept} scratch folder(s) a stopped run left in work/")
     return notes
@@ -51,13 +51,13 @@ def needs_recovery(ctx: Context) -> bool:
         return True
     if runs.any_decided_with_text(conn):  # a decision killed before it dropped the run's stored memory text
         return True
-    run = review.pending_run(conn)
+    run = runs.pending(conn)
     if run is None or not baseline.is_usable(ctx.paths.memory_root):
         return False
-    if meta.has(conn, review.INTENT_KEY.format(run.id)):
+    if meta.has(conn, approving.INTENT_KEY.format(run.id)):
         return True  # an approve that did not finish, before or after its commit
     subject = baseline.run_git(ctx.paths.memory_root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
-    return subject == review.approve_message(run)
+    return subject == approving.approve_message(run)
 
 
 def settle(ctx: Context) -> list[str]:
@@ -78,11 +78,11 @@ def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:
     """Runs left ``running`` by a killed process (we hold the lock, so they are stale): undo their writes."""
     ids = runs.running_ids(conn)
     for run_id in ids:
-        pre, post = review.load_journal(conn, run_id)
+        pre, post = approving.load_journal(conn, run_id)
         restored = restore(root, pre, post if post is not None else {})
         kept = sorted(set(pre) - set(restored))
         note = f"; kept {', '.join(kept)} (edited after the run started)" if kept else ""
         why = "interrupted: the process stopped during the run; its writes were undone"
         runs.mark_interrupted(conn, run_id, clock.now_s(), why, note)
-        review.forget_run_content(conn, run_id)
+        approving.forget_run_content(conn, run_id)
     return ids

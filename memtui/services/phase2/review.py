@@ -10,9 +10,6 @@ memory-root lock, and once a run is decided its stored diffs and pre-run snapsho
 
 from __future__ import annotations
 
-import json
-import os
-import socket
 import sqlite3
 from typing import Any
 
@@ -20,31 +17,35 @@ from pydantic import BaseModel
 
 from memtui.adapters.memroot import baseline
 from memtui.adapters.memroot.approved import approved
-from memtui.adapters.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMARIES, write_if_changed
+from memtui.adapters.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.adapters.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.adapters.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.core import clock
-from memtui.services import history, stores
+from memtui.services import history
 from memtui.services.context import Context
 from memtui.services.health.consolidation import asked_removals
 from memtui.services.history import is_snapshot_path
-from memtui.services.phase2.tools import POST_KEY, restore, sha256
+from memtui.services.phase2.approving import (
+    INTENT_KEY,
+    ApproveIntent,
+    ReviewError,
+    approve_message,
+    job_after_approval,
+    load_journal,
+    record_approved,
+    worker_id,
+)
+from memtui.services.phase2.recovery import recover_locked, settle
+from memtui.services.phase2.tools import restore, sha256
 from memtui.services.phase2.workspace import remove_diff_file, validate_artifact_texts
 from memtui.services.review import decide
 from memtui.services.review.after import Decision, after_decision
 from memtui.services.review.evidence import evidence_for_hunks
-from memtui.services.review.hunks import parse_diff, resolve_ids
 from memtui.services.review.references import PlanCheck, check_plan
 from memtui.state import decisions, global_job, meta, person_lines, runs
-from memtui.state.db import checkpoint_wal
 from memtui.state.runs import Phase2Run
 
-INTENT_KEY = "phase2.approving.{}"  # meta key: an approve's decisions, kept until its commit is recorded
 MANUAL_MESSAGE = "memtui: manual edit"
-
-
-class ReviewError(RuntimeError):
-    """The decision cannot be made (nothing awaits review, the root changed...); the message says why."""
 
 
 class ChangedSinceRun(ReviewError):
@@ -75,17 +76,6 @@ class DanglingReferences(ReviewError):
         self.run_id = run_id
         self.check = check
         super().__init__(f"run #{run_id} was not approved: {check.describe()}")
-
-
-class ApproveIntent(BaseModel):
-    """What an approve decided, written before its commit: a kill after the commit is finished from this alone."""
-
-    except_ids: list[str] = []
-    amendments: dict[str, str] = {}
-    reason: str | None = None
-    changed: list[tuple[str, str]] = []
-    evidence_threads: dict[str, list[str]] = {}
-    written: dict[str, str | None] = {}  # file -> hash of what the approve wrote (None: removed)
 
 
 class ReviewResult(BaseModel):
@@ -126,10 +116,6 @@ class ReviewState(BaseModel):
         return self.run is None and not (self.own_edits and self.own_edits.stat)
 
 
-def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
 def count_lines(diff: str) -> tuple[int, int]:
     """(added, removed) lines of a unified diff: the counts a decided run keeps after its diff is deleted."""
     added = removed = 0
@@ -150,30 +136,8 @@ def pending_run(conn: sqlite3.Connection) -> Phase2Run | None:
     return runs.pending(conn)
 
 
-def load_journal(conn: sqlite3.Connection, run_id: int) -> tuple[dict[str, Any], dict[str, str | None] | None]:
-    pre = runs.pre_snapshot(conn, run_id)
-    post_value = meta.get(conn, POST_KEY.format(run_id))
-    post = json.loads(post_value) if post_value else None
-    return pre, post
-
-
-def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
-    """A decided run keeps its file lists (changed, and written by the run itself) and counts, never memory
-    content: the diffs, the pre-run snapshot and the journal go, through the store registry.
-
-    The connection runs with ``secure_delete`` (freed pages are zeroed) and the WAL is checkpointed and truncated,
-    so the deleted text leaves no copy in ``state.sqlite`` or its ``-wal`` file.
-    """
-    stores.drop_run_content(conn, run_id)
-    checkpoint_wal(conn)
-
-
 def _recover(ctx: Context) -> None:
     """Leftovers of a killed process first (a dead holder's lease, an interrupted run, a half-finished approve)."""
-    # on use: recovery finishes an approve killed after its commit with this module's steps (the one circle left,
-    # KNOWN_CIRCLE in tests/test_layers.py)
-    from memtui.services.phase2.recovery import recover_locked
-
     recover_locked(ctx)
 
 
@@ -246,7 +210,7 @@ def approve(
             if baseline.is_usable(root):
                 baseline.run_git(root, "read-tree", "HEAD")  # the index points back at the baseline
             raise
-        decision = _record_approved(ctx, run, p, commit, changed, evidence_threads, reason, memory_before)
+        decision = record_approved(ctx, run, p, commit, changed, evidence_threads, reason, memory_before)
     job = global_job.read_global_job(conn)
     return ReviewResult(
         run_id=run.id,
@@ -265,8 +229,6 @@ def _decided_plan(
 ) -> Any:
     """The reviewer's hunk decisions as the files to commit; refused when leaving hunks out would leave a reference
     dangling."""
-    from memtui.services.review import decide
-
     try:
         p = decide.plan(
             root, run.diff, except_ids, amendments, reviewed_text=_reviewed_text(root, run), trusted_ids=trusted_ids
@@ -292,8 +254,6 @@ def _commit_decided(
 
     Refuses (``ChangedSinceRun``) when the root changed since the run unless ``include_changes``. The decisions
     (``intent``) are kept before the commit, so an approve killed after it is finished by the next recovery."""
-    from memtui.services.review import decide
-
     conn, root = ctx.conn, ctx.paths.memory_root
     remove_diff_file(root)  # BEFORE staging: the diff file holds deleted content (it is excluded as well)
     baseline.ensure_baseline(root)
@@ -337,7 +297,7 @@ def _commit_decided(
     )
     meta.put(conn, INTENT_KEY.format(run.id), intent.model_dump_json())
     commit = baseline.commit_tree(root, str(base), approve_message(run))
-    _job_after_approval(conn, run, token)
+    job_after_approval(conn, run, token)
     return commit, changed, memory_before
 
 
@@ -388,117 +348,6 @@ def check_partial(
     except ValueError as exc:
         raise ReviewError(str(exc)) from exc
     return _check_plan(root, run, p) if p.partial else PlanCheck([], [], [])
-
-
-def approve_message(run: Phase2Run) -> str:
-    if run.kind == "restore":
-        return f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
-    return f"memtui baseline: approved Phase 2 run #{run.id}"
-
-
-def _job_after_approval(conn: sqlite3.Connection, run: Phase2Run, token: str) -> None:
-    if run.kind == "restore":
-        global_job.release_global_phase2_job(conn, token)
-        return
-    if not global_job.mark_global_phase2_job_succeeded(conn, token, int(run.new_watermark or 0), list(run.selected)):
-        raise ReviewError("lost the Phase 2 lock while approving; approve again")
-
-
-def _record_approved(
-    ctx: Context,
-    run: Phase2Run,
-    p: Any,
-    commit: str,
-    changed: list[tuple[str, str]],
-    evidence_threads: dict[str, list[str]],
-    reason: str | None,
-    memory_before: str | None = None,
-) -> int | None:
-    """Everything an approve does after its commit: the run approved, the decision in the history, then its
-    follow-ups (``after_decision``: snapshot, health bans, content gone, forget finished, search index).
-
-    ``memory_before``: the approved MEMORY.md the commit replaced, for memory health's removals (an approve finished
-    after a kill has no copy of it: its health removals are not banned, and the next run proposes them again)."""
-    conn = ctx.conn
-    runs.mark_approved(conn, run.id, clock.now_s(), commit, changed)
-    meta.delete(conn, INTENT_KEY.format(run.id))
-    decision = decide.record_approval(
-        conn,
-        ctx.paths.memory_root,
-        run_id=run.id,
-        kind=run.kind,
-        p=p,
-        commit=commit,
-        reason=reason,
-        evidence_threads=evidence_threads,
-    )
-    amended = tuple((h.file, x) for h in p.hunks if h.id in p.amended for x in p.amended[h.id].split("\n"))
-    kind = decide.approval_kind(run.kind, p)
-    after_decision(ctx, Decision(kind, run_id=run.id, record=decision, amended=amended, memory_before=memory_before))
-    return decision
-
-
-def finish_interrupted_approve(ctx: Context) -> int | None:
-    """An approve killed after its commit: finish it (the run approved, the job done, the history recorded), so no
-    run awaits review on a baseline that already holds it and a reject can never keep its text committed. An
-    approve killed before its commit left the baseline as it was: the run awaits review again. Needs the lock.
-    Returns the run finished, if any."""
-
-    conn, root = ctx.conn, ctx.paths.memory_root
-    run = pending_run(conn)
-    if run is None or not baseline.is_usable(root):
-        return None
-    intent_value = meta.get(conn, INTENT_KEY.format(run.id))
-    subject = baseline.run_git(root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
-    if subject != approve_message(run):
-        if intent_value is not None:  # killed before its commit: put back what it wrote, as it was reviewed
-            _roll_back_plan(root, run, ApproveIntent.model_validate_json(intent_value).written)
-            meta.delete(conn, INTENT_KEY.format(run.id))
-        return None
-    intent = ApproveIntent.model_validate_json(intent_value) if intent_value is not None else ApproveIntent()
-    p = _plan_after_commit(root, run, intent.except_ids, intent.amendments)
-    claim = global_job.try_claim_global_phase2_job(
-        conn, worker_id(), ctx.settings.job_lease_seconds, 0, skip_backoff=True
-    )
-    if not claim.claimed or claim.token is None:
-        return None
-    commit = baseline.head_commit(root)
-    try:
-        _job_after_approval(conn, run, claim.token)
-    except BaseException:
-        global_job.release_global_phase2_job(conn, claim.token)
-        raise
-    _record_approved(ctx, run, p, commit, intent.changed, intent.evidence_threads, intent.reason)
-    return run.id
-
-
-def _roll_back_plan(root: Any, run: Phase2Run, written: dict[str, str | None]) -> None:
-    """Files an approve wrote for its hunk decisions before it was killed (still holding exactly that) go back to
-    the run's version, so the run's accepted hunks never linger as uncommitted edits that look like a person's."""
-    for rel, digest in written.items():
-        path = root / rel
-        if sha256(path.read_bytes() if path.is_file() else None) != digest:
-            continue  # changed since: a person's edit stays
-        blob = run.reviewed_files.get(rel)
-        if blob is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_if_changed(path, baseline.run_git(root, "cat-file", "blob", blob).encode("utf-8"))
-
-
-def _plan_after_commit(root: Any, run: Phase2Run, except_ids: list[str], amendments: dict[str, str]) -> Any:
-    """The decisions of an approve whose commit is already made, for its record: the hunks in and out. The files
-    are committed already (and the run's own blobs pruned), so they are not computed again; a left-out hunk's new
-    lines are judged against the baseline it left, which holds its old lines and not its new ones."""
-    files = parse_diff(run.diff)
-    hunks = [h for f in files for h in f.hunks]
-    p = decide.Plan(hunks=hunks, rejected=resolve_ids(hunks, except_ids))
-    p.amended = {hid: text for key, text in amendments.items() for hid in resolve_ids(hunks, [key])}
-    for f in files:
-        if any(h.id in p.rejected for h in f.hunks):
-            text = baseline.run_git(root, "cat-file", "blob", f"HEAD:{f.path}", check=False)
-            p.baseline_keys[f.path] = {person_lines.normalize_line(line) for line in text.split("\n")}
-    return p
 
 
 def _current_text(root: Any, rel: str) -> str | None:
@@ -552,8 +401,6 @@ def _changes(view: TreeView) -> PendingChanges:
 def review_state(ctx: Context, *, with_diff: bool = True) -> ReviewState:
     """What awaits a person, read-only (a temporary index; no lock, never writes ``.git``). What a killed process
     left is settled first when the root is free, so a half-finished approve never shows as awaiting review."""
-    from memtui.services.phase2.recovery import settle  # on use, as in _recover: the review/recovery circle
-
     settle(ctx)
     root = ctx.paths.memory_root
     run = pending_run(ctx.conn)
