@@ -121,7 +121,7 @@ FOLLOW_UP_CALLS = (
 def test_no_decision_path_calls_a_follow_up_by_name():
     allowed = {
         "services/review/after.py",  # the fan-out
-        "services/phase2/review.py",  # forget_run_content, also used by crash recovery for runs decided before a kill
+        "services/phase2/approving.py",  # forget_run_content, also used by crash recovery for runs decided before a kill
     }
     offenders = []
     for path in MEMTUI.rglob("*.py"):
