@@ -148,8 +148,8 @@ async def test_client_roots_scope_the_server_without_the_flag(two_projects):
 def test_mcp_start_up_loads_only_its_own_command():
     """An agent waits on ``memtui mcp`` to start: the other commands' imports (ingest, git, search) stay out."""
     code = (
-        "import sys; from memtui.cli import build_parser, _light_command; "
-        "build_parser(_light_command(['--home', '/tmp/x', 'mcp', '--project', '/p'])); "
+        "import sys; from memtui.cli import build_parser, _named_command; "
+        "build_parser(_named_command(['--home', '/tmp/x', 'mcp', '--project', '/p'])); "
         "print(','.join(m for m in ('memtui.services.ingest', 'git', 'memtui.services.search', 'memtui.cli.ingest_cmd') "
         "if m in sys.modules))"
     )

@@ -45,11 +45,6 @@ COMMANDS = [
 ]
 
 
-# Commands an agent starts and waits on: only their own module is loaded (not every command's imports), so the
-# client's start-up timeout is not spent importing what the command never uses.
-LIGHT_COMMANDS = ("mcp",)
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="memtui",
@@ -71,20 +66,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _light_command(argv: list[str]) -> str | None:
-    """The light command ``argv`` runs, if any (global options may come first)."""
+def _named_command(argv: list[str]) -> str | None:
+    """The command ``argv`` runs, if it names one (global options may come first).
+
+    Only that command's module is loaded, not every command's imports: an agent starting ``memtui mcp`` or a hook
+    does not spend its start-up timeout (nor a person their patience) on model clients the command never uses.
+    With no command, or an unknown one, every command is loaded for the full help and argparse's own error."""
     for i, arg in enumerate(argv):
         if not arg.startswith("-"):
             previous = argv[i - 1] if i else ""
             if previous in ("--home", "--set"):
                 continue
-            return arg if arg in LIGHT_COMMANDS else None
+            return arg if arg in COMMANDS else None
     return None
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(_light_command(argv))
+    parser = build_parser(_named_command(argv))
     args = parser.parse_args(argv)
     if args.home:
         os.environ["MEMTUI_HOME"] = str(args.home.expanduser().resolve())

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.chat_server import SHUTDOWN_POLL
+
 VALID_OUTPUT = {
     "rollout_summary": "# Fixed the flaky checkout test\n\nThe user ran the tests under TZ=UTC.\n",
     "rollout_slug": "fix-checkout-test",
@@ -62,7 +64,9 @@ class BatchServer:
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="batch-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, name="batch-server", daemon=True
+        )
 
     @property
     def base_url(self) -> str:

@@ -65,6 +65,10 @@ def reply_garbage(body: bytes = b"<html>502 bad gateway</html>", status: int = 2
 
 # What llama-cpp-python's server (0.3.x, ``llama_cpp/server/app.py``) answers to ``response_format: json_schema``,
 # captured from the real server: its request validation error, wrapped in an HTTP 500.
+# How often ``serve_forever`` looks for a shutdown request: ``stop`` waits up to this long (the default, 0.5 s, was
+# half a second at the end of every test that runs a server).
+SHUTDOWN_POLL = 0.02
+
 LLAMA_CPP_JSON_SCHEMA_ERROR = (
     "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input "
     "should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}"
@@ -113,7 +117,9 @@ class ChatServer:
         self.latency = latency
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._make_handler())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="chat-server", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL}, name="chat-server", daemon=True
+        )
 
     # --- lifecycle -------------------------------------------------------------------------
     @property

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from memtui.adapters.llm.chat_call import call_structured
 from memtui.adapters.llm.structured import (
     FormatRefused,
     InvalidReply,
@@ -22,7 +23,6 @@ from memtui.adapters.llm.structured import (
     OutputMode,
     StructuredCallError,
     StructuredResult,
-    call_structured,
 )
 
 LADDER = (OutputMode.JSON_SCHEMA, OutputMode.JSON_OBJECT, OutputMode.PROMPT)

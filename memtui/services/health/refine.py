@@ -48,8 +48,9 @@ def _prompt() -> str:
 
 def refine_findings(conn: sqlite3.Connection, memory_text: str, settings: Settings) -> RefineResult:
     """Ask the configured model about every finding it has not seen yet (at most ``MAX_PER_RUN`` per call)."""
+    from memtui.adapters.llm.chat_call import call_structured
     from memtui.adapters.llm.client import make_async_client
-    from memtui.adapters.llm.structured import StructuredCallError, call_structured
+    from memtui.adapters.llm.structured import StructuredCallError
 
     model = settings.extract_model
     lines = {b.id: b.text for b in parse_blocks(memory_text)}

@@ -1,0 +1,45 @@
+"""A command loads only its own module: ``memtui status`` answers without importing the model client, git or the
+other commands, and a bare ``memtui --help`` still lists every command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from memtui.cli import COMMANDS, _named_command, build_parser
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["status"], "status"),
+        (["--home", "/tmp/h", "review", "show"], "review"),
+        (["--set", "max_unused_days=3", "--home", "/h", "health", "--json"], "health"),
+        (["--home", "status"], None),  # "status" is the home's value here, not a command
+        (["--help"], None),
+        ([], None),
+        (["no-such-command"], None),
+    ],
+)
+def test_the_named_command_is_found_after_global_options(argv: list[str], command: str | None) -> None:
+    assert _named_command(argv) == command
+
+
+def test_the_full_help_still_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser(_named_command(["--help"])).parse_args(["--help"])
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in COMMANDS)
+
+
+def test_status_starts_without_the_model_client_git_or_other_commands() -> None:
+    code = (
+        "import sys; from memtui.cli import build_parser, _named_command; "
+        "build_parser(_named_command(['--home', '/tmp/x', 'status'])); "
+        "print(','.join(m for m in ('openai', 'git', 'textual', 'memtui.cli.ingest_cmd', 'memtui.cli.phase1_cmd') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
