@@ -29,6 +29,19 @@ FROZEN_NOW = 1_783_684_800
 SLOW_TIERS = ("tui", "reliability")
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m "not slow"`` does not even import the slow tiers: every test there would be deselected, and collecting
+    them (Textual apps, snapshot fixtures, hypothesis) costs every xdist worker seconds of the day-to-day run."""
+    if "".join(config.getoption("markexpr", "").split()) != "notslow":
+        return None
+    tests = Path(__file__).parent
+    if collection_path.is_relative_to(tests) and collection_path.relative_to(tests).parts[:1] in [
+        (t,) for t in SLOW_TIERS
+    ]:
+        return True
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects, so the tier's mark counts
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     tests = Path(__file__).parent
