@@ -155,3 +155,20 @@ def test_cli_parse_accepts_json_flag_as_documented(tmp_path, capsys):
     answer.write_text(ANSWER)
     assert main(["cite", "parse", str(answer), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["thread_ids"] == [ID_A]
+
+
+def test_a_citation_is_checked_against_the_approved_memory_agents_read_not_the_working_tree(root, conn):
+    """Agents read the approved copy; an uncommitted edit (or a run awaiting review) that shifts the lines does not
+    turn their correct citation into a wrong one, and lines only the working tree holds are not citable."""
+    from memtui.adapters.memroot.approved import published_dir
+    from memtui.services.context import open_context
+    from memtui.services.phase2.review import baseline_commit
+
+    baseline_commit(open_context())  # MEMORY.md as the fixture wrote it becomes the approved baseline
+    assert (published_dir(root) / "MEMORY.md").is_file()
+    (root / "MEMORY.md").write_text("# Memory\n\nunapproved 1\nunapproved 2\n\n## shop-api\nCI runs in UTC\n\nmore\n")
+    approved_line = check_entry(root, entry(start=4, end=4), conn)
+    assert approved_line.status == "ok" and approved_line.text_hash == hash_lines(["CI runs in UTC"])
+    assert check_entry(root, entry(start=9, end=9), conn).status == "out_of_range"  # only the working tree has it
+    absolute = check_entry(root, entry(str(root / "MEMORY.md"), 4, 4), conn)
+    assert absolute.text_hash == hash_lines(["CI runs in UTC"])

@@ -1,4 +1,8 @@
-"""Validate a citation against the memory root as it is now, and its rollout ids against the index.
+"""Validate a citation against the memory agents read, and its rollout ids against the index.
+
+Agents read the approved memory (the published copy of the baseline), so a cited range is checked there: a run
+awaiting review or a person's uncommitted edit in the working tree never decides whether an agent's citation holds.
+A memory root without a baseline yet (nothing approved, nothing published) is read as it stands.
 
 A citation is only worth counting and auditing when it points at real, non-blank lines. ``stale`` means the
 lines changed since the citation was recorded: recording stores a sha256 of the cited text, and the check
@@ -13,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from memtui.adapters.memroot.approved import published_dir
 from memtui.domain.citation import CitationEntry, MemoryCitation, canonical_thread_id
 from memtui.state import citations as citation_store
 from memtui.state import outputs, threads
@@ -75,9 +80,18 @@ class CheckReport:
 
 
 def resolve_entry_path(memory_root: Path, path: str) -> Path:
-    """Cited paths are relative to the memory root; absolute paths are taken as they are."""
+    """Where the cited file is read: paths are relative to the memory root, and a path into the root is read in its
+    published approved copy when there is one (a stat, no git); other absolute paths are taken as they are."""
     p = Path(path)
-    return p if p.is_absolute() else memory_root / p
+    if not p.is_absolute():
+        p = memory_root / p
+    approved_copy = published_dir(memory_root)
+    if not approved_copy.is_dir():
+        return p
+    try:
+        return approved_copy / p.relative_to(memory_root)
+    except ValueError:
+        return p
 
 
 def read_lines(path: Path) -> list[str] | None:
