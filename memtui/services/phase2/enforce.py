@@ -15,6 +15,7 @@ import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from itertools import compress
 from pathlib import Path
 
 from memtui.core.hidden import strip_hidden
@@ -75,6 +76,12 @@ class EvidenceIndex:
                 self.by_word[w].append(i)
             for t in ev.tokens:
                 self.by_token[t].append(i)
+        # the few statements that can taint a line (tool output, flagged text): only these are walked one by one
+        self.tainting = frozenset(
+            i
+            for i, ev in enumerate(evidence)
+            if ev.marker is not None and (ev.marker.flag or ev.marker.trust == Trust.TOOL)
+        )
 
     def shared(self, mine: set[str], tokens: set[str]) -> tuple[Counter[int], set[int]]:
         """(statement -> words shared with ``mine``, statements sharing a token)."""
@@ -93,15 +100,17 @@ def derive(line: str, evidence: list[Evidence] | EvidenceIndex) -> markers.Marke
     counts, token_ids = index.shared(mine, tokens)
     best: Evidence | None = None
     best_cov = 0.0
+    if counts:  # the statement sharing most words; the first of equals (in the statements' order) wins
+        top = max(counts.values())
+        first = min(compress(counts.keys(), map(top.__eq__, counts.values())))  # C loops: counts can be huge
+        best, best_cov = index.evidence[first], top / len(mine)
     taint: markers.Marker | None = None
     taint_thread = ""
-    for i in sorted(set(counts) | token_ids):  # in the statements' order: the first of equals wins
+    for i in sorted((counts.keys() | token_ids) & index.tainting):  # in order: the first flagged one wins
         ev = index.evidence[i]
-        cov = counts[i] / len(mine) if mine else 0.0
-        if cov > best_cov:
-            best, best_cov = ev, cov
         m = ev.marker
-        if m is None or not (m.flag or m.trust == Trust.TOOL) or not (cov >= TAINT or i in token_ids):
+        cov = counts[i] / len(mine) if mine else 0.0
+        if m is None or not (cov >= TAINT or i in token_ids):
             continue
         if taint is None or (m.flag and not taint.flag):
             taint, taint_thread = m, ev.thread

