@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memtui.domain.health import Relation
+from memtui.services.health.vocabulary import FILLERS, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite
 from memtui.services.health.vocabulary import KIND_OF as _KIND_OF
-from memtui.services.health.vocabulary import LIGHT_VERBS, rewrite
 from memtui.services.health.vocabulary import OPPOSITES as _OPPOSITES
 from memtui.services.phase1.offline import _STOPWORDS
 from memtui.services.phase1.statements import is_rule_like, normalized, sentences
@@ -174,7 +174,7 @@ _NEW_VALUE = re.compile(
 _FORBIDDEN = re.compile(
     r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
     r"|(?:being\s+)?(?:retired|deprecated|phased\s+out|sunset|removed|decommissioned)|forbidden|banned|prohibited"
-    r"|off[- ]limits|not\s+an?\s+option|gone|obsolete)\b",
+    r"|off[- ]limits|not\s+an?\s+option|gone|obsolete|dead|off)\b",
     re.I,
 )
 # the old side of a change said by its going: "now that Dana left", "since Jenkins is gone"
@@ -187,13 +187,18 @@ _NOT_REQUIRED = re.compile(
     r"|necessary|enforced|blocking)\b|\b(?:don'?t|doesn'?t|no\s+longer)\s+(?:need|have\s+to|require)\b",
     re.I,
 )
+# a name made of parts: media-prod, release_2, api-v2 (a hyphenated word of the language has no slot noun by it)
+_IDENT = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$|^[a-z]+\d+[a-z0-9]*(?:\.[a-z0-9]+)*$")
 _COUNTED = re.compile(r"^(\d+)-([a-z]{3,})$")
 _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
 _PATH = re.compile(r"^[\w.-]*[a-z][\w.-]*/[\w./-]*$")  # deploy/k8s/, tests/data: a place in the tree
 
 _NEGATOR = re.compile(
     r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
-    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more|dropp?(?:ed|ing)?|ditch(?:ed|ing)?"
+    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more"
+    # "we dropped X", "drop X", but not "the hit rate dropped" (an event, not a decision)
+    r"|(?:^|(?<=^\s)|(?<=\bwe\s)|(?<=\bi\s)|(?<='ve\s)|(?<=\bhave\s)|(?<=\bhas\s)|(?<=\bto\s)|(?<=\band\s)|(?<=,\s)|(?<=\bjust\s))"
+    r"(?:dropp?(?:ed|ing)?|ditch(?:ed|ing)?)"
     r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated|(?:turn|switch|shut)(?:ed|ing|s)?\s+off|disabl\w*)\b",
     re.I,
 )
@@ -211,12 +216,13 @@ _SCOPE_END = re.compile(r"\s(?:in|for|when|while|during|within|inside|unless|if|
 _PLACE_SCOPE_END = re.compile(r"\s(?:for|when|while|during|unless|if|except|across)\s", re.I)
 _PLACING = re.compile(r"\s*(?:put|store|place|keep)\w*\b", re.I)
 # "and" before a verb in -ing starts another action: "turning X off and moving Y to Z"
-_PHRASE_SPLIT = re.compile(r",|\bbut\b|\bbecause\b|\bso\b|\band\b(?=\s+\w+ing\b)", re.I)
+_PHRASE_SPLIT = re.compile(r"[,;]|\bbut\b|\bbecause\b|\bso\b|\band\b(?=\s+\w+ing\b)", re.I)
 _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
     r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
     r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with)"
-    r"|moving|switching|migrating|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled)\b",
+    r"|moving|switching|migrating|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){1,5}?to\s+\S*\d"
+    r"|(?:is|are)\s+off|(?:is|are)\s+(?:gone|dead)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled)\b",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -298,6 +304,7 @@ _EXTRA_STOP = frozenset(
         "goes",
         "done",
         "every",
+        "each",
         "time",
         "future",
         "on",
@@ -321,7 +328,7 @@ _EXTRA_STOP = frozenset(
         "ll",
     ]
 )
-STOP = _STOPWORDS | _EXTRA_STOP
+STOP = _STOPWORDS | _EXTRA_STOP | FILLERS
 
 
 def stem(word: str) -> str:
@@ -372,6 +379,12 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
         # values are names: "postgres" is no plural
         if (n := _COUNTED.match(w)) and roots:  # "4-space" is 4 spaces
             out += [n.group(1), n.group(2) if n.group(2) in _KIND_OF else root(n.group(2))]
+            continue
+        if roots:
+            w = SYNONYMS.get(w, w)
+        head, dash, _ = w.partition("-")
+        if roots and dash and head in _KIND_OF and w not in _KIND_OF:  # "squash-merge" is a squash
+            out.append(head)
             continue
         if w.endswith("-based") and w[:-6] in _KIND_OF:  # "cursor-based" pagination is "cursor" pagination
             w = w[:-6]
@@ -433,6 +446,8 @@ class Clause:
     # ("Unit tests must never make ..."); either way its polarity says nothing
     loose: frozenset[str] = frozenset()
     before: dict[str, str] = field(default_factory=dict)  # term -> the content term right before it in its phrase
+    # an identifier next to the noun it names: "media-prod" -> "bucket" ("the media-prod bucket")
+    idents: dict[str, str] = field(default_factory=dict)
 
     @property
     def terms(self) -> frozenset[str]:
@@ -463,6 +478,7 @@ def clause_of(text: str) -> Clause:
     before = ""  # the word before the current one, articles skipped: the place a name stands in
     first = True
     modifiers: dict[str, str] = {}
+    idents: dict[str, str] = {}
     for phrase in _PHRASE_SPLIT.split(numerals(rewrite(text))):
         prior = ""
         negated = (0, 0)
@@ -515,6 +531,10 @@ def clause_of(text: str) -> Clause:
                 polarity.setdefault(t, sign)
                 if prior and value_kind(t) is None and value_kind(prior) is None:
                     modifiers.setdefault(t, prior)
+                if prior and t in SLOT_NOUNS and _IDENT.match(prior):
+                    idents.setdefault(prior, t)
+                elif prior in SLOT_NOUNS and _IDENT.match(t):
+                    idents.setdefault(t, prior)
                 prior = t
                 if retired[0] <= m.start() < retired[1]:
                     heads.add(t)
@@ -556,6 +576,7 @@ def clause_of(text: str) -> Clause:
         frozenset(heads),
         frozenset(loose),
         modifiers,
+        idents,
     )
 
 
@@ -597,9 +618,14 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
         opposite = _OPPOSITES.get(word, ())
         if word not in said.marks and any(said.marks.get(o) == sign and o not in block.marks for o in opposite):
             return "value"
+    for ident, noun in block.idents.items():  # "the media-v2 bucket" after "the bucket media-prod"
+        if ident not in said.polarity and any(n == noun and i not in block.polarity for i, n in said.idents.items()):
+            return "value"
     by_name = False
     for value, kind in mine.items():
-        if said.polarity.get(value) == -block.polarity[value]:
+        # a value said to be out, when the negation is about it: "never npm", "Jenkins is off", not "never
+        # force-push to main" after "merge commits on main" (main is where, force-pushing what is denied)
+        if said.polarity.get(value) == -block.polarity[value] and _denied_value(value, block, said):
             return "value"
         if value in said.polarity:
             continue
@@ -631,6 +657,13 @@ def _other_kind(block: Clause, said: Clause) -> bool:
         if mine and theirs and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
             return True
     return False
+
+
+def _denied_value(term: str, block: Clause, said: Clause) -> bool:
+    """A value whose polarity flips is denied itself, unless it is a branch the denied act happens on ("never
+    force-push to main" says nothing against "merge commits on main")."""
+    kind = value_kind(term)
+    return kind is not None and (kind != "branch" or term in block.heads or term in said.heads)
 
 
 def _flipped(block: Clause, said: Clause) -> list[str]:
@@ -710,7 +743,7 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     if changed and reading.unrequired and on_topic and not question and -1 not in block.polarity.values():
         return Relation.CONTRADICTED  # a requirement dropped: "the security review is no longer required"
     if (durable or changed or correction) and (substituted or flips):
-        value_flip = any(value_kind(t) for t in flips)
+        value_flip = any(_denied_value(t, block, said) for t in flips)
         # the same named thing with another value: "The Python code uses tabs now" after "a 4-space indent in the
         # Python code"
         named = any(block.kind(v) == "name" for v in kept_values)
@@ -720,6 +753,10 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
         # database migrations": the flipped terms must hold the negated predicate of one side
         denied = any(t in block.heads or t in said.heads for t in flips)
         if flips and (value_flip or (denied and len(shared - block.context) >= 2)) and on_topic:
+            return Relation.CONTRADICTED
+        # every value of the block said to be out: "we dropped python 3.9" after "We support Python 3.9 and later"
+        values = block.values()
+        if changed and values and all(said.polarity.get(v) == -block.polarity[v] for v in values):
             return Relation.CONTRADICTED
         if value_flip and len(block.terms) <= 3:
             return Relation.CONTRADICTED
@@ -739,7 +776,9 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     # through Celery." after "Use Celery for background jobs.")
     plain = not question and not changed and not correction and _PAST.search(s) is None
     # a plain sentence of the block's words alone, most of them: "Background jobs are handled by Sidekiq."
-    subset = said.terms <= block.terms and coverage >= 0.75
+    # what the sentence rules out besides ("secrets are kept in Vault, not in env files") is no news about it
+    news = {t for t in said.terms - block.terms if said.polarity[t] > 0}
+    subset = not news and coverage >= 0.75
     fact = (overlap >= 0.8 or subset) and not _rule_like(block.text)
     rule_as_fact = bool(block.values()) and coverage >= 0.75 and overlap >= 0.6 and _rule_like(block.text)
     if plain and (fact or rule_as_fact) and len(shared) >= 2 and len(kept_values) == len(block.values()):

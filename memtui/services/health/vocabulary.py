@@ -3,7 +3,9 @@
 Two members of one kind in the same place of two sentences on one topic say different things ("Dependabot" after
 "Renovate", "YAML" after "JSON"); a light verb ("live in", "are managed in", "go through") says where a thing is,
 not what it is, so a restatement may use another one; and a frequency or a switch has several spellings
-("nightly" / "every night", "every other" / "every second", "turn X off" / "turn off X").
+("nightly" / "every night", "every other" / "every second", "turn X off" / "turn off X"). Words said in passing
+("fyi", "pls") carry nothing, some words mean the same here ("straight" / "directly"), and a name made of parts
+next to the noun it names ("the media-prod bucket") is a value of that noun.
 """
 
 from __future__ import annotations
@@ -46,6 +48,9 @@ VALUE_KINDS: dict[str, frozenset[str]] = {
     "case_style": frozenset(["camelcase", "snake_case", "kebab-case", "pascalcase", "screaming_snake_case"]),
     # a recurrence: "every week" after "every night" ("day" is too common a word to be a value)
     "period": frozenset(["night", "week", "month", "year", "quarter", "sprint", "weekend"]),
+    "api_style": frozenset(["rest", "graphql", "grpc", "soap", "trpc", "json-rpc"]),
+    "docs_tool": frozenset(["sphinx", "mkdocs", "docusaurus", "jekyll", "hugo", "mdbook", "vitepress"]),
+    "id_type": frozenset(["uuid", "uuidv4", "uuidv7", "ulid", "bigint", "serial", "cuid", "nanoid", "snowflake"]),
     "license": frozenset(["mit", "apache", "gpl", "bsd", "mpl", "agpl"]),
     "logging_library": frozenset(
         ["structlog", "loguru", "logbook", "log4j", "logback", "slf4j", "winston", "pino", "bunyan", "zap", "logrus"]
@@ -74,7 +79,70 @@ OPPOSITES: dict[str, frozenset[str]] = {
     "fixed": frozenset(["random", "randomly", "each time", "every time"]),
     "random": frozenset(["fixed"]),
     "randomly": frozenset(["fixed"]),
+    "automatically": frozenset(["manual", "manually"]),
+    "automatic": frozenset(["manual", "manually"]),
+    "manual": frozenset(["automatic", "automatically", "auto"]),
+    "manually": frozenset(["automatic", "automatically", "auto"]),
+    "lowercase": frozenset(["uppercase"]),
+    "uppercase": frozenset(["lowercase"]),
+    "ascending": frozenset(["descending"]),
+    "descending": frozenset(["ascending"]),
+    "strict": frozenset(["lenient", "loose", "relaxed"]),
 }
+
+# Words said in passing that carry no statement: "fyi our gateway is Kong" says "our gateway is Kong".
+FILLERS = frozenset(
+    ["fyi", "btw", "pls", "plz", "please", "lol", "hey", "heads", "reminder", "quick", "note", "anyway"]
+)
+
+# One word for each group of words that mean the same here ("push straight to main" is "push directly to main").
+SYNONYMS = {
+    word: canonical
+    for canonical, words in {
+        "direct": "directly straight straight-to",
+        "automatic": "auto automatically",
+        "manual": "manually",
+        "approval": "approve approves approved sign-off signoff",
+        "prod": "production",
+        "dev": "development",
+        "repo": "repository",
+        "config": "configuration",
+        "docs": "documentation",
+        "db": "database",
+        "env": "environment",
+    }.items()
+    for word in words.split()
+}
+# Nouns whose name follows or precedes them: "the media-prod bucket", "bucket media-prod", "branch release-2"
+SLOT_NOUNS = frozenset(
+    [
+        "bucket",
+        "branch",
+        "image",
+        "queue",
+        "table",
+        "channel",
+        "namespace",
+        "cluster",
+        "topic",
+        "index",
+        "tag",
+        "label",
+        "environment",
+        "env",
+        "project",
+        "account",
+        "domain",
+        "host",
+        "region",
+        "profile",
+        "runner",
+        "instance",
+        "machine",
+        "server",
+        "model",
+    ]
+)
 
 # Verbs that only say where a thing is or that it is used: "All feature flags live in LaunchDarkly" says what
 # "Feature flags are managed in LaunchDarkly" says. Left out of a sentence's terms, so a restatement may pick
@@ -100,6 +168,8 @@ LIGHT_VERBS = frozenset(
         "managed",
         "handle",
         "handled",
+        "kept",
+        "stored",
         "written",
         "define",
         "defined",
@@ -114,12 +184,12 @@ LIGHT_VERBS = frozenset(
         "comes",
         "put",
         "turned",
-        "format",
-        "style",
         "send",
         "sent",
         "sends",
         "handled",
+        "kept",
+        "stored",
         "written",
         "folder",
         "directory",
