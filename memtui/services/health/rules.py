@@ -8,8 +8,12 @@ X to Y", "replaced X with Y", "now that X left") or the subject of "is not allow
 before "must never" takes no side (it may be what is forbidden or only where), and a flip counts only when it holds
 the negated predicate ("Database migrations must be reviewed" flips nothing of "Don't run database migrations"). A
 capitalised word inside a sentence is a name, remembered with the word before it (its place); a number, with its
-slot (its unit, else the word it is the value of: a batch size of 64 is no seed of 42); a path is a value of its
-own kind. A later sentence of the user is then:
+slot (its unit, else the word it is the value of: a batch size of 64 is no seed of 42; the slot may be said with
+another of the sentence's words: "the connection pool to 50" after "a pool size of 20"); a path and a version
+("3.12-slim") are values too. Both sides are first said one way (``vocabulary.rewrite``: "nightly" is "every night",
+"don't merge unless CI passes" is "merge only after CI passes", "turn X off" is "turn off X"), light verbs ("live
+in", "are managed in", "go through") are left out, and the values of developer vocabulary (CDNs, dependency bots,
+data formats, recurrences...) are kinds (``vocabulary.VALUE_KINDS``). A later sentence of the user is then:
 
 - **restated**: a rule-like statement (``phase1.statements.is_rule_like``: the offline extractor's durable
   statements, and standing rules said without a normative word) holding most of a clause's terms with the same
@@ -20,7 +24,9 @@ own kind. A later sentence of the user is then:
   same kind in a value's place ("Thursdays" after "Tuesdays", port 8002 after 8001, yarn after pnpm, one approval
   after two), another name in a name's place ("with Cypress" after "with Playwright", the new side of a
   replacement, "we're on X now"), an antonym (kept for cleared, in for out, fixed for random) or says the old value
-  is out ("not on Tuesdays", "dropped iOS 15");
+  is out ("not on Tuesdays", "dropped iOS 15", "is being retired", "turned X off"), or that a requirement is
+  dropped ("is no longer required"); a shared word said of another thing ("the idle timeout" after "the request
+  timeout") is no shared topic, and both sides denying the same thing agree however far each negation reaches;
 - **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "why did you ...?") on the
   clause's topic that agrees with the block;
 - otherwise nothing.
@@ -36,49 +42,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from memtui.domain.health import Relation
+from memtui.services.health.vocabulary import FILLERS, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite
+from memtui.services.health.vocabulary import KIND_OF as _KIND_OF
+from memtui.services.health.vocabulary import OPPOSITES as _OPPOSITES
 from memtui.services.phase1.offline import _STOPWORDS
 from memtui.services.phase1.statements import is_rule_like, normalized, sentences
 
-# Kinds of values: two different members of one kind in the same place say different things.
-_VALUE_KINDS: dict[str, frozenset[str]] = {
-    "weekday": frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]),
-    "package_manager": frozenset(["npm", "pnpm", "yarn", "bun", "pip", "uv", "poetry", "pipenv", "conda"]),
-    "test_runner": frozenset(["jest", "vitest", "mocha", "pytest", "unittest", "nose"]),
-    "linter": frozenset(["ruff", "flake8", "pylint", "black", "eslint", "biome", "prettier"]),
-    "vcs_flow": frozenset(["rebase", "merge", "squash"]),
-    "indent": frozenset(["tabs", "tab", "spaces", "space"]),
-    "quote": frozenset(["single", "double"]),
-    "timezone": frozenset(["utc", "local", "europe/lisbon", "cet", "pst", "est"]),
-    "shell": frozenset(["bash", "zsh", "fish", "sh"]),
-    "db": frozenset(["postgres", "postgresql", "mysql", "sqlite", "mariadb"]),
-    "container": frozenset(["docker", "podman"]),
-    "cloud_region": frozenset(["us-east-1", "us-west-2", "eu-west-1", "eu-central-1"]),
-    "logging_library": frozenset(
-        ["structlog", "loguru", "logbook", "log4j", "logback", "slf4j", "winston", "pino", "bunyan", "zap", "logrus"]
-    ),
-}
-# Words that say the opposite of each other without a negator: "agents can write to it" after "read-only".
-_OPPOSITES: dict[str, frozenset[str]] = {
-    "read-only": frozenset(["write", "writable", "writeable", "read-write"]),
-    "readonly": frozenset(["write", "writable", "writeable", "read-write"]),
-    "optional": frozenset(["required", "mandatory"]),
-    "required": frozenset(["optional"]),
-    "mandatory": frozenset(["optional"]),
-    "enabled": frozenset(["disabled"]),
-    "disabled": frozenset(["enabled"]),
-    "public": frozenset(["private"]),
-    "private": frozenset(["public"]),
-    "sync": frozenset(["async"]),
-    "async": frozenset(["sync"]),
-    # kept or cleared, in or out, fixed or random: "leave the outputs in" after "cleared of outputs"
-    "cleared": frozenset(["kept", "keep", "leave", "left", "in"]),
-    "clear": frozenset(["kept", "keep", "leave", "left"]),
-    "kept": frozenset(["cleared", "clear", "removed", "stripped", "deleted"]),
-    "out": frozenset(["in"]),
-    "fixed": frozenset(["random", "randomly", "each time", "every time"]),
-    "random": frozenset(["fixed"]),
-    "randomly": frozenset(["fixed"]),
-}
 # past forms without -ed, to their base, so "is written in German" meets "Write ... in English"
 _IRREGULAR = {
     form: base
@@ -142,8 +111,9 @@ _IRREGULAR = {
     for form in forms.split()
 }
 _OPPOSITE_WORDS = frozenset(_OPPOSITES).union(*_OPPOSITES.values())  # compared as written, not by their roots
-_KIND_OF = {value: kind for kind, values in _VALUE_KINDS.items() for value in values}
 _NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
+# a version, its variant too: "3.12-slim", "v18", "1.4.2-rc1": a number of its slot
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+(?:-[a-z][\w.-]*)?$|^v\d+$")
 # numbers in words are numbers ("one approval" after "two approvals"), but not as a pronoun ("the one", "one of")
 _NUMBER_WORDS = {
     w: str(n)
@@ -203,7 +173,8 @@ _NEW_VALUE = re.compile(
 # a rule negated after its subject: "force-pushing to main is not allowed"
 _FORBIDDEN = re.compile(
     r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
-    r"|forbidden|banned|prohibited|off[- ]limits|not\s+an?\s+option|retired|deprecated|gone|obsolete)\b",
+    r"|(?:being\s+)?(?:retired|deprecated|phased\s+out|sunset|removed|decommissioned)|forbidden|banned|prohibited"
+    r"|off[- ]limits|not\s+an?\s+option|gone|obsolete|dead|off)\b",
     re.I,
 )
 # the old side of a change said by its going: "now that Dana left", "since Jenkins is gone"
@@ -211,13 +182,24 @@ _GONE = re.compile(
     r"\b(?:now\s+that|since|as)\s+(?P<d>\S+)\s+(?:has\s+|have\s+|is\s+|was\s+)?(?:left|quit|moved|retired|gone|leaving)\b",
     re.I,
 )
+_NOT_REQUIRED = re.compile(
+    r"\b(?:no\s+longer|not|isn'?t|aren'?t)\s+(?:an?\s+)?(?:[\w-]+\s+){0,2}?(?:required|requirement|mandatory|needed"
+    r"|necessary|enforced|blocking)\b|\b(?:don'?t|doesn'?t|no\s+longer)\s+(?:need|have\s+to|require)\b",
+    re.I,
+)
+# a name made of parts: media-prod, release_2, api-v2 (a hyphenated word of the language has no slot noun by it)
+_IDENT = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$|^[a-z]+\d+[a-z0-9]*(?:\.[a-z0-9]+)*$")
+_COUNTED = re.compile(r"^(\d+)-([a-z]{3,})$")
 _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
 _PATH = re.compile(r"^[\w.-]*[a-z][\w.-]*/[\w./-]*$")  # deploy/k8s/, tests/data: a place in the tree
 
 _NEGATOR = re.compile(
     r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
-    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more|dropp?(?:ed|ing)?|ditch(?:ed|ing)?"
-    r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated)\b",
+    r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more"
+    # "we dropped X", "drop X", but not "the hit rate dropped" (an event, not a decision)
+    r"|(?:^|(?<=^\s)|(?<=\bwe\s)|(?<=\bi\s)|(?<='ve\s)|(?<=\bhave\s)|(?<=\bhas\s)|(?<=\bto\s)|(?<=\band\s)|(?<=,\s)|(?<=\bjust\s))"
+    r"(?:dropp?(?:ed|ing)?|ditch(?:ed|ing)?)"
+    r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated|(?:turn|switch|shut)(?:ed|ing|s)?\s+off|disabl\w*)\b",
     re.I,
 )
 # a negated predicate after its subject: "API keys must never end up ...": the subject is what the rule forbids
@@ -231,17 +213,22 @@ _CLAUSE_SPLIT = re.compile(
 )
 # where a negated object ends and its context begins
 _SCOPE_END = re.compile(r"\s(?:in|for|when|while|during|within|inside|unless|if|except|across)\s", re.I)
-_PHRASE_SPLIT = re.compile(r",|\bbut\b|\bbecause\b|\bso\b", re.I)
+_PLACE_SCOPE_END = re.compile(r"\s(?:for|when|while|during|unless|if|except|across)\s", re.I)
+_PLACING = re.compile(r"\s*(?:put|store|place|keep)\w*\b", re.I)
+# "and" before a verb in -ing starts another action: "turning X off and moving Y to Z"
+_PHRASE_SPLIT = re.compile(r"[,;]|\bbut\b|\bbecause\b|\bso\b|\band\b(?=\s+\w+ing\b)", re.I)
 _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
     r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
-    r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with))\b",
+    r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with)"
+    r"|moving|switching|migrating|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){1,5}?to\s+\S*\d"
+    r"|(?:is|are)\s+off|(?:is|are)\s+(?:gone|dead)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled)\b",
     re.I,
 )
 _CORRECTION = re.compile(
     r"^(?:no\b(?=\s*[^\w\s]|\s+(?:not|don'?t|never|you|that|it|i|we|use|this)\b)|nope\b|wrong\b|stop\b|wait\b|undo\b)|\b(?:you\s+forgot|you\s+didn'?t|i\s+told\s+you|i\s+said|i\s+asked"
     r"|that'?s\s+(?:wrong|not)|that\s+is\s+(?:wrong|not)|again|why\s+did\s+you|you\s+(?:should|were\s+supposed)"
-    r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i)\b",
+    r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i|fix\s+(?:it|that|this)|take\s+it\s+out)\b",
     re.I,
 )
 # what happened, not what holds
@@ -317,6 +304,7 @@ _EXTRA_STOP = frozenset(
         "goes",
         "done",
         "every",
+        "each",
         "time",
         "future",
         "on",
@@ -340,7 +328,7 @@ _EXTRA_STOP = frozenset(
         "ll",
     ]
 )
-STOP = _STOPWORDS | _EXTRA_STOP
+STOP = _STOPWORDS | _EXTRA_STOP | FILLERS
 
 
 def stem(word: str) -> str:
@@ -379,7 +367,7 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
     out."""
     out = []
     if roots and " " in text:  # a number word needs the word after it
-        text = numerals(text)
+        text = numerals(rewrite(text))
     for w in normalized(text.replace("`", " ")).split():
         w = w.strip(":,;'\"()")
         key, eq, value = w.partition("=")
@@ -389,10 +377,27 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
         if (len(w) < 2 and not w.isdigit()) or w in STOP:
             continue
         # values are names: "postgres" is no plural
+        if (n := _COUNTED.match(w)) and roots:  # "4-space" is 4 spaces
+            out += [n.group(1), n.group(2) if n.group(2) in _KIND_OF else root(n.group(2))]
+            continue
+        if roots:
+            w = SYNONYMS.get(w, w)
+        head, dash, _ = w.partition("-")
+        if roots and dash and head in _KIND_OF and w not in _KIND_OF:  # "squash-merge" is a squash
+            out.append(head)
+            continue
+        if w.endswith("-based") and w[:-6] in _KIND_OF:  # "cursor-based" pagination is "cursor" pagination
+            w = w[:-6]
         s = w if w in _KIND_OF else root(w) if roots else stem(w)
-        if s not in STOP:
+        s = _ROOT_KIND.get(s, s) if roots else s  # "merging" is the value "merge"
+        if s not in STOP and (not roots or s not in _LIGHT):
             out.append(s)
     return out
+
+
+_KINDS = frozenset(_KIND_OF.values())
+_ROOT_KIND = {root(v): v for v in _KIND_OF if root(v) != v}
+_LIGHT = frozenset(root(w) for w in LIGHT_VERBS) | LIGHT_VERBS
 
 
 @lru_cache(maxsize=65536)  # clause_of reads every sentence word by word; words repeat across messages
@@ -420,7 +425,7 @@ def value_kind(term: str) -> str | None:
     key, eq, _ = term.partition("=")
     if eq:
         return f"setting:{key}"
-    if _HOSTPORT.match(term) or _NUMBER.match(term):
+    if _HOSTPORT.match(term) or _NUMBER.match(term) or _VERSION.match(term):
         return "number"
     if _PATH.match(term):
         return "path"
@@ -440,6 +445,9 @@ class Clause:
     # the subject before "must never": forbidden ("API keys must never end up ...") or only where the rule holds
     # ("Unit tests must never make ..."); either way its polarity says nothing
     loose: frozenset[str] = frozenset()
+    before: dict[str, str] = field(default_factory=dict)  # term -> the content term right before it in its phrase
+    # an identifier next to the noun it names: "media-prod" -> "bucket" ("the media-prod bucket")
+    idents: dict[str, str] = field(default_factory=dict)
 
     @property
     def terms(self) -> frozenset[str]:
@@ -469,22 +477,33 @@ def clause_of(text: str) -> Clause:
     last = ""  # the last content term that is no number: what a number after it is the value of
     before = ""  # the word before the current one, articles skipped: the place a name stands in
     first = True
-    for phrase in _PHRASE_SPLIT.split(numerals(text)):
+    modifiers: dict[str, str] = {}
+    idents: dict[str, str] = {}
+    for phrase in _PHRASE_SPLIT.split(numerals(rewrite(text))):
+        prior = ""
         negated = (0, 0)
         head_pending = False
         subject_end = 0
         if m := _NEGATOR.search(phrase):
-            end = _SCOPE_END.search(phrase, m.end())
+            # "don't put X in Y": where a thing is put is what the rule denies; "not in crontab": the place is
+            scope = _PLACE_SCOPE_END if _PLACING.match(phrase, m.end()) else _SCOPE_END
+            end = scope.search(phrase, m.end())
+            if end and not phrase[m.end() : end.start()].strip():
+                end = _SCOPE_END.search(phrase, end.end() - 1)
             negated = (m.end(), end.start() if end else len(phrase))
             head_pending = True
             if _PREDICATE_NEGATOR.search(phrase[: m.end() + 1]):
                 subject_end = m.start()
         low = phrase.lower()  # the three patterns below are slow to try on every phrase: only where they can match
         old = []
+        retired = (0, 0)  # "X is being retired": X is what is denied
+        replaced = (0, 0)
         if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut")):
             old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abc" if r.group(g)]
+            replaced = old[0] if old else (0, 0)  # "moved from X to Y": X is what is denied
         if any(w in low for w in ("is", "are", "'s", "'re")) and (f := _FORBIDDEN.search(phrase)):
             old.append((0, f.start()))
+            retired = (0, f.start())
         old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
         new = (
             {r.end() for r in _NEW_VALUE.finditer(phrase)}
@@ -510,6 +529,19 @@ def clause_of(text: str) -> Clause:
                 if m.start() < subject_end and t not in polarity:
                     loose.add(t)
                 polarity.setdefault(t, sign)
+                if prior and value_kind(t) is None and value_kind(prior) is None:
+                    modifiers.setdefault(t, prior)
+                if prior and t in SLOT_NOUNS and _IDENT.match(prior):
+                    idents.setdefault(prior, t)
+                elif prior in SLOT_NOUNS and _IDENT.match(t):
+                    idents.setdefault(t, prior)
+                prior = t
+                if retired[0] <= m.start() < retired[1]:
+                    heads.add(t)
+                    retired = (0, 0)
+                if replaced[0] <= m.start() < replaced[1]:
+                    heads.add(t)
+                    replaced = (0, 0)
                 if head_pending and in_negation and m.start() >= negated[0] and m.start() >= (n.end() if n else 0):
                     heads.add(t)
                     head_pending = False
@@ -527,7 +559,7 @@ def clause_of(text: str) -> Clause:
                     context.add(t)
                 unit = _NUMBER.match(before) is not None  # "200 KB": a unit, not a name
                 capital = raw[:1].isupper() and raw.lower() not in _GENERIC_CAPS
-                if capital and not first and not unit and value_kind(t) is None:
+                if capital and not first and not unit and value_kind(t) in (None, *_KINDS):
                     names.setdefault(t, "*" if m.start() in new else before)
             first = first and not raw
             if raw.lower() not in _ARTICLE:
@@ -543,6 +575,8 @@ def clause_of(text: str) -> Clause:
         marks,
         frozenset(heads),
         frozenset(loose),
+        modifiers,
+        idents,
     )
 
 
@@ -584,9 +618,14 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
         opposite = _OPPOSITES.get(word, ())
         if word not in said.marks and any(said.marks.get(o) == sign and o not in block.marks for o in opposite):
             return "value"
+    for ident, noun in block.idents.items():  # "the media-v2 bucket" after "the bucket media-prod"
+        if ident not in said.polarity and any(n == noun and i not in block.polarity for i, n in said.idents.items()):
+            return "value"
     by_name = False
     for value, kind in mine.items():
-        if said.polarity.get(value) == -block.polarity[value]:
+        # a value said to be out, when the negation is about it: "never npm", "Jenkins is off", not "never
+        # force-push to main" after "merge commits on main" (main is where, force-pushing what is denied)
+        if said.polarity.get(value) == -block.polarity[value] and _denied_value(value, block, said):
             return "value"
         if value in said.polarity:
             continue
@@ -597,7 +636,10 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
             if k == kind == "number" and None not in units and units[0] != units[1]:
                 continue  # "1 working day" is no number of approvals
             slots = (block.slots.get(value), said.slots.get(v))
-            if k == kind == "number" and None in units and all(slots) and slots[0] != slots[1]:
+            # the same slot said with another of the sentence's words: "raise the connection pool to 50" after
+            # "a pool size of 20", "rotate secrets every 30 days" after "secrets are rotated every 90 days"
+            same_slot = slots[0] == slots[1] or slots[1] in block.polarity or slots[0] in said.polarity
+            if k == kind == "number" and None in units and all(slots) and not same_slot:
                 continue  # a batch size of 64 says nothing of a seed of 42
             if k == kind != "name":
                 return "value"
@@ -607,10 +649,32 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
     return "name" if by_name else None
 
 
+def _other_kind(block: Clause, said: Clause) -> bool:
+    """A shared word said of another thing: "the idle timeout" is not "the request timeout" (each word before it
+    is a content word the other sentence lacks)."""
+    for t in block.terms & said.terms:
+        mine, theirs = block.before.get(t), said.before.get(t)
+        if mine and theirs and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
+            return True
+    return False
+
+
+def _denied_value(term: str, block: Clause, said: Clause) -> bool:
+    """A value whose polarity flips is denied itself, unless it is a branch the denied act happens on ("never
+    force-push to main" says nothing against "merge commits on main")."""
+    kind = value_kind(term)
+    return kind is not None and (kind != "branch" or term in block.heads or term in said.heads)
+
+
 def _flipped(block: Clause, said: Clause) -> list[str]:
     # a word of where the later sentence holds ("in full in the logs") flips nothing, nor a subject of unknown role
     loose = block.loose | said.loose | said.context
-    return [t for t in block.terms & said.terms if block.polarity[t] != said.polarity[t] and t not in loose]
+    shared = block.terms & said.terms
+    # both deny the same thing ("Never write raw SQL in the views" after "Avoid raw SQL in the views"): the rest
+    # of a negation's reach is how it is said, not a change
+    if any(block.polarity[t] == said.polarity[t] == -1 for t in (shared & block.heads) - block.loose - said.loose):
+        return []
+    return [t for t in shared if block.polarity[t] != said.polarity[t] and t not in loose]
 
 
 @dataclass(frozen=True)
@@ -624,6 +688,7 @@ class _Reading:
     durable: bool
     correction: bool
     changed: bool
+    unrequired: bool  # "X is no longer required"
 
 
 def _read(sentence: str) -> _Reading | None:
@@ -631,8 +696,15 @@ def _read(sentence: str) -> _Reading | None:
     question = s.endswith("?")
     if not s or (question and not _REPROACH.search(s)):
         return None
+    said = rewrite(s)
     return _Reading(
-        s, question, clause_of(s), is_rule_like(s), _CORRECTION.search(s) is not None, _CHANGE.search(s) is not None
+        s,
+        question,
+        clause_of(s),
+        is_rule_like(s),
+        _CORRECTION.search(s) is not None,
+        _CHANGE.search(said) is not None,
+        _NOT_REQUIRED.search(said) is not None,
     )
 
 
@@ -646,7 +718,7 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     shared = block.terms & said.terms
     if not shared:
         return None
-    topic = block.terms - set(block.values())
+    topic = block.terms - set(block.values()) - set(block.units.values())  # "30 seconds": the unit is no topic
     shared_topic = shared & topic
     coverage = len(shared) / max(1, len(block.terms))
     flips = _flipped(block, said)
@@ -654,7 +726,9 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
     # Thursdays" share a day's kind and a verb, not a topic
     topic_coverage = len(shared_topic) / max(1, len(topic))
-    on_topic = len(shared_topic) >= 2 or (len(shared_topic) >= 1 and topic_coverage >= 0.5)
+    on_topic = len(shared_topic) >= 2 or (
+        len(shared_topic) >= 1 and topic_coverage >= 0.5 and not _other_kind(block, said)
+    )
     kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v] or v in said.loose]
     # a sentence that says nothing but the block's words and a new name ("We're on Vonage for SMS now")
     bare = not (said.terms - set(said.names) - block.terms)
@@ -666,14 +740,23 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
         if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
             return Relation.CORRECTED
         return None
+    if changed and reading.unrequired and on_topic and not question and -1 not in block.polarity.values():
+        return Relation.CONTRADICTED  # a requirement dropped: "the security review is no longer required"
     if (durable or changed or correction) and (substituted or flips):
-        value_flip = any(value_kind(t) for t in flips)
-        if substituted and (on_topic or (changed and shared_topic)):
+        value_flip = any(_denied_value(t, block, said) for t in flips)
+        # the same named thing with another value: "The Python code uses tabs now" after "a 4-space indent in the
+        # Python code"
+        named = any(block.kind(v) == "name" for v in kept_values)
+        if substituted and (on_topic or (changed and (shared_topic or (named and substituted == "value")))):
             return Relation.CONTRADICTED
         # a negation denies its predicate: "Database migrations must be reviewed" does not flip "Don't run
         # database migrations": the flipped terms must hold the negated predicate of one side
         denied = any(t in block.heads or t in said.heads for t in flips)
         if flips and (value_flip or (denied and len(shared - block.context) >= 2)) and on_topic:
+            return Relation.CONTRADICTED
+        # every value of the block said to be out: "we dropped python 3.9" after "We support Python 3.9 and later"
+        values = block.values()
+        if changed and values and all(said.polarity.get(v) == -block.polarity[v] for v in values):
             return Relation.CONTRADICTED
         if value_flip and len(block.terms) <= 3:
             return Relation.CONTRADICTED
@@ -683,6 +766,8 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     # holding only half of them restates the block when it says little else (half of both sentences' words shared)
     overlap = len(shared) / max(1, len(block.terms | said.terms))
     close = coverage >= 0.75 or (coverage >= 0.5 and overlap >= 0.5)
+    if len(block.terms) <= 2 and overlap < 0.5:
+        close = False  # two words ("emails", "Postmark") are a topic, not a rule, in a sentence that says more
     if durable and close and len(shared) >= 2 and what and (kept_values or not block.values()):
         return Relation.RESTATED  # a block that names values is restated only with one of them
     # a fact ("The cache TTL is 300 seconds.") is restated by the same fact said plainly, with all its values and
@@ -690,7 +775,11 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     # and a rule naming a value is restated by the plain fact of it said with another verb ("Background jobs go
     # through Celery." after "Use Celery for background jobs.")
     plain = not question and not changed and not correction and _PAST.search(s) is None
-    fact = overlap >= 0.8 and not _rule_like(block.text)
+    # a plain sentence of the block's words alone, most of them: "Background jobs are handled by Sidekiq."
+    # what the sentence rules out besides ("secrets are kept in Vault, not in env files") is no news about it
+    news = {t for t in said.terms - block.terms if said.polarity[t] > 0}
+    subset = not news and coverage >= 0.75
+    fact = (overlap >= 0.8 or subset) and not _rule_like(block.text)
     rule_as_fact = bool(block.values()) and coverage >= 0.75 and overlap >= 0.6 and _rule_like(block.text)
     if plain and (fact or rule_as_fact) and len(shared) >= 2 and len(kept_values) == len(block.values()):
         return Relation.RESTATED

@@ -1,0 +1,239 @@
+"""The developer vocabulary the health rules compare values with, and the rewrites that say one thing one way.
+
+Two members of one kind in the same place of two sentences on one topic say different things ("Dependabot" after
+"Renovate", "YAML" after "JSON"); a light verb ("live in", "are managed in", "go through") says where a thing is,
+not what it is, so a restatement may use another one; and a frequency or a switch has several spellings
+("nightly" / "every night", "every other" / "every second", "turn X off" / "turn off X"). Words said in passing
+("fyi", "pls") carry nothing, some words mean the same here ("straight" / "directly"), and a name made of parts
+next to the noun it names ("the media-prod bucket") is a value of that noun.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Kinds of values: two different members of one kind in the same place say different things.
+VALUE_KINDS: dict[str, frozenset[str]] = {
+    "weekday": frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]),
+    "package_manager": frozenset(["npm", "pnpm", "yarn", "bun", "pip", "uv", "poetry", "pipenv", "conda"]),
+    "test_runner": frozenset(["jest", "vitest", "mocha", "pytest", "unittest", "nose", "jasmine", "ava", "bats"]),
+    "e2e_runner": frozenset(["cypress", "playwright", "selenium", "puppeteer", "webdriverio"]),
+    "linter": frozenset(["ruff", "flake8", "pylint", "black", "eslint", "biome", "prettier", "oxlint"]),
+    "type_checker": frozenset(["mypy", "pyright", "pyre", "pytype"]),
+    "vcs_flow": frozenset(["rebase", "merge", "squash"]),
+    "branch": frozenset(["main", "master", "trunk"]),
+    "indent": frozenset(["tabs", "tab", "spaces", "space"]),
+    "quote": frozenset(["single", "double"]),
+    "timezone": frozenset(["utc", "local", "europe/lisbon", "cet", "pst", "est"]),
+    "shell": frozenset(["bash", "zsh", "fish", "sh"]),
+    "db": frozenset(["postgres", "postgresql", "mysql", "sqlite", "mariadb", "mongodb", "dynamodb", "cockroachdb"]),
+    "cache": frozenset(["redis", "memcached", "valkey", "keydb"]),
+    "queue": frozenset(["celery", "rq", "sidekiq", "kafka", "rabbitmq", "sqs", "nats", "bullmq", "dramatiq"]),
+    "container": frozenset(["docker", "podman"]),
+    "cloud_region": frozenset(["us-east-1", "us-west-2", "eu-west-1", "eu-central-1"]),
+    "cloud": frozenset(["aws", "gcp", "azure", "hetzner", "digitalocean"]),
+    "cdn": frozenset(["cloudfront", "cloudflare", "fastly", "akamai", "bunny"]),
+    "ci": frozenset(["jenkins", "circleci", "travis", "buildkite", "drone", "teamcity"]),
+    "dependency_bot": frozenset(["renovate", "dependabot"]),
+    "monorepo_tool": frozenset(["turborepo", "nx", "lerna", "rush", "bazel", "pants"]),
+    "bundler": frozenset(["webpack", "vite", "rollup", "esbuild", "parcel", "turbopack", "rspack"]),
+    "orm": frozenset(["sqlalchemy", "prisma", "drizzle", "typeorm", "sequelize", "peewee", "diesel"]),
+    "http_client": frozenset(["httpx", "aiohttp", "axios", "urllib3"]),
+    "feature_flags": frozenset(["launchdarkly", "unleash", "flagsmith", "growthbook", "statsig"]),
+    "email": frozenset(["postmark", "sendgrid", "mailgun", "ses", "mailchimp", "resend"]),
+    "error_tracking": frozenset(["sentry", "rollbar", "bugsnag", "honeybadger"]),
+    "monitoring": frozenset(["datadog", "grafana", "prometheus", "newrelic", "honeycomb"]),
+    "data_format": frozenset(["json", "yaml", "yml", "toml", "xml", "csv", "ini", "msgpack"]),
+    "pagination": frozenset(["cursor", "cursor-based", "offset", "offset-based", "keyset", "page-based"]),
+    "case_style": frozenset(["camelcase", "snake_case", "kebab-case", "pascalcase", "screaming_snake_case"]),
+    # a recurrence: "every week" after "every night" ("day" is too common a word to be a value)
+    "period": frozenset(["night", "week", "month", "year", "quarter", "sprint", "weekend"]),
+    "api_style": frozenset(["rest", "graphql", "grpc", "soap", "trpc", "json-rpc"]),
+    "docs_tool": frozenset(["sphinx", "mkdocs", "docusaurus", "jekyll", "hugo", "mdbook", "vitepress"]),
+    "id_type": frozenset(["uuid", "uuidv4", "uuidv7", "ulid", "bigint", "serial", "cuid", "nanoid", "snowflake"]),
+    "license": frozenset(["mit", "apache", "gpl", "bsd", "mpl", "agpl"]),
+    "logging_library": frozenset(
+        ["structlog", "loguru", "logbook", "log4j", "logback", "slf4j", "winston", "pino", "bunyan", "zap", "logrus"]
+    ),
+}
+KIND_OF = {value: kind for kind, values in VALUE_KINDS.items() for value in values}
+
+# Words that say the opposite of each other without a negator: "agents can write to it" after "read-only".
+OPPOSITES: dict[str, frozenset[str]] = {
+    "read-only": frozenset(["write", "writable", "writeable", "read-write"]),
+    "readonly": frozenset(["write", "writable", "writeable", "read-write"]),
+    "optional": frozenset(["required", "mandatory"]),
+    "required": frozenset(["optional"]),
+    "mandatory": frozenset(["optional"]),
+    "enabled": frozenset(["disabled"]),
+    "disabled": frozenset(["enabled"]),
+    "public": frozenset(["private"]),
+    "private": frozenset(["public"]),
+    "sync": frozenset(["async"]),
+    "async": frozenset(["sync"]),
+    # kept or cleared, in or out, fixed or random: "leave the outputs in" after "cleared of outputs"
+    "cleared": frozenset(["kept", "keep", "leave", "left", "in"]),
+    "clear": frozenset(["kept", "keep", "leave", "left"]),
+    "kept": frozenset(["cleared", "clear", "removed", "stripped", "deleted"]),
+    "out": frozenset(["in"]),
+    "fixed": frozenset(["random", "randomly", "each time", "every time"]),
+    "random": frozenset(["fixed"]),
+    "randomly": frozenset(["fixed"]),
+    "automatically": frozenset(["manual", "manually"]),
+    "automatic": frozenset(["manual", "manually"]),
+    "manual": frozenset(["automatic", "automatically", "auto"]),
+    "manually": frozenset(["automatic", "automatically", "auto"]),
+    "lowercase": frozenset(["uppercase"]),
+    "uppercase": frozenset(["lowercase"]),
+    "ascending": frozenset(["descending"]),
+    "descending": frozenset(["ascending"]),
+    "strict": frozenset(["lenient", "loose", "relaxed"]),
+}
+
+# Words said in passing that carry no statement: "fyi our gateway is Kong" says "our gateway is Kong".
+FILLERS = frozenset(
+    ["fyi", "btw", "pls", "plz", "please", "lol", "hey", "heads", "reminder", "quick", "note", "anyway"]
+)
+
+# One word for each group of words that mean the same here ("push straight to main" is "push directly to main").
+SYNONYMS = {
+    word: canonical
+    for canonical, words in {
+        "direct": "directly straight straight-to",
+        "automatic": "auto automatically",
+        "manual": "manually",
+        "approval": "approve approves approved sign-off signoff",
+        "prod": "production",
+        "dev": "development",
+        "repo": "repository",
+        "config": "configuration",
+        "docs": "documentation",
+        "db": "database",
+        "env": "environment",
+    }.items()
+    for word in words.split()
+}
+# Nouns whose name follows or precedes them: "the media-prod bucket", "bucket media-prod", "branch release-2"
+SLOT_NOUNS = frozenset(
+    [
+        "bucket",
+        "branch",
+        "image",
+        "queue",
+        "table",
+        "channel",
+        "namespace",
+        "cluster",
+        "topic",
+        "index",
+        "tag",
+        "label",
+        "environment",
+        "env",
+        "project",
+        "account",
+        "domain",
+        "host",
+        "region",
+        "profile",
+        "runner",
+        "instance",
+        "machine",
+        "server",
+        "model",
+    ]
+)
+
+# Verbs that only say where a thing is or that it is used: "All feature flags live in LaunchDarkly" says what
+# "Feature flags are managed in LaunchDarkly" says. Left out of a sentence's terms, so a restatement may pick
+# another one (compared by their roots, see ``rules.root``).
+LIGHT_VERBS = frozenset(
+    [
+        "use",
+        "used",
+        "uses",
+        "using",
+        "follow",
+        "follows",
+        "followed",
+        "live",
+        "lives",
+        "stay",
+        "stays",
+        "remain",
+        "remains",
+        "belong",
+        "belongs",
+        "manage",
+        "managed",
+        "handle",
+        "handled",
+        "kept",
+        "stored",
+        "written",
+        "define",
+        "defined",
+        "sit",
+        "sits",
+        "reside",
+        "resides",
+        "located",
+        "happen",
+        "happens",
+        "come",
+        "comes",
+        "put",
+        "turned",
+        "send",
+        "sent",
+        "sends",
+        "handled",
+        "kept",
+        "stored",
+        "written",
+        "folder",
+        "directory",
+        "dir",
+        "via",
+        "through",
+        "across",
+        "our",
+        "all",
+        "whole",
+        "entire",
+    ]
+)
+
+# One spelling for things said several ways; applied to both sides before they are compared.
+_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bevery\s+other\b", re.I), "every second"),
+    (re.compile(r"\bbi-?weekly\b", re.I), "every second week"),
+    (re.compile(r"\bnightly\b", re.I), "every night"),
+    (re.compile(r"\bdaily\b", re.I), "every day"),
+    (re.compile(r"\bweekly\b", re.I), "every week"),
+    (re.compile(r"\bmonthly\b", re.I), "every month"),
+    (re.compile(r"\bhourly\b", re.I), "every hour"),
+    # a prohibition with its condition is the requirement: "Don't merge unless CI passes" is "merge only after CI
+    # passes"
+    (re.compile(r"^(?:don'?t|do\s+not|never)\s+(.+?)\s+unless\s+(.+)$", re.I), r"\1 only after \2"),
+    # a negated stop keeps: "we never stopped using MySQL" still uses it
+    (re.compile(r"\b(?:never|not|didn'?t|haven'?t|hasn'?t|won'?t)\s+(?:stop|stopped|quit|ceased)\b", re.I), "kept"),
+    # a switch said after its object: "turning strict mode off" is "turning off strict mode"
+    (
+        re.compile(r"\b((?:turn|switch|shut)(?:ed|ing|s)?)\s+((?:(?!off\b|on\b)[\w.:/-]+\s+){1,3}?)off\b", re.I),
+        r"\1 off \2",
+    ),
+)
+
+
+def rewrite(text: str) -> str:
+    """``text`` with each of the spellings above said one way."""
+    low = text.lower()
+    if not any(
+        w in low
+        for w in ("every", "weekly", "nightly", "daily", "monthly", "hourly", " off", "unless", "stop", "quit", "cease")
+    ):
+        return text
+    for pattern, replacement in _REWRITES:
+        text = pattern.sub(replacement, text)
+    return " ".join(text.split())
