@@ -178,7 +178,7 @@ def test_failures_are_classified_backed_off_and_stop_the_run_when_nothing_can_su
 def test_a_hanging_cli_is_killed_at_the_timeout(home, fake_clis, monkeypatch, provider):
     (t,) = seed(home)
     monkeypatch.setenv("FAKE_AGENT_MODE", "hang")  # the login probe still answers: only the call hangs
-    s = run_phase1(ctx_for(provider, cli_timeout_seconds=1.5))
+    s = run_phase1(ctx_for(provider, cli_timeout_seconds=0.6))
     assert s.failed == 1
     assert job(home[0].conn, t)["last_error"].startswith("timeout:")
 
