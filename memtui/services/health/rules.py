@@ -4,19 +4,21 @@ A block's statement (the user's quoted words when the bullet quotes them, else t
 clauses; each clause has content terms (the normalised words of ``phase1.statements.normalized``, lightly stemmed,
 numbers in words as digits, stop words out) and, per term, a polarity: negative when a negator (never, don't,
 avoid, not, no longer, dropped...) stands before it in its phrase, when it is the old side of a replacement ("from
-X to Y", "replaced X with Y", "now that X left") or the subject of "is not allowed" / "is retired". A subject
+X to Y", "replaced X with Y", "phasing out X", "moving Y off X", "now that X left"; the owner of what is replaced,
+"knex's query builder", stays) or the subject of "is not allowed" / "is retired" / "is gone". A subject
 before "must never" takes no side (it may be what is forbidden or only where), and a flip counts only when it holds
 the negated predicate ("Database migrations must be reviewed" flips nothing of "Don't run database migrations"). A
 capitalised word inside a sentence is a name, remembered with the word before it (its place); a number, with its
 slot (its unit, else the word it is the value of: a batch size of 64 is no seed of 42; the slot may be said with
 another of the sentence's words: "the connection pool to 50" after "a pool size of 20"); a path and a version
-("3.12-slim") are values too. Both sides are first said one way (``vocabulary.rewrite``: "nightly" is "every night",
+("3.12-slim"; a number after "upgraded to" is a version of whatever the block names) and a folder ("dags/") are values
+too. Both sides are first said one way (``vocabulary.rewrite``: "nightly" is "every night",
 "don't merge unless CI passes" is "merge only after CI passes", "turn X off" is "turn off X"), light verbs ("live
 in", "are managed in", "go through") are left out, and the values of developer vocabulary (CDNs, dependency bots,
 data formats, recurrences...) are kinds (``vocabulary.VALUE_KINDS``). A later sentence of the user is then:
 
 - **restated**: a rule-like statement (``phase1.statements.is_rule_like``: the offline extractor's durable
-  statements, and standing rules said without a normative word) holding most of a clause's terms with the same
+  statements, standing rules said without a normative word, and restrictions: "..., nowhere else") holding most of a clause's terms with the same
   polarities and one of its values; or the same fact said plainly with all its values and next to nothing else
   (for a rule that names a value, with another verb: "Background jobs go through Celery.");
 - **contradicted**: a rule-like or change-marked statement ("now", "no longer", "instead", "switched", "actually")
@@ -25,7 +27,9 @@ data formats, recurrences...) are kinds (``vocabulary.VALUE_KINDS``). A later se
   after two), another name in a name's place ("with Cypress" after "with Playwright", the new side of a
   replacement, "we're on X now"), an antonym (kept for cleared, in for out, fixed for random) or says the old value
   is out ("not on Tuesdays", "dropped iOS 15", "is being retired", "turned X off"), or that a requirement is
-  dropped ("is no longer required"); a shared word said of another thing ("the idle timeout" after "the request
+  dropped ("is no longer required"); what the block names said to be out by a construction of change ("switched
+  from WireMock to MockServer", "Okta is gone", "phasing out dbt") needs no kind for the names, only the same
+  subject; a supposition ("if we upgrade to ...") contradicts nothing; a shared word said of another thing ("the idle timeout" after "the request
   timeout") is no shared topic, and both sides denying the same thing agree however far each negation reaches;
 - **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "why did you ...?") on the
   clause's topic that agrees with the block;
@@ -110,6 +114,13 @@ _IRREGULAR = {
     }.items()
     for form in forms.split()
 }
+# words before a noun that say which of its instances, not what kind of it
+_GENERIC_MODIFIERS = frozenset(
+    ["new", "old", "existing", "current", "future", "remaining", "upcoming", "older", "newer"]
+)
+# nouns any subject has: "Protobuf files" and "translation JSON files" share no topic
+_GENERIC_NOUNS = frozenset(["file", "thing", "stuff", "data", "item"])
+_UPGRADE = frozenset(["upgrad", "downgrad"])  # roots of the verbs whose number is a version
 _OPPOSITE_WORDS = frozenset(_OPPOSITES).union(*_OPPOSITES.values())  # compared as written, not by their roots
 _NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
 # a version, its variant too: "3.12-slim", "v18", "1.4.2-rc1": a number of its slot
@@ -158,8 +169,11 @@ _ARTICLE = frozenset(["the", "a", "an", "our", "my", "their", "its"])
 # the old value of a replacement: "from X to Y" after a change verb, "replaced X with Y", "X was replaced by Y"
 _REPLACED = re.compile(
     r"\b(?:switch|mov|migrat|chang|went|gone|port|upgrad|downgrad|transition)\w*\b[^,;]*?\bfrom\s+(?P<a>.+?)\s+(?:to|for)\b"
-    r"|\b(?:replac|swap|exchang|substitut)\w*\s+(?P<b>.+?)(?:\s+(?:with|by|for)\b|$)"
-    r"|(?P<c>\S+)\s+(?:is|was|has\s+been|got|gets|are|were|have\s+been)\s+replaced\b",
+    r"|\b(?:replac|swap|exchang|substitut)\w*\s+(?:out\s+)?(?!(?:with|by|for)\b)(?P<b>.+?)(?:\s+(?:with|by|for)\b|$)"
+    r"|(?P<c>\S+)\s+(?:is|was|has\s+been|got|gets|are|were|have\s+been)\s+(?:replaced|swapped(?:\s+out)?)\b"
+    # "moving search indexing off X to Y", "phasing out X in favour of Y": X is what goes
+    r"|\b(?:mov|migrat|switch)\w*\s+(?:[\w.-]+\s+){0,3}?(?:off|away\s+from)\s+(?P<e>.+?)(?:\s+(?:to|for|onto)\b|$)"
+    r"|\bphas\w*\s+out\s+(?P<f>.+?)(?:\s+(?:in\s+favou?r\s+of|for)\b|$)",
     re.I,
 )
 # the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
@@ -191,6 +205,7 @@ _NOT_REQUIRED = re.compile(
 _IDENT = re.compile(r"^[a-z0-9]+(?:[-_][a-z0-9]+)+$|^[a-z]+\d+[a-z0-9]*(?:\.[a-z0-9]+)*$")
 _COUNTED = re.compile(r"^(\d+)-([a-z]{3,})$")
 _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
+_FOLDER = re.compile(r"(?<![\w./-])([a-z][\w.-]*)/(?=[\s,;:)]|\.?$|\.\s)", re.I)
 _PATH = re.compile(r"^[\w.-]*[a-z][\w.-]*/[\w./-]*$")  # deploy/k8s/, tests/data: a place in the tree
 
 _NEGATOR = re.compile(
@@ -221,8 +236,10 @@ _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
     r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
     r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with)"
-    r"|moving|switching|migrating|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){1,5}?to\s+\S*\d"
-    r"|(?:is|are)\s+off|(?:is|are)\s+(?:gone|dead)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled)\b",
+    r"|moving|switching|migrating|swapped|swapping"
+    r"|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){0,5}?to\s+(?:\S+\s+){0,2}?\S*\d"
+    r"|(?:is|are)\s+off|(?:is|are|has\s+been|have\s+been)\s+(?:gone|dead)|(?<=\w)['\u2019]s\s+(?:gone|dead|off)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled"
+    r"|phas(?:e|es|ed|ing)\s+out|(?:upgrad|downgrad)\w*\s+(?:\S+\s+){0,4}?to)\b",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -231,6 +248,10 @@ _CORRECTION = re.compile(
     r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i|fix\s+(?:it|that|this)|take\s+it\s+out)\b",
     re.I,
 )
+# a restriction is a standing rule however it is said: "dags go in pipelines/dags/, nowhere else"
+_RESTRICTIVE = re.compile(r"\b(?:nowhere\s+else|and\s+only\s+(?:there|here)|exclusively)\b", re.I)
+# a supposition changes nothing: "if we upgrade to ruby 3.3 we need to retest the gems"
+_HYPOTHETICAL = re.compile(r"^(?:if|what\s+if|suppose|supposing|in\s+case|maybe|once)\b", re.I)
 # what happened, not what holds
 _PAST = re.compile(
     r"\b(?:was|were|did|had|yesterday|last\s+(?:night|week|time|month)|earlier|ago|ran|went|came|took|wrote|broke"
@@ -239,6 +260,7 @@ _PAST = re.compile(
 )
 # a question that reproaches the agent is a correction, the only question that relates to a rule
 _REPROACH = re.compile(r"^(?:why\s+did(?:n'?t)?\s+you|didn'?t\s+i\s+(?:tell|say|ask))\b", re.I)
+_AT_AGENT = re.compile(r"(?:you|why\s+did\s+you)\s", re.I)
 _QUOTE = re.compile(r'(?:the user said|remember|forget):\s*"(.+?)"', re.I)
 _TAIL = re.compile(r"\s*(?:\[(?:item|items|Task)\s[^\]]*\]\s*)+|\s*->.*$")
 _EXTRA_STOP = frozenset(
@@ -323,6 +345,12 @@ _EXTRA_STOP = frozenset(
         "supposed",
         "why",
         "did",
+        "nowhere",  # "X go in Y, nowhere else": a restriction, see _RESTRICTIVE
+        "else",
+        "phase",  # "phasing out X": the change, not a topic
+        "phasing",
+        "phased",
+        "phas",
         "re",  # we're, they've, we'll
         "ve",
         "ll",
@@ -351,6 +379,8 @@ def root(word: str) -> str:
     if w in _OPPOSITE_WORDS or not w.isalpha():
         return w
     w = _IRREGULAR.get(w, w)
+    if w.startswith("re") and w[2:] in _IRREGULAR:  # rebuilt, rewritten, reran: the verb again
+        w = "re" + _IRREGULAR[w[2:]]
     if len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
     elif len(w) > 5 and w.endswith("ed"):
@@ -368,6 +398,8 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
     out = []
     if roots and " " in text:  # a number word needs the word after it
         text = numerals(rewrite(text))
+    if roots and "/" in text:  # "dashboards/" is a folder, a path like "pipelines/dags/", not the word "dashboards"
+        text = _FOLDER.sub(r"\1/_", text)
     for w in normalized(text.replace("`", " ")).split():
         w = w.strip(":,;'\"()")
         key, eq, value = w.partition("=")
@@ -396,6 +428,12 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
 
 
 _KINDS = frozenset(_KIND_OF.values())
+# the verbs that say a change, not a subject, by their roots
+_CHANGE_VERBS = frozenset(
+    root(f"{verb}{ending}")
+    for verb in ("upgrad", "downgrad", "switch", "mov", "migrat", "chang", "bump", "rais", "lower", "increas", "reduc")
+    for ending in ("e", "ed", "ing", "es", "s", "")
+) | frozenset(root(w) for w in ("replaced", "replace", "swapped", "ditched", "dropped", "phased", "gone"))
 _ROOT_KIND = {root(v): v for v in _KIND_OF if root(v) != v}
 _LIGHT = frozenset(root(w) for w in LIGHT_VERBS) | LIGHT_VERBS
 
@@ -448,6 +486,9 @@ class Clause:
     before: dict[str, str] = field(default_factory=dict)  # term -> the content term right before it in its phrase
     # an identifier next to the noun it names: "media-prod" -> "bucket" ("the media-prod bucket")
     idents: dict[str, str] = field(default_factory=dict)
+    # the old side of a replacement or a retirement ("switched from X", "X is gone", "phasing out X"): said to be out
+    # by a construction of change, not by a negation whose reach may be wider
+    gone: frozenset[str] = frozenset()
 
     @property
     def terms(self) -> frozenset[str]:
@@ -471,6 +512,7 @@ def clause_of(text: str) -> Clause:
     slots: dict[str, str] = {}
     marks: dict[str, int] = {}
     heads: set[str] = set()
+    gone: set[str] = set()
     loose: set[str] = set()
     number = ""  # the last number seen in this phrase, waiting for its unit
     previous = ""
@@ -498,8 +540,8 @@ def clause_of(text: str) -> Clause:
         old = []
         retired = (0, 0)  # "X is being retired": X is what is denied
         replaced = (0, 0)
-        if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut")):
-            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abc" if r.group(g)]
+        if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut", " off", "phas")):
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcef" if r.group(g)]
             replaced = old[0] if old else (0, 0)  # "moved from X to Y": X is what is denied
         if any(w in low for w in ("is", "are", "'s", "'re")) and (f := _FORBIDDEN.search(phrase)):
             old.append((0, f.start()))
@@ -516,7 +558,12 @@ def clause_of(text: str) -> Clause:
         n = _NEGATOR.search(phrase)
         for m in re.finditer(r"\S+", phrase):
             raw = m.group(0).strip("`'\"()[]:;.!")
-            in_old = any(a <= m.start() < b for a, b in old)
+            # the owner of what is replaced stays: "replaced knex's query builder with raw SQL" keeps knex
+            # (but "pingdom's gone": the 's there is the verb that ends the old side)
+            owner = m.group(0).lower().endswith(("'s", "\u2019s")) and any(
+                a <= m.start() and m.end() < b for a, b in old
+            )
+            in_old = any(a <= m.start() < b for a, b in old) and not owner
             in_negation = negated[0] <= m.start() < negated[1] and negated[1] > negated[0]
             raw_sign = -1 if in_negation or in_old else 1
             if raw:
@@ -529,6 +576,8 @@ def clause_of(text: str) -> Clause:
                 if m.start() < subject_end and t not in polarity:
                     loose.add(t)
                 polarity.setdefault(t, sign)
+                if in_old:
+                    gone.add(t)
                 if prior and value_kind(t) is None and value_kind(prior) is None:
                     modifiers.setdefault(t, prior)
                 if prior and t in SLOT_NOUNS and _IDENT.match(prior):
@@ -539,7 +588,7 @@ def clause_of(text: str) -> Clause:
                 if retired[0] <= m.start() < retired[1]:
                     heads.add(t)
                     retired = (0, 0)
-                if replaced[0] <= m.start() < replaced[1]:
+                if replaced[0] <= m.start() < replaced[1] and not owner:
                     heads.add(t)
                     replaced = (0, 0)
                 if head_pending and in_negation and m.start() >= negated[0] and m.start() >= (n.end() if n else 0):
@@ -577,6 +626,7 @@ def clause_of(text: str) -> Clause:
         frozenset(loose),
         modifiers,
         idents,
+        frozenset(gone),
     )
 
 
@@ -626,7 +676,9 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
         # a value said to be out, when the negation is about it: "never npm", "Jenkins is off", not "never
         # force-push to main" after "merge commits on main" (main is where, force-pushing what is denied)
         if said.polarity.get(value) == -block.polarity[value] and _denied_value(value, block, said):
-            return "value"
+            if not _agree(block, said):  # else only how far each negation reaches ("on anything in legacy/")
+                return "value"
+            continue
         if value in said.polarity:
             continue
         for v, k in theirs.items():
@@ -639,6 +691,8 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
             # the same slot said with another of the sentence's words: "raise the connection pool to 50" after
             # "a pool size of 20", "rotate secrets every 30 days" after "secrets are rotated every 90 days"
             same_slot = slots[0] == slots[1] or slots[1] in block.polarity or slots[0] in said.polarity
+            # "upgraded to 1.29": a number a thing is upgraded to is its version, whatever the block called it
+            same_slot = same_slot or slots[1] in _UPGRADE
             if k == kind == "number" and None in units and all(slots) and not same_slot:
                 continue  # a batch size of 64 says nothing of a seed of 42
             if k == kind != "name":
@@ -653,7 +707,11 @@ def _other_kind(block: Clause, said: Clause) -> bool:
     """A shared word said of another thing: "the idle timeout" is not "the request timeout" (each word before it
     is a content word the other sentence lacks)."""
     for t in block.terms & said.terms:
+        if block.kind(t):
+            continue  # the word before a name is its place ("with WireMock", "from WireMock"), not its kind
         mine, theirs = block.before.get(t), said.before.get(t)
+        if mine in _GENERIC_MODIFIERS or theirs in _GENERIC_MODIFIERS:
+            continue  # "new transformations" are still the transformations
         if mine and theirs and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
             return True
     return False
@@ -666,13 +724,19 @@ def _denied_value(term: str, block: Clause, said: Clause) -> bool:
     return kind is not None and (kind != "branch" or term in block.heads or term in said.heads)
 
 
+def _agree(block: Clause, said: Clause) -> bool:
+    """Both deny the same predicate ("Never write raw SQL in the views" after "Avoid raw SQL in the views")."""
+    shared = block.terms & said.terms
+    return any(block.polarity[t] == said.polarity[t] == -1 for t in (shared & block.heads) - block.loose - said.loose)
+
+
 def _flipped(block: Clause, said: Clause) -> list[str]:
     # a word of where the later sentence holds ("in full in the logs") flips nothing, nor a subject of unknown role
     loose = block.loose | said.loose | said.context
     shared = block.terms & said.terms
     # both deny the same thing ("Never write raw SQL in the views" after "Avoid raw SQL in the views"): the rest
     # of a negation's reach is how it is said, not a change
-    if any(block.polarity[t] == said.polarity[t] == -1 for t in (shared & block.heads) - block.loose - said.loose):
+    if _agree(block, said):
         return []
     return [t for t in shared if block.polarity[t] != said.polarity[t] and t not in loose]
 
@@ -689,6 +753,7 @@ class _Reading:
     correction: bool
     changed: bool
     unrequired: bool  # "X is no longer required"
+    hypothetical: bool  # "if we upgrade to X, ...": supposes a change, says none
 
 
 def _read(sentence: str) -> _Reading | None:
@@ -701,10 +766,11 @@ def _read(sentence: str) -> _Reading | None:
         s,
         question,
         clause_of(s),
-        is_rule_like(s),
+        is_rule_like(s) or _RESTRICTIVE.search(s) is not None,
         _CORRECTION.search(s) is not None,
-        _CHANGE.search(said) is not None,
+        _CHANGE.search(said) is not None and not _HYPOTHETICAL.search(s),
         _NOT_REQUIRED.search(said) is not None,
+        _HYPOTHETICAL.search(s) is not None,
     )
 
 
@@ -727,15 +793,17 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     # Thursdays" share a day's kind and a verb, not a topic
     topic_coverage = len(shared_topic) / max(1, len(topic))
     on_topic = len(shared_topic) >= 2 or (
-        len(shared_topic) >= 1 and topic_coverage >= 0.5 and not _other_kind(block, said)
+        len(shared_topic - _GENERIC_NOUNS) >= 1 and topic_coverage >= 0.5 and not _other_kind(block, said)
     )
     kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v] or v in said.loose]
     # a sentence that says nothing but the block's words and a new name ("We're on Vonage for SMS now")
-    bare = not (said.terms - set(said.names) - block.terms)
+    bare = not (said.terms - set(said.names) - block.terms - _CHANGE_VERBS)
     if substituted == "name" and topic_coverage < 2 / 3 and not (bare and changed):
         substituted = None  # a name in the same place of a sentence on another subject ("the backend", "the build")
     agreed = sum(1 for t in shared_topic if said.polarity[t] == block.polarity[t] == -1)
-    if question or (correction and not changed and (not substituted or kept_values or agreed >= 2)):
+    # "you ran X on legacy/ again": what the agent did, against the block, is the correction's subject
+    at_agent = _AT_AGENT.match(s) is not None
+    if question or (correction and not changed and (not substituted or kept_values or agreed >= 2 or at_agent)):
         # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
         if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
             return Relation.CORRECTED
@@ -743,11 +811,20 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     if changed and reading.unrequired and on_topic and not question and -1 not in block.polarity.values():
         return Relation.CONTRADICTED  # a requirement dropped: "the security review is no longer required"
     if (durable or changed or correction) and (substituted or flips):
+        if reading.hypothetical:
+            return None
         value_flip = any(_denied_value(t, block, said) for t in flips)
         # the same named thing with another value: "The Python code uses tabs now" after "a 4-space indent in the
         # Python code"
         named = any(block.kind(v) == "name" for v in kept_values)
-        if substituted and (on_topic or (changed and (shared_topic or (named and substituted == "value")))):
+        # ... and nothing that names another subject ("the dev laptops were upgraded to ubuntu 22.04" after "The
+        # CI runners use Ubuntu 20.04")
+        named = named and not (said.terms - block.terms - set(said.values()) - _CHANGE_VERBS)
+        # with few words shared, a shared word said of another thing ("marketing emails" after "customer emails")
+        # is another subject
+        weak = changed and not _other_kind(block, said) and (shared_topic or (named and substituted == "value"))
+        weak = weak and len(said.terms - block.terms - set(said.values()) - _CHANGE_VERBS) <= 1
+        if substituted and (on_topic or weak):
             return Relation.CONTRADICTED
         # a negation denies its predicate: "Database migrations must be reviewed" does not flip "Don't run
         # database migrations": the flipped terms must hold the negated predicate of one side
@@ -756,9 +833,19 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
             return Relation.CONTRADICTED
         # every value of the block said to be out: "we dropped python 3.9" after "We support Python 3.9 and later"
         values = block.values()
-        if changed and values and all(said.polarity.get(v) == -block.polarity[v] for v in values):
+        if changed and values and all(said.polarity.get(v) == -1 == -block.polarity[v] for v in values):
             return Relation.CONTRADICTED
         if value_flip and len(block.terms) <= 3:
+            return Relation.CONTRADICTED
+        # what the block names is said to be out by a construction of change ("switched from WireMock to
+        # MockServer", "Okta is gone", "phasing out dbt"), of this subject: another value needs no known kind
+        gone = [t for t in flips if t in said.gone and block.polarity[t] > 0]
+        named_gone = any(block.kind(t) for t in gone)
+        enough = len(shared) >= 2 or (named_gone and bare)
+        if changed and gone and enough and (on_topic or named_gone) and not _other_kind(block, said):
+            return Relation.CONTRADICTED
+        # nothing but the block's words, the change and the new name: "imgproxy has been swapped out for Thumbor"
+        if changed and gone and bare and set(said.names) - block.terms:
             return Relation.CONTRADICTED
         return None
     what = shared - block.context  # a restatement says the what again, not only the where

@@ -52,6 +52,9 @@ VALUE_KINDS: dict[str, frozenset[str]] = {
     "docs_tool": frozenset(["sphinx", "mkdocs", "docusaurus", "jekyll", "hugo", "mdbook", "vitepress"]),
     "id_type": frozenset(["uuid", "uuidv4", "uuidv7", "ulid", "bigint", "serial", "cuid", "nanoid", "snowflake"]),
     "license": frozenset(["mit", "apache", "gpl", "bsd", "mpl", "agpl"]),
+    # the register of a text and the variety of a language: "informal" after "formal", "American" after "British"
+    "register": frozenset(["formal", "informal", "casual", "conversational", "colloquial"]),
+    "language_variety": frozenset(["british", "american", "australian", "canadian", "brazilian", "european"]),
     "logging_library": frozenset(
         ["structlog", "loguru", "logbook", "log4j", "logback", "slf4j", "winston", "pino", "bunyan", "zap", "logrus"]
     ),
@@ -110,6 +113,7 @@ SYNONYMS = {
         "docs": "documentation",
         "db": "database",
         "env": "environment",
+        "postgres": "postgresql psql",
     }.items()
     for word in words.split()
 }
