@@ -12,10 +12,11 @@ import pytest
 
 from memtui.cli import main
 from memtui.core import clock
+from memtui.domain.health import Relation
 from memtui.services.context import Context, open_context
 from memtui.services.health import actions
 from memtui.services.health.consolidation import binding_inputs
-from memtui.services.health.rules import relate
+from memtui.services.health.rules import relate, uncommon
 from memtui.services.health.signals import compute_health
 from memtui.services.ingest import run_ingest
 from memtui.services.phase1.run import run_phase1
@@ -59,6 +60,25 @@ def test_the_evaluation_set_is_held_out_from_the_tuning_set() -> None:
     assert not tuned & {s for _, s, _ in EVAL_SET}
     assert {label for _, _, label in EVAL_SET} == {"restated", "contradicted", "corrected", None}
     assert len(EVAL_SET) >= 64  # no smaller than the round before it
+
+
+def test_a_word_outside_common_english_is_a_value_whatever_its_case() -> None:
+    # the package's word list, not the tuning set: product names typed in lower case are names, words are not
+    assert {"gotenberg", "opensearch", "fly.io", "k6"} <= {
+        w for w in ("gotenberg", "opensearch", "fly.io", "k6") if uncommon(w)
+    }
+    assert not any(uncommon(w) for w in ("cluster", "reports", "nightly", "expensive", "the", "tiles"))
+    # so a new value typed in lower case stands in for the block's, and another cluster is another subject
+    said = relate("Invoices are rendered with WeasyPrint.", "invoice rendering switched to gotenberg")
+    assert said is not None and said.value == "contradicted"
+    assert relate("The ClickHouse cluster has 4 nodes.", "the kafka cluster has 12 nodes now") is None
+    # a frequency is one value however it is said, and a going said of its subject retires it
+    assert relate("The ETL syncs run nightly.", "the etl syncs run every 4 hours now") == Relation.CONTRADICTED
+    assert relate("Video uploads are transcoded by Mux.", "mux is out, we transcode uploads with ffmpeg") == (
+        Relation.CONTRADICTED
+    )
+    # an event is no standing change
+    assert relate("Search uses Algolia.", "the algolia index is gone after the reindex failed") is None
 
 
 # --- a home with an approved memory and later sessions ----------------------------------------------------------

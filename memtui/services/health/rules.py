@@ -35,6 +35,16 @@ data formats, recurrences...) are kinds (``vocabulary.VALUE_KINDS``). A later se
   clause's topic that agrees with the block;
 - otherwise nothing.
 
+The values are read by their shape, not from a list of products: a word outside ordinary English prose
+(``common_words.txt``, see ``scripts/gen_common_words.py``) or with a dot in it is a name whatever its case
+("switched to gotenberg"), unless it qualifies the noun after it ("the e2e suite") or follows "a"; a frequency is
+one value however it is said ("every_4_hour" for "every 4 hours", "every_1_night" for "nightly") and compares with
+a weekday; what says which one of the subject ("the kafka cluster" after "The ClickHouse cluster", "the sdk docs"
+after "The API docs") makes another subject; a going is a small closed class said of its subject ("X is out", "has
+been retired", "is being wound down", "got too expensive", "X's contract ended", "instead of X"); an event ("...
+gone after the reindex failed", "yesterday") is no standing change; and a sentence that opens with a subject of its
+own ("map tiles moved from mapbox to maptiler") moves another thing off the block's value.
+
 Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/fixtures/health_eval.py`` by
 ``benchmarks/health.py``.
 """
@@ -44,9 +54,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from importlib import resources
 
 from memtui.domain.health import Relation
-from memtui.services.health.vocabulary import FILLERS, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite
+from memtui.services.health.vocabulary import FILLERS, FREQUENCY, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite
 from memtui.services.health.vocabulary import KIND_OF as _KIND_OF
 from memtui.services.health.vocabulary import OPPOSITES as _OPPOSITES
 from memtui.services.phase1.offline import _STOPWORDS
@@ -120,6 +131,8 @@ _GENERIC_MODIFIERS = frozenset(
 )
 # nouns any subject has: "Protobuf files" and "translation JSON files" share no topic
 _GENERIC_NOUNS = frozenset(["file", "thing", "stuff", "data", "item"])
+# kinds of when a thing happens: "every 4 hours" after "nightly", "on sundays" after "every night"
+_WHEN = frozenset(["frequency", "weekday", "period"])
 _UPGRADE = frozenset(["upgrad", "downgrad"])  # roots of the verbs whose number is a version
 _OPPOSITE_WORDS = frozenset(_OPPOSITES).union(*_OPPOSITES.values())  # compared as written, not by their roots
 _NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
@@ -173,7 +186,9 @@ _REPLACED = re.compile(
     r"|(?P<c>\S+)\s+(?:is|was|has\s+been|got|gets|are|were|have\s+been)\s+(?:replaced|swapped(?:\s+out)?)\b"
     # "moving search indexing off X to Y", "phasing out X in favour of Y": X is what goes
     r"|\b(?:mov|migrat|switch)\w*\s+(?:[\w.-]+\s+){0,3}?(?:off|away\s+from)\s+(?P<e>.+?)(?:\s+(?:to|for|onto)\b|$)"
-    r"|\bphas\w*\s+out\s+(?P<f>.+?)(?:\s+(?:in\s+favou?r\s+of|for)\b|$)",
+    r"|\bphas\w*\s+out\s+(?P<f>.+?)(?:\s+(?:in\s+favou?r\s+of|for)\b|$)"
+    # "on smol now instead of tokio": what the new one stands instead of is what goes
+    r"|\b(?:instead\s+of|in\s+place\s+of)\s+(?P<g>.+?)(?:[,;]|$)",
     re.I,
 )
 # the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
@@ -187,10 +202,16 @@ _NEW_VALUE = re.compile(
 # a rule negated after its subject: "force-pushing to main is not allowed"
 _FORBIDDEN = re.compile(
     r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
-    r"|(?:being\s+)?(?:retired|deprecated|phased\s+out|sunset|removed|decommissioned)|forbidden|banned|prohibited"
-    r"|off[- ]limits|not\s+an?\s+option|gone|obsolete|dead|off)\b",
+    r"|forbidden|banned|prohibited|off[- ]limits|not\s+an?\s+option|obsolete|off)\b"
+    # a going said of its subject, a closed class whatever the tense: "X is out", "X has been retired", "X is being
+    # wound down", "X got too expensive", "X's contract ended"
+    r"|" + r"(?:\b(?:is|are|was|were|has\s+been|have\s+been|got|gets|'s|'re)\s+(?:being\s+)?|\s(?=(?:ended|expired)\b))"
+    r"(?:retired|deprecated|phased\s+out|sunset(?:ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
+    r"|wound\s+down|shut\s+down|killed|dropped|ditched|scrapped|ended|expired|cancell?ed|too\s+(?:expensive|slow|costly|flaky|unreliable))\b",
     re.I,
 )
+# what ties a product to us: "algolia's contract ended" says algolia goes
+_TIE = re.compile(r"\s+(?:contract|licen[cs]e|subscription|deal|plan|account)\b", re.I)
 # the old side of a change said by its going: "now that Dana left", "since Jenkins is gone"
 _GONE = re.compile(
     r"\b(?:now\s+that|since|as)\s+(?P<d>\S+)\s+(?:has\s+|have\s+|is\s+|was\s+)?(?:left|quit|moved|retired|gone|leaving)\b",
@@ -239,7 +260,10 @@ _CHANGE = re.compile(
     r"|moving|switching|migrating|swapped|swapping"
     r"|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){0,5}?to\s+(?:\S+\s+){0,2}?\S*\d"
     r"|(?:is|are)\s+off|(?:is|are|has\s+been|have\s+been)\s+(?:gone|dead)|(?<=\w)['\u2019]s\s+(?:gone|dead|off)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled"
-    r"|phas(?:e|es|ed|ing)\s+out|(?:upgrad|downgrad)\w*\s+(?:\S+\s+){0,4}?to)\b",
+    r"|phas(?:e|es|ed|ing)\s+out|(?:upgrad|downgrad)\w*\s+(?:\S+\s+){0,4}?to"
+    r"|(?:is|are|has\s+been|have\s+been|got|'s)\s+(?:being\s+)?(?:out(?!\s+of\b)|retired|wound\s+down|shut\s+down|dropped|scrapped"
+    r"|sunset|discontinued|too\s+(?:expensive|slow|costly|flaky|unreliable))|(?:contract|license|subscription)\s+(?:ended|expired)"
+    r"|we\s+stopped)\b",
     re.I,
 )
 _CORRECTION = re.compile(
@@ -248,6 +272,7 @@ _CORRECTION = re.compile(
     r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i|fix\s+(?:it|that|this)|take\s+it\s+out)\b",
     re.I,
 )
+_PROHIBITION_START = re.compile(r"^(?:don'?t|do\s+not|never|stop)\b", re.I)
 # a restriction is a standing rule however it is said: "dags go in pipelines/dags/, nowhere else"
 _RESTRICTIVE = re.compile(r"\b(?:nowhere\s+else|and\s+only\s+(?:there|here)|exclusively)\b", re.I)
 # a supposition changes nothing: "if we upgrade to ruby 3.3 we need to retest the gems"
@@ -256,6 +281,14 @@ _HYPOTHETICAL = re.compile(r"^(?:if|what\s+if|suppose|supposing|in\s+case|maybe|
 _PAST = re.compile(
     r"\b(?:was|were|did|had|yesterday|last\s+(?:night|week|time|month)|earlier|ago|ran|went|came|took|wrote|broke"
     r"|failed|crashed|happened)\b",
+    re.I,
+)
+# an event, not a standing change: "the index is gone after the reindex failed", "... was suspended after the bill
+# spiked", "... ran out yesterday"
+_EVENT = re.compile(
+    r"\b(?:after|when|because|since|during)\s+(?:the\s+|a\s+|an\s+|our\s+|we\s+)?(?:\S+\s+){0,3}?"
+    r"(?:\w+ed|ran|broke|went|fell|blew|hit|died|crashed|failed|redesign|outage|incident|migration|upgrade|deploy)\b"
+    r"|\b(?:yesterday|last\s+night|this\s+morning|earlier\s+today|today)\b",
     re.I,
 )
 # a question that reproaches the agent is a correction, the only question that relates to a rule
@@ -354,9 +387,49 @@ _EXTRA_STOP = frozenset(
         "re",  # we're, they've, we'll
         "ve",
         "ll",
+        "these",
+        "those",
+        "ourselves",
     ]
 )
 STOP = _STOPWORDS | _EXTRA_STOP | FILLERS
+# the words of ordinary English prose (``scripts/gen_common_words.py``): a word outside them is a name whatever its
+# case ("switched to gotenberg"), since people type product names in lower case
+COMMON = frozenset(resources.files(__package__).joinpath("common_words.txt").read_text().split())
+_SUFFIXES = (
+    ("ies", ("y",)),
+    ("ied", ("y",)),
+    ("es", ("", "e")),
+    ("s", ("",)),
+    ("ed", ("", "e")),
+    ("ing", ("", "e")),
+    ("ly", ("",)),
+    ("er", ("", "e")),
+    ("ers", ("", "e")),
+)
+_NAME_SHAPE = re.compile(r"^[a-z][a-z0-9]*(?:[.+-][a-z0-9]+)*$")
+
+
+@lru_cache(maxsize=65536)
+def uncommon(word: str) -> bool:
+    """A word no common English word is a form of: a name typed in lower case ("opensearch", "fly.io")."""
+    w = word.lower()
+    if (
+        (len(w) < 3 and not any(c.isdigit() for c in w))
+        or w in STOP
+        or not _NAME_SHAPE.match(w)
+        or w in _KIND_OF
+        or w in SLOT_NOUNS
+    ):
+        return False
+    forms = {w, stem(w)}
+    for suffix, endings in _SUFFIXES:
+        if w.endswith(suffix) and len(w) > len(suffix) + 2:
+            forms.update(w[: -len(suffix)] + e for e in endings)
+    if "." in w or "+" in w:  # a domain or a product's spelling ("fly.io", "notepad++"), never a word of prose
+        return True
+    head = re.split(r"[.+-]", w)
+    return not (forms & COMMON) and not all(h in COMMON or h.isdigit() for h in head)
 
 
 def stem(word: str) -> str:
@@ -460,6 +533,8 @@ def numerals(text: str) -> str:
 def value_kind(term: str) -> str | None:
     if term in _KIND_OF:
         return _KIND_OF[term]
+    if term.startswith(FREQUENCY):
+        return "frequency"
     key, eq, _ = term.partition("=")
     if eq:
         return f"setting:{key}"
@@ -489,6 +564,8 @@ class Clause:
     # the old side of a replacement or a retirement ("switched from X", "X is gone", "phasing out X"): said to be out
     # by a construction of change, not by a negation whose reach may be wider
     gone: frozenset[str] = frozenset()
+    # a noun -> the name before it that says which one ("cluster" -> "kafka" in "the kafka cluster")
+    owners: dict[str, str] = field(default_factory=dict)
 
     @property
     def terms(self) -> frozenset[str]:
@@ -521,7 +598,9 @@ def clause_of(text: str) -> Clause:
     first = True
     modifiers: dict[str, str] = {}
     idents: dict[str, str] = {}
-    for phrase in _PHRASE_SPLIT.split(numerals(rewrite(text))):
+    owners: dict[str, str] = {}
+    for p_index, phrase in enumerate(_PHRASE_SPLIT.split(numerals(rewrite(text)))):
+        first_phrase = p_index == 0
         prior = ""
         negated = (0, 0)
         head_pending = False
@@ -540,10 +619,14 @@ def clause_of(text: str) -> Clause:
         old = []
         retired = (0, 0)  # "X is being retired": X is what is denied
         replaced = (0, 0)
-        if any(w in low for w in ("from", "replac", "swap", "exchang", "substitut", " off", "phas")):
-            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcef" if r.group(g)]
+        if any(
+            w in low for w in ("from", "replac", "swap", "exchang", "substitut", " off", "phas", "instead", "place")
+        ):
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefg" if r.group(g)]
             replaced = old[0] if old else (0, 0)  # "moved from X to Y": X is what is denied
-        if any(w in low for w in ("is", "are", "'s", "'re")) and (f := _FORBIDDEN.search(phrase)):
+        if any(w in low for w in ("is", "are", "'s", "'re", "got", "ended", "expired", "been", "was")) and (
+            f := _FORBIDDEN.search(phrase)
+        ):
             old.append((0, f.start()))
             retired = (0, f.start())
         old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
@@ -556,12 +639,20 @@ def clause_of(text: str) -> Clause:
         number = ""
         prev_raw = ""
         n = _NEGATOR.search(phrase)
-        for m in re.finditer(r"\S+", phrase):
+        words = list(re.finditer(r"\S+", phrase))
+        for i, m in enumerate(words):
             raw = m.group(0).strip("`'\"()[]:;.!")
+            # the word after, when it is a content word of the same noun phrase: "the kafka cluster"
+            follower = ""
+            if i + 1 < len(words) and m.group(0)[-1:].isalnum():
+                follower = next(iter(_word_terms(words[i + 1].group(0))), "")
             # the owner of what is replaced stays: "replaced knex's query builder with raw SQL" keeps knex
-            # (but "pingdom's gone": the 's there is the verb that ends the old side)
-            owner = m.group(0).lower().endswith(("'s", "\u2019s")) and any(
-                a <= m.start() and m.end() < b for a, b in old
+            # (but "pingdom's gone": the 's there is the verb that ends the old side; "algolia's contract ended":
+            # the contract is what ties us to its owner)
+            owner = (
+                m.group(0).lower().endswith(("'s", "\u2019s"))
+                and any(a <= m.start() and m.end() < b for a, b in old)
+                and not _TIE.match(phrase, m.end())
             )
             in_old = any(a <= m.start() < b for a, b in old) and not owner
             in_negation = negated[0] <= m.start() < negated[1] and negated[1] > negated[0]
@@ -607,9 +698,26 @@ def clause_of(text: str) -> Clause:
                 if where is not None and m.start() >= where.end() and value_kind(t) is None:
                     context.add(t)
                 unit = _NUMBER.match(before) is not None  # "200 KB": a unit, not a name
-                capital = raw[:1].isupper() and raw.lower() not in _GENERIC_CAPS
-                if capital and not first and not unit and value_kind(t) in (None, *_KINDS):
+                capital = raw[:1].isupper() and raw.lower() not in _GENERIC_CAPS and not first
+                # a word outside the language is a name whatever its case, unless it qualifies the noun after it
+                # ("the e2e suite") or is one of a kind ("a legend")
+                article = words[i - 1].group(0).lower() if i else ""
+                lower_name = not capital and uncommon(raw) and article not in ("a", "an")
+                lower_name = lower_name and (not follower or value_kind(follower) is not None)
+                named = (capital or lower_name) and not unit and value_kind(t) in (None, *_KINDS)
+                if named:
                     names.setdefault(t, "*" if m.start() in new else before)
+                # the name that says which one of the subject: "the kafka cluster has ...", "The ClickHouse cluster
+                # has ..." (in the object it is the value: "use the REPORTER role now")
+                subject = first_phrase and all(w.group(0).lower() in _ARTICLE for w in words[:i])
+                nameish = named or capital or uncommon(raw) or t in _KIND_OF
+                # ... or any word that qualifies the subject's noun ("the sdk docs" are not "The API docs")
+                head = words[i + 1].group(0).lower() if follower else ""
+                qualifier = nameish or (
+                    t not in _GENERIC_MODIFIERS and value_kind(t) is None and not head.endswith("ing")
+                )
+                if subject and follower and value_kind(follower) is None and qualifier and follower != t:
+                    owners.setdefault(follower, t)
             first = first and not raw
             if raw.lower() not in _ARTICLE:
                 before = raw.lower()
@@ -627,6 +735,7 @@ def clause_of(text: str) -> Clause:
         modifiers,
         idents,
         frozenset(gone),
+        owners,
     )
 
 
@@ -695,7 +804,7 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
             same_slot = same_slot or slots[1] in _UPGRADE
             if k == kind == "number" and None in units and all(slots) and not same_slot:
                 continue  # a batch size of 64 says nothing of a seed of 42
-            if k == kind != "name":
+            if (k == kind != "name") or {k, kind} <= _WHEN:
                 return "value"
             place = said.names.get(v, v)
             if changed and "name" in (k, kind) and place in ("*", block.names.get(value, value)):
@@ -713,6 +822,16 @@ def _other_kind(block: Clause, said: Clause) -> bool:
         if mine in _GENERIC_MODIFIERS or theirs in _GENERIC_MODIFIERS:
             continue  # "new transformations" are still the transformations
         if mine and theirs and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
+            return True
+    return False
+
+
+def _other_owner(block: Clause, said: Clause) -> bool:
+    """The same noun of another named thing: "the kafka cluster has 12 nodes" is not about "The ClickHouse
+    cluster"."""
+    for noun in said.owners.keys() & block.terms:
+        mine, theirs = block.owners.get(noun) or block.before.get(noun), said.owners[noun]
+        if mine and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
             return True
     return False
 
@@ -762,13 +881,14 @@ def _read(sentence: str) -> _Reading | None:
     if not s or (question and not _REPROACH.search(s)):
         return None
     said = rewrite(s)
+    event = _EVENT.search(s) is not None
     return _Reading(
         s,
         question,
         clause_of(s),
-        is_rule_like(s) or _RESTRICTIVE.search(s) is not None,
+        (is_rule_like(s) or _RESTRICTIVE.search(s) is not None) and not event,
         _CORRECTION.search(s) is not None,
-        _CHANGE.search(said) is not None and not _HYPOTHETICAL.search(s),
+        _CHANGE.search(said) is not None and not _HYPOTHETICAL.search(s) and not event,
         _NOT_REQUIRED.search(said) is not None,
         _HYPOTHETICAL.search(s) is not None,
     )
@@ -782,9 +902,11 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     s, question, said = reading.text, reading.question, reading.said
     durable, correction, changed = reading.durable, reading.correction, reading.changed
     shared = block.terms & said.terms
-    if not shared:
+    if not shared or _other_owner(block, said):
         return None
     topic = block.terms - set(block.values()) - set(block.units.values())  # "30 seconds": the unit is no topic
+    if not topic:  # a block of names alone ("Keep the Unity project on .NET Standard 2.1."): they are its subject too
+        topic = frozenset(block.names) - said.gone
     shared_topic = shared & topic
     coverage = len(shared) / max(1, len(block.terms))
     flips = _flipped(block, said)
@@ -792,8 +914,15 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
     # Thursdays" share a day's kind and a verb, not a topic
     topic_coverage = len(shared_topic) / max(1, len(topic))
+    # a name both keep is the subject a new value is said of ("sms go through vonage now"), in a sentence that names
+    # no subject of its own ("the frontend moved to node 22" is about the frontend)
+    if substituted and not (said.terms - block.terms - set(said.values()) - _CHANGE_VERBS):
+        kept_names = {t for t in shared if t in block.names and said.polarity[t] == block.polarity[t]}
+        shared_topic = shared_topic | kept_names
+        topic_coverage = len(shared_topic) / max(1, len(topic | kept_names))
+    other = _other_kind(block, said)
     on_topic = len(shared_topic) >= 2 or (
-        len(shared_topic - _GENERIC_NOUNS) >= 1 and topic_coverage >= 0.5 and not _other_kind(block, said)
+        len(shared_topic - _GENERIC_NOUNS) >= 1 and topic_coverage >= 0.5 and not other
     )
     kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v] or v in said.loose]
     # a sentence that says nothing but the block's words and a new name ("We're on Vonage for SMS now")
@@ -808,6 +937,11 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
         if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
             return Relation.CORRECTED
         return None
+    # "don't helm install by hand, flux deploys it": a prohibition of what the agent did that says the block's value
+    # again puts the agent right, it changes nothing
+    prohibition = _PROHIBITION_START.match(s) and not changed and not substituted and kept_values and on_topic
+    if prohibition and flips and not any(t in kept_values for t in flips):
+        return Relation.CORRECTED
     if changed and reading.unrequired and on_topic and not question and -1 not in block.polarity.values():
         return Relation.CONTRADICTED  # a requirement dropped: "the security review is no longer required"
     if (durable or changed or correction) and (substituted or flips):
@@ -829,13 +963,25 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
         # a negation denies its predicate: "Database migrations must be reviewed" does not flip "Don't run
         # database migrations": the flipped terms must hold the negated predicate of one side
         denied = any(t in block.heads or t in said.heads for t in flips)
-        if flips and (value_flip or (denied and len(shared - block.context) >= 2)) and on_topic:
+        # ... and shares its what, not only where ("in the payments service" is where "don't log request bodies" holds)
+        if flips and (value_flip or (denied and len(shared - block.context - said.context) >= 2)) and on_topic:
             return Relation.CONTRADICTED
         # every value of the block said to be out: "we dropped python 3.9" after "We support Python 3.9 and later"
         values = block.values()
-        if changed and values and all(said.polarity.get(v) == -1 == -block.polarity[v] for v in values):
+        # ... of this subject: a sentence with a subject of its own ("map tiles moved from mapbox to maptiler" after
+        # "Geocoding requests go through Mapbox") moved another thing off the same product
+        own = said.terms - block.terms - set(said.values()) - _CHANGE_VERBS - said.gone
+        # its subject is what it opens with before any of the block's words or values
+        lead = []
+        for t in said.polarity:
+            if t in block.terms or said.kind(t) or t in said.gone:
+                break
+            lead.append(t)
+        aligned = not _other_kind(block, said) and (on_topic or not own & set(lead))
+        out = all(said.polarity.get(v) == -1 == -block.polarity[v] for v in values)
+        if changed and values and out and aligned:
             return Relation.CONTRADICTED
-        if value_flip and len(block.terms) <= 3:
+        if value_flip and len(block.terms) <= 3 and aligned:
             return Relation.CONTRADICTED
         # what the block names is said to be out by a construction of change ("switched from WireMock to
         # MockServer", "Okta is gone", "phasing out dbt"), of this subject: another value needs no known kind

@@ -11,6 +11,7 @@ next to the noun it names ("the media-prod bucket") is a value of that noun.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # Kinds of values: two different members of one kind in the same place say different things.
 VALUE_KINDS: dict[str, frozenset[str]] = {
@@ -208,8 +209,16 @@ LIGHT_VERBS = frozenset(
     ]
 )
 
+_COUNTS = {
+    w: str(n)
+    for n, w in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+    )
+}
+# the prefix of a frequency said as one word ("every_6_hour"), a value of the kind "frequency"
+FREQUENCY = "every_"
 # One spelling for things said several ways; applied to both sides before they are compared.
-_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
+_REWRITES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], ...] = (
     (re.compile(r"\bevery\s+other\b", re.I), "every second"),
     (re.compile(r"\bbi-?weekly\b", re.I), "every second week"),
     (re.compile(r"\bnightly\b", re.I), "every night"),
@@ -217,6 +226,15 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bweekly\b", re.I), "every week"),
     (re.compile(r"\bmonthly\b", re.I), "every month"),
     (re.compile(r"\bhourly\b", re.I), "every hour"),
+    # a frequency is one value however it is said: "every 6 hours" and "hourly" are both frequencies, compared as
+    # one word (see ``FREQUENCY``)
+    (
+        re.compile(
+            r"\bevery\s+(?:(\d+|" + "|".join(_COUNTS) + r")\s+)?(minute|hour|day|night|week|month|year|quarter)s?\b",
+            re.I,
+        ),
+        lambda m: f"every_{_COUNTS.get((m.group(1) or '1').lower(), m.group(1) or '1')}_{m.group(2).lower()}",
+    ),
     # a prohibition with its condition is the requirement: "Don't merge unless CI passes" is "merge only after CI
     # passes"
     (re.compile(r"^(?:don'?t|do\s+not|never)\s+(.+?)\s+unless\s+(.+)$", re.I), r"\1 only after \2"),
