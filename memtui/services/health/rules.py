@@ -57,7 +57,7 @@ from functools import lru_cache
 from importlib import resources
 
 from memtui.domain.health import Relation
-from memtui.services.health.vocabulary import FILLERS, FREQUENCY, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite
+from memtui.services.health.vocabulary import FILLERS, FREQUENCY, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite, strip_time
 from memtui.services.health.vocabulary import KIND_OF as _KIND_OF
 from memtui.services.health.vocabulary import OPPOSITES as _OPPOSITES
 from memtui.services.phase1.offline import _STOPWORDS
@@ -179,6 +179,15 @@ _GENERIC_CAPS = frozenset(
     ["i", "ci", "cd", "pr", "prs", "api", "apis", "ui", "ux", "db", "id", "ids", "url", "urls", "ok", "todo", "cli"]
 )
 _ARTICLE = frozenset(["the", "a", "an", "our", "my", "their", "its"])
+# the words a name of the predicate follows: "built with Tauri" and "built on electron", "runs on X", "hosted by X",
+# "goes through X", "uses X" all put the name in one place, the subject's value
+_PREDICATE = "@"
+_PLACES = frozenset(
+    [
+        *("with", "on", "in", "by", "at", "through", "via", "to", "onto", "into", "under", "behind", "over", "from"),
+        *("using", "use", "uses", "used", "is", "are", "be"),
+    ]
+)
 # the old value of a replacement: "from X to Y" after a change verb, "replaced X with Y", "X was replaced by Y"
 _REPLACED = re.compile(
     r"\b(?:switch|mov|migrat|chang|went|gone|port|upgrad|downgrad|transition)\w*\b[^,;]*?\bfrom\s+(?P<a>.+?)\s+(?:to|for)\b"
@@ -199,15 +208,28 @@ _NEW_VALUE = re.compile(
     r"|\b(?:we'?re|we\s+are|i'?m|we'?ve\s+gone)\s+(?:on|with|using|over\s+to)\s+(?:the\s+)?",
     re.I,
 )
+# the one closed class of what says a thing goes, shared by every rule that reads a going or a change: retired,
+# cancelled, ripped out, EOL, and the evaluations that end a tool ("got too pricey", "not worth it")
+GOING = (
+    r"retired|deprecated|phased\s+out|sunset(?:ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
+    r"|wound\s+down|shut\s+down|killed|axed|dropped|ditched|scrapped|ended|expired|cancell?ed|eol|end[- ]of[- ]life"
+    r"|(?:ripped|torn|pulled|taken|thrown)\s+out|(?:not|no\s+longer)\s+worth\s+it"
+    r"|too\s+(?:expensive|pricey|costly|slow|flaky|unreliable|buggy|heavy|clunky|painful|limited|much\s+hassle)"
+)
+# the verb a going is said with, whatever the tense: "X is out", "X has been retired", "X got too pricey", "X's
+# contract ended"
+_GOING_VERB = (
+    r"(?:\b(?:is|are|was|were|has\s+been|have\s+been|got|gets|became|becomes|'s|'re|is\s+getting)\s+(?:being\s+)?"
+    r"|\s(?=(?:ended|expired)\b))"
+)
+_GOING_SAID = _GOING_VERB + r"(?:" + GOING + r")|\s(?:isn'?t|aren'?t|wasn'?t|is\s+not|are\s+not)\s+worth\s+it"
 # a rule negated after its subject: "force-pushing to main is not allowed"
 _FORBIDDEN = re.compile(
     r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
     r"|forbidden|banned|prohibited|off[- ]limits|not\s+an?\s+option|obsolete|off)\b"
     # a going said of its subject, a closed class whatever the tense: "X is out", "X has been retired", "X is being
     # wound down", "X got too expensive", "X's contract ended"
-    r"|" + r"(?:\b(?:is|are|was|were|has\s+been|have\s+been|got|gets|'s|'re)\s+(?:being\s+)?|\s(?=(?:ended|expired)\b))"
-    r"(?:retired|deprecated|phased\s+out|sunset(?:ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
-    r"|wound\s+down|shut\s+down|killed|dropped|ditched|scrapped|ended|expired|cancell?ed|too\s+(?:expensive|slow|costly|flaky|unreliable))\b",
+    r"|" + _GOING_SAID + r"\b",
     re.I,
 )
 # what ties a product to us: "algolia's contract ended" says algolia goes
@@ -229,12 +251,17 @@ _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
 _FOLDER = re.compile(r"(?<![\w./-])([a-z][\w.-]*)/(?=[\s,;:)]|\.?$|\.\s)", re.I)
 _PATH = re.compile(r"^[\w.-]*[a-z][\w.-]*/[\w./-]*$")  # deploy/k8s/, tests/data: a place in the tree
 
+# a going said as what we did to it, before its object: "we dropped X", "killed X", "ripped out X"
+_DECIDED_GOING = (
+    r"dropp?(?:ed|ing)?|ditch(?:ed|ing)?|kill(?:ed|ing)|ax(?:ed|ing)|scrapp(?:ed|ing)|cancell?(?:ed|ing)|sunsett?(?:ed|ing)"
+    r"|(?:ripp(?:ed|ing)|tore|torn|tearing|pull(?:ed|ing)|rip)\s+out"
+)
 _NEGATOR = re.compile(
     r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
     r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more"
     # "we dropped X", "drop X", but not "the hit rate dropped" (an event, not a decision)
     r"|(?:^|(?<=^\s)|(?<=\bwe\s)|(?<=\bi\s)|(?<='ve\s)|(?<=\bhave\s)|(?<=\bhas\s)|(?<=\bto\s)|(?<=\band\s)|(?<=,\s)|(?<=\bjust\s))"
-    r"(?:dropp?(?:ed|ing)?|ditch(?:ed|ing)?)"
+    r"(?:" + _DECIDED_GOING + r")"
     r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated|(?:turn|switch|shut)(?:ed|ing|s)?\s+off|disabl\w*)\b",
     re.I,
 )
@@ -261,8 +288,11 @@ _CHANGE = re.compile(
     r"|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){0,5}?to\s+(?:\S+\s+){0,2}?\S*\d"
     r"|(?:is|are)\s+off|(?:is|are|has\s+been|have\s+been)\s+(?:gone|dead)|(?<=\w)['\u2019]s\s+(?:gone|dead|off)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled"
     r"|phas(?:e|es|ed|ing)\s+out|(?:upgrad|downgrad)\w*\s+(?:\S+\s+){0,4}?to"
-    r"|(?:is|are|has\s+been|have\s+been|got|'s)\s+(?:being\s+)?(?:out(?!\s+of\b)|retired|wound\s+down|shut\s+down|dropped|scrapped"
-    r"|sunset|discontinued|too\s+(?:expensive|slow|costly|flaky|unreliable))|(?:contract|license|subscription)\s+(?:ended|expired)"
+    r"|" + _GOING_SAID + r"|(?:contract|license|subscription)\s+(?:ended|expired)"
+    # a beginning said with the time it holds from: "since the last release", "as of v3", "starting monday"
+    r"|(?:since|as\s+of|starting)\s+(?:last|the|this|v?\d|(?:mon|tues|wednes|thurs|fri|satur|sun)day|q[1-4]|january|february"
+    r"|march|april|june|july|august|september|october|november|december)"
+    r"|(?:dropped|dropping|ditched|killed|axed|scrapped|cancell?ed|sunsetted|(?:ripped|ripping|tore|torn|tearing|pulled|pulling)\s+out)"
     r"|we\s+stopped)\b",
     re.I,
 )
@@ -272,11 +302,24 @@ _CORRECTION = re.compile(
     r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i|fix\s+(?:it|that|this)|take\s+it\s+out)\b",
     re.I,
 )
+# what the agent did, said to it: "you imported chakra, ..." puts it right as a correction word would
+_AGENT_DID = re.compile(
+    r"^(?:you|the\s+agent)\s+(?:just\s+|again\s+)?(?:\w+ed|wrote|ran|put|made|broke|left|took|went|did|built|set)\b",
+    re.I,
+)
 _PROHIBITION_START = re.compile(r"^(?:don'?t|do\s+not|never|stop)\b", re.I)
 # a restriction is a standing rule however it is said: "dags go in pipelines/dags/, nowhere else"
 _RESTRICTIVE = re.compile(r"\b(?:nowhere\s+else|and\s+only\s+(?:there|here)|exclusively)\b", re.I)
 # a supposition changes nothing: "if we upgrade to ruby 3.3 we need to retest the gems"
-_HYPOTHETICAL = re.compile(r"^(?:if|what\s+if|suppose|supposing|in\s+case|maybe|once)\b", re.I)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|what\s+if|suppose|supposing|in\s+case|maybe|once|perhaps)\b"
+    # a change weighed, planned or reported of someone else is not made: "we considered moving to X", "dana thinks
+    # we should switch to X", "we might drop X"
+    r"|\b(?:consider(?:ed|ing)?|thinking\s+(?:about|of)|thought\s+about|might|evaluat(?:e|ed|ing)|look(?:ed|ing)\s+into"
+    r"|propos(?:e|ed|al)|suggest(?:ed|s|ion)?|plan(?:s|ned|ning)?\s+to|want(?:s|ed)?\s+to|should\s+we|would\s+(?:like|love)"
+    r"|(?<!\bi\s)(?:said|says|thinks|mentioned)\s+(?:we|that|to|it)|wonder(?:ing)?|pros\s+and\s+cons|trial(?:l?ing)?)\b",
+    re.I,
+)
 # what happened, not what holds
 _PAST = re.compile(
     r"\b(?:was|were|did|had|yesterday|last\s+(?:night|week|time|month)|earlier|ago|ran|went|came|took|wrote|broke"
@@ -390,6 +433,14 @@ _EXTRA_STOP = frozenset(
         "these",
         "those",
         "ourselves",
+        # the words of a going ("is being ripped out", "got too pricey"): the change, not a topic
+        "being",
+        "rip",
+        "ripped",
+        "torn",
+        "tore",
+        "pricey",
+        "eol",
     ]
 )
 STOP = _STOPWORDS | _EXTRA_STOP | FILLERS
@@ -599,7 +650,7 @@ def clause_of(text: str) -> Clause:
     modifiers: dict[str, str] = {}
     idents: dict[str, str] = {}
     owners: dict[str, str] = {}
-    for p_index, phrase in enumerate(_PHRASE_SPLIT.split(numerals(rewrite(text)))):
+    for p_index, phrase in enumerate(_PHRASE_SPLIT.split(numerals(rewrite(strip_time(text))))):
         first_phrase = p_index == 0
         prior = ""
         negated = (0, 0)
@@ -702,11 +753,14 @@ def clause_of(text: str) -> Clause:
                 # a word outside the language is a name whatever its case, unless it qualifies the noun after it
                 # ("the e2e suite") or is one of a kind ("a legend")
                 article = words[i - 1].group(0).lower() if i else ""
-                lower_name = not capital and uncommon(raw) and article not in ("a", "an")
-                lower_name = lower_name and (not follower or value_kind(follower) is not None)
+                lower_name = not capital and (uncommon(raw) or t in _KIND_OF) and article not in ("a", "an")
+                # ... or names a product of two words right after the predicate's place word ("runs on cloudflare
+                # pages", "signed with fastlane match")
+                product = i > 0 and words[i - 1].group(0).lower() in _PLACES
+                lower_name = lower_name and (not follower or value_kind(follower) is not None or product)
                 named = (capital or lower_name) and not unit and value_kind(t) in (None, *_KINDS)
                 if named:
-                    names.setdefault(t, "*" if m.start() in new else before)
+                    names.setdefault(t, "*" if m.start() in new else _PREDICATE if before in _PLACES else before)
                 # the name that says which one of the subject: "the kafka cluster has ...", "The ClickHouse cluster
                 # has ..." (in the object it is the value: "use the REPORTER role now")
                 subject = first_phrase and all(w.group(0).lower() in _ARTICLE for w in words[:i])
@@ -718,6 +772,11 @@ def clause_of(text: str) -> Clause:
                 )
                 if subject and follower and value_kind(follower) is None and qualifier and follower != t:
                     owners.setdefault(follower, t)
+            # a capitalised name that is also a common short word ("The Go services", "The Make targets") says
+            # which one of the subject's noun although it is no term
+            capital_stop = raw[:1].isupper() and not _word_terms(m.group(0)) and not first and follower
+            if capital_stop and p_index == 0 and all(w.group(0).lower() in _ARTICLE for w in words[:i]):
+                owners.setdefault(follower, raw.lower())
             first = first and not raw
             if raw.lower() not in _ARTICLE:
                 before = raw.lower()
@@ -821,9 +880,19 @@ def _other_kind(block: Clause, said: Clause) -> bool:
         mine, theirs = block.before.get(t), said.before.get(t)
         if mine in _GENERIC_MODIFIERS or theirs in _GENERIC_MODIFIERS:
             continue  # "new transformations" are still the transformations
-        if mine and theirs and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
+        other = mine and theirs and not _same_qualifier(mine, theirs)
+        if other and mine not in said.polarity and theirs not in block.polarity:
             return True
     return False
+
+
+def _same_qualifier(mine: str, theirs: str) -> bool:
+    """One qualifier said shorter: "service traffic" is the "service-to-service traffic"."""
+    return mine == theirs or theirs in _parts(mine) or mine in _parts(theirs)
+
+
+def _parts(word: str) -> set[str]:
+    return {root(p) for p in word.split("-") if p} if "-" in word else set()
 
 
 def _other_owner(block: Clause, said: Clause) -> bool:
@@ -831,7 +900,7 @@ def _other_owner(block: Clause, said: Clause) -> bool:
     cluster"."""
     for noun in said.owners.keys() & block.terms:
         mine, theirs = block.owners.get(noun) or block.before.get(noun), said.owners[noun]
-        if mine and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
+        if mine and not _same_qualifier(mine, theirs) and mine not in said.polarity and theirs not in block.polarity:
             return True
     return False
 
@@ -887,7 +956,7 @@ def _read(sentence: str) -> _Reading | None:
         question,
         clause_of(s),
         (is_rule_like(s) or _RESTRICTIVE.search(s) is not None) and not event,
-        _CORRECTION.search(s) is not None,
+        _CORRECTION.search(s) is not None or _AGENT_DID.search(s) is not None,
         _CHANGE.search(said) is not None and not _HYPOTHETICAL.search(s) and not event,
         _NOT_REQUIRED.search(said) is not None,
         _HYPOTHETICAL.search(s) is not None,
@@ -934,7 +1003,7 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     at_agent = _AT_AGENT.match(s) is not None
     if question or (correction and not changed and (not substituted or kept_values or agreed >= 2 or at_agent)):
         # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
-        if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
+        if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(block.kind(t) for t in shared)):
             return Relation.CORRECTED
         return None
     # "don't helm install by hand, flux deploys it": a prohibition of what the agent did that says the block's value
