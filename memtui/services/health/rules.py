@@ -197,7 +197,9 @@ _REPLACED = re.compile(
     r"|\b(?:mov|migrat|switch)\w*\s+(?:[\w.-]+\s+){0,3}?(?:off|away\s+from)\s+(?P<e>.+?)(?:\s+(?:to|for|onto)\b|$)"
     r"|\bphas\w*\s+out\s+(?P<f>.+?)(?:\s+(?:in\s+favou?r\s+of|for)\b|$)"
     # "on smol now instead of tokio": what the new one stands instead of is what goes
-    r"|\b(?:instead\s+of|in\s+place\s+of)\s+(?P<g>.+?)(?:[,;]|$)",
+    r"|\b(?:instead\s+of|in\s+place\s+of)\s+(?P<g>.+?)(?:[,;]|$)"
+    # "scalar took over from redoc", "superseded redoc": the one taken over from is what goes
+    r"|\b(?:took|takes|taking|taken)\s+over\s+from\s+(?P<h>.+?)(?:\s+(?:for|as|in|on)\b|[,;]|$)",
     re.I,
 )
 # the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
@@ -284,7 +286,7 @@ _CHANGE = re.compile(
     r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
     r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
     r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with)"
-    r"|moving|switching|migrating|swapped|swapping"
+    r"|moving|switching|migrating|swapped|swapping|took\s+over|taken\s+over|superseded"
     r"|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){0,5}?to\s+(?:\S+\s+){0,2}?\S*\d"
     r"|(?:is|are)\s+off|(?:is|are|has\s+been|have\s+been)\s+(?:gone|dead)|(?<=\w)['\u2019]s\s+(?:gone|dead|off)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled"
     r"|phas(?:e|es|ed|ing)\s+out|(?:upgrad|downgrad)\w*\s+(?:\S+\s+){0,4}?to"
@@ -298,7 +300,7 @@ _CHANGE = re.compile(
 )
 _CORRECTION = re.compile(
     r"^(?:no\b(?=\s*[^\w\s]|\s+(?:not|don'?t|never|you|that|it|i|we|use|this)\b)|nope\b|wrong\b|stop\b|wait\b|undo\b)|\b(?:you\s+forgot|you\s+didn'?t|i\s+told\s+you|i\s+said|i\s+asked"
-    r"|that'?s\s+(?:wrong|not)|that\s+is\s+(?:wrong|not)|again|why\s+did\s+you|you\s+(?:should|were\s+supposed)"
+    r"|that'?s\s+(?:the\s+|a\s+)?(?:wrong|not)|that\s+is\s+(?:the\s+|a\s+)?(?:wrong|not)|again|why\s+did\s+you|you\s+(?:should|were\s+supposed)"
     r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i|fix\s+(?:it|that|this)|take\s+it\s+out)\b",
     re.I,
 )
@@ -671,9 +673,10 @@ def clause_of(text: str) -> Clause:
         retired = (0, 0)  # "X is being retired": X is what is denied
         replaced = (0, 0)
         if any(
-            w in low for w in ("from", "replac", "swap", "exchang", "substitut", " off", "phas", "instead", "place")
+            w in low
+            for w in ("from", "replac", "swap", "exchang", "substitut", " off", "phas", "instead", "place", "over")
         ):
-            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefg" if r.group(g)]
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefgh" if r.group(g)]
             replaced = old[0] if old else (0, 0)  # "moved from X to Y": X is what is denied
         if any(w in low for w in ("is", "are", "'s", "'re", "got", "ended", "expired", "been", "was")) and (
             f := _FORBIDDEN.search(phrase)

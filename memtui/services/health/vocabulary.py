@@ -231,6 +231,25 @@ _COUNTS = {
 # the units a frequency counts in ("every morning" is a time of day, not "every day")
 _UNITS = r"(?:minute|hour|day|night|morning|evening|afternoon|week|month|year|quarter)"
 _TIMES = {"twice": "2", "thrice": "3"}
+# a frequency is said in the largest whole unit: "every 24 hours" is "every day", "twice a day" "every 12 hours"
+_SMALLER = {"day": ("hour", 24), "hour": ("minute", 60), "week": ("day", 7)}
+_LARGER = {small: (large, n) for large, (small, n) in _SMALLER.items()}
+
+
+def _every(count: int, unit: str) -> str:
+    while unit in _LARGER and count and count % _LARGER[unit][1] == 0:
+        unit, count = _LARGER[unit][0], count // _LARGER[unit][1]
+    return f"every_{count}_{unit}"
+
+
+def _times(count: str, unit: str) -> str:
+    """ "twice a day" as an interval when it is a whole one ("every_12_hour"), else as a count per unit."""
+    unit = unit.lower()
+    if unit in _SMALLER and count.isdigit() and int(count) and _SMALLER[unit][1] % int(count) == 0:
+        return _every(_SMALLER[unit][1] // int(count), _SMALLER[unit][0])
+    return f"every_{count}x_{unit}"
+
+
 # the prefix of a frequency said as one word ("every_6_hour"), a value of the kind "frequency"
 FREQUENCY = "every_"
 # One spelling for things said several ways; applied to both sides before they are compared.
@@ -254,8 +273,8 @@ _REWRITES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], .
             + r")s?\b",
             re.I,
         ),
-        lambda m: (
-            f"every_{_TIMES.get(m.group(1).lower(), _COUNTS.get((m.group(2) or '').lower(), m.group(2)))}x_{m.group(3).lower()}"
+        lambda m: _times(
+            _TIMES.get(m.group(1).lower(), _COUNTS.get((m.group(2) or "").lower(), m.group(2))), m.group(3)
         ),
     ),
     (re.compile(r"\b(?:per|each)\s+(?=" + _UNITS + r"\b)", re.I), "every "),
@@ -266,7 +285,7 @@ _REWRITES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], .
             r"\bevery\s+(?:(\d+|" + "|".join(_COUNTS) + r")\s+)?(" + _UNITS + r")s?\b",
             re.I,
         ),
-        lambda m: f"every_{_COUNTS.get((m.group(1) or '1').lower(), m.group(1) or '1')}_{m.group(2).lower()}",
+        lambda m: _every(int(_COUNTS.get((m.group(1) or "1").lower(), m.group(1) or "1")), m.group(2).lower()),
     ),
     # a prohibition with its condition is the requirement: "Don't merge unless CI passes" is "merge only after CI
     # passes"
