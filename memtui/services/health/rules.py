@@ -188,6 +188,8 @@ _PLACES = frozenset(
         *("using", "use", "uses", "used", "is", "are", "be"),
     ]
 )
+# a replacement typed as an arrow: "zendesk -> plain", "jest → vitest"
+_ARROW = r"(?:->|=>|\u2192)"
 # the old value of a replacement: "from X to Y" after a change verb, "replaced X with Y", "X was replaced by Y"
 _REPLACED = re.compile(
     r"\b(?:switch|mov|migrat|chang|went|gone|port|upgrad|downgrad|transition)\w*\b[^,;]*?\bfrom\s+(?P<a>.+?)\s+(?:to|for)\b"
@@ -199,7 +201,9 @@ _REPLACED = re.compile(
     # "on smol now instead of tokio": what the new one stands instead of is what goes
     r"|\b(?:instead\s+of|in\s+place\s+of)\s+(?P<g>.+?)(?:[,;]|$)"
     # "scalar took over from redoc", "superseded redoc": the one taken over from is what goes
-    r"|\b(?:took|takes|taking|taken)\s+over\s+from\s+(?P<h>.+?)(?:\s+(?:for|as|in|on)\b|[,;]|$)",
+    r"|\b(?:took|takes|taking|taken)\s+over\s+from\s+(?P<h>.+?)(?:\s+(?:for|as|in|on)\b|[,;]|$)"
+    # "zendesk -> plain": the arrow's tail is what goes
+    r"|(?P<i>[\w.+-]+)\s*" + _ARROW,
     re.I,
 )
 # the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
@@ -207,7 +211,7 @@ _REPLACED = re.compile(
 _NEW_VALUE = re.compile(
     r"\b(?:(?:switch|mov|migrat|chang|port|transition)\w*|went)\s+(?:\S+\s+){0,4}?(?:over\s+)?to\s+(?:the\s+)?"
     r"|\breplac\w*\s+(?:\S+\s+){1,4}?(?:with|by)\s+(?:the\s+)?|\bin\s+favou?r\s+of\s+(?:the\s+)?"
-    r"|\b(?:we'?re|we\s+are|i'?m|we'?ve\s+gone)\s+(?:on|with|using|over\s+to)\s+(?:the\s+)?",
+    r"|\b(?:we'?re|we\s+are|i'?m|we'?ve\s+gone)\s+(?:on|with|using|over\s+to)\s+(?:the\s+)?|" + _ARROW + r"\s*",
     re.I,
 )
 # the one closed class of what says a thing goes, shared by every rule that reads a going or a change: retired,
@@ -283,7 +287,8 @@ _PLACING = re.compile(r"\s*(?:put|store|place|keep)\w*\b", re.I)
 # "and" before a verb in -ing starts another action: "turning X off and moving Y to Z"
 _PHRASE_SPLIT = re.compile(r"[,;]|\bbut\b|\bbecause\b|\bso\b|\band\b(?=\s+\w+ing\b)", re.I)
 _CHANGE = re.compile(
-    r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
+    r"(?:\s|^)" + _ARROW + r"(?=\s)|"
+    r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+(?:now|here)\s+on|changed|moved|switched|switch|these\s+days"
     r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
     r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with)"
     r"|moving|switching|migrating|swapped|swapping|took\s+over|taken\s+over|superseded"
@@ -674,9 +679,22 @@ def clause_of(text: str) -> Clause:
         replaced = (0, 0)
         if any(
             w in low
-            for w in ("from", "replac", "swap", "exchang", "substitut", " off", "phas", "instead", "place", "over")
+            for w in (
+                "from",
+                "replac",
+                "swap",
+                "exchang",
+                "substitut",
+                " off",
+                "phas",
+                "instead",
+                "place",
+                "over",
+                ">",
+                "\u2192",
+            )
         ):
-            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefgh" if r.group(g)]
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefghi" if r.group(g)]
             replaced = old[0] if old else (0, 0)  # "moved from X to Y": X is what is denied
         if any(w in low for w in ("is", "are", "'s", "'re", "got", "ended", "expired", "been", "was")) and (
             f := _FORBIDDEN.search(phrase)
@@ -686,7 +704,7 @@ def clause_of(text: str) -> Clause:
         old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
         new = (
             {r.end() for r in _NEW_VALUE.finditer(phrase)}
-            if any(w in low for w in ("to", "replac", "favo", "we", "i'm"))
+            if any(w in low for w in ("to", "replac", "favo", "we", "i'm", ">", "\u2192"))
             else set()
         )
         where = _SCOPE_END.search(phrase)
@@ -756,7 +774,11 @@ def clause_of(text: str) -> Clause:
                 # a word outside the language is a name whatever its case, unless it qualifies the noun after it
                 # ("the e2e suite") or is one of a kind ("a legend")
                 article = words[i - 1].group(0).lower() if i else ""
-                lower_name = not capital and (uncommon(raw) or t in _KIND_OF) and article not in ("a", "an")
+                # an abbreviation is a name when what it stands for is one ("tf" for terraform)
+                abbreviation = raw.lower() in SYNONYMS and uncommon(SYNONYMS[raw.lower()])
+                lower_name = (
+                    not capital and (uncommon(raw) or abbreviation or t in _KIND_OF) and article not in ("a", "an")
+                )
                 # ... or names a product of two words right after the predicate's place word ("runs on cloudflare
                 # pages", "signed with fastlane match")
                 product = i > 0 and words[i - 1].group(0).lower() in _PLACES
