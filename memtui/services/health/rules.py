@@ -203,7 +203,9 @@ _REPLACED = re.compile(
     # "scalar took over from redoc", "superseded redoc": the one taken over from is what goes
     r"|\b(?:took|takes|taking|taken)\s+over\s+from\s+(?P<h>.+?)(?:\s+(?:for|as|in|on)\b|[,;]|$)"
     # "zendesk -> plain": the arrow's tail is what goes
-    r"|(?P<i>[\w.+-]+)\s*" + _ARROW,
+    r"|(?P<i>[\w.+-]+)\s*" + _ARROW + r""
+    # "we stopped paying for statuspage", "quit using X": what we stopped doing with it goes
+    r"|\b(?:stopped|quit)\s+\w+ing\s+(?:for\s+|with\s+|on\s+)?(?:the\s+)?(?P<j>[\w.+-]+)",
     re.I,
 )
 # the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
@@ -225,7 +227,8 @@ GOING = (
 # the verb a going is said with, whatever the tense: "X is out", "X has been retired", "X got too pricey", "X's
 # contract ended"
 _GOING_VERB = (
-    r"(?:\b(?:is|are|was|were|has\s+been|have\s+been|got|gets|became|becomes|'s|'re|is\s+getting)\s+(?:being\s+)?"
+    r"(?:\b(?:is|are|was|were|has\s+been|have\s+been|had\s+been|got|gets|became|becomes|is\s+getting)\s+(?:being\s+)?"
+    r"|['\u2019](?:s|re|ve)\s+(?:been\s+|being\s+)?"
     r"|\s(?=(?:ended|expired)\b))"
 )
 _GOING_SAID = _GOING_VERB + r"(?:" + GOING + r")|\s(?:isn'?t|aren'?t|wasn'?t|is\s+not|are\s+not)\s+worth\s+it"
@@ -692,9 +695,11 @@ def clause_of(text: str) -> Clause:
                 "over",
                 ">",
                 "\u2192",
+                "stopped",
+                "quit",
             )
         ):
-            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefghi" if r.group(g)]
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefghij" if r.group(g)]
             replaced = old[0] if old else (0, 0)  # "moved from X to Y": X is what is denied
         if any(w in low for w in ("is", "are", "'s", "'re", "got", "ended", "expired", "been", "was")) and (
             f := _FORBIDDEN.search(phrase)
