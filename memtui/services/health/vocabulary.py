@@ -229,10 +229,10 @@ _COUNTS = {
     )
 }
 # the units a frequency counts in ("every morning" is a time of day, not "every day")
-_UNITS = r"(?:minute|hour|day|night|morning|evening|afternoon|week|month|year|quarter)"
+_UNITS = r"(?:second|minute|hour|day|night|morning|evening|afternoon|week|month|year|quarter)"
 _TIMES = {"twice": "2", "thrice": "3"}
 # a frequency is said in the largest whole unit: "every 24 hours" is "every day", "twice a day" "every 12 hours"
-_SMALLER = {"day": ("hour", 24), "hour": ("minute", 60), "week": ("day", 7)}
+_SMALLER = {"day": ("hour", 24), "hour": ("minute", 60), "minute": ("second", 60), "week": ("day", 7)}
 _LARGER = {small: (large, n) for large, (small, n) in _SMALLER.items()}
 
 
