@@ -40,10 +40,15 @@ The values are read by their shape, not from a list of products: a word outside 
 ("switched to gotenberg"), unless it qualifies the noun after it ("the e2e suite") or follows "a"; a frequency is
 one value however it is said ("every_4_hour" for "every 4 hours", "every_1_night" for "nightly") and compares with
 a weekday; what says which one of the subject ("the kafka cluster" after "The ClickHouse cluster", "the sdk docs"
-after "The API docs") makes another subject; a going is a small closed class said of its subject ("X is out", "has
-been retired", "is being wound down", "got too expensive", "X's contract ended", "instead of X"); an event ("...
-gone after the reindex failed", "yesterday") is no standing change; and a sentence that opens with a subject of its
-own ("map tiles moved from mapbox to maptiler") moves another thing off the block's value.
+after "The API docs") makes another subject; a going is one closed class (``GOING``) that every rule reads, said
+of its subject ("X is out", "has been cancelled", "is being ripped out", "got too pricey", "isn't worth it", "X's
+contract ended", "instead of X", "zendesk -> plain", "stopped paying for X"), unless it is said for another use
+("too expensive for the backend"); an event ("... gone after the reindex failed", "yesterday", "by mistake") is no
+standing change; a weighed or reported change ("we considered X", "dana thinks we should ...") is none; a sentence
+that opens with a subject of its own ("map tiles moved from mapbox to maptiler") moves another thing off the block's
+value; what says when a sentence holds ("last quarter", "going forward", "since monday") is left out before its
+words are read; a name anywhere in the predicate ("built with X", "built on Y", "hosted by", "goes through") is the
+subject's value; and an abbreviation ("k8s", "tf", "pg") is the name it stands for.
 
 Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/fixtures/health_eval.py`` by
 ``benchmarks/health.py``.
@@ -57,7 +62,7 @@ from functools import lru_cache
 from importlib import resources
 
 from memtui.domain.health import Relation
-from memtui.services.health.vocabulary import FILLERS, FREQUENCY, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite
+from memtui.services.health.vocabulary import FILLERS, FREQUENCY, LIGHT_VERBS, SLOT_NOUNS, SYNONYMS, rewrite, strip_time
 from memtui.services.health.vocabulary import KIND_OF as _KIND_OF
 from memtui.services.health.vocabulary import OPPOSITES as _OPPOSITES
 from memtui.services.phase1.offline import _STOPWORDS
@@ -179,6 +184,17 @@ _GENERIC_CAPS = frozenset(
     ["i", "ci", "cd", "pr", "prs", "api", "apis", "ui", "ux", "db", "id", "ids", "url", "urls", "ok", "todo", "cli"]
 )
 _ARTICLE = frozenset(["the", "a", "an", "our", "my", "their", "its"])
+# the words a name of the predicate follows: "built with Tauri" and "built on electron", "runs on X", "hosted by X",
+# "goes through X", "uses X" all put the name in one place, the subject's value
+_PREDICATE = "@"
+_PLACES = frozenset(
+    [
+        *("with", "on", "in", "by", "at", "through", "via", "to", "onto", "into", "under", "behind", "over", "from"),
+        *("using", "use", "uses", "used", "is", "are", "be"),
+    ]
+)
+# a replacement typed as an arrow: "zendesk -> plain", "jest → vitest"
+_ARROW = r"(?:->|=>|\u2192)"
 # the old value of a replacement: "from X to Y" after a change verb, "replaced X with Y", "X was replaced by Y"
 _REPLACED = re.compile(
     r"\b(?:switch|mov|migrat|chang|went|gone|port|upgrad|downgrad|transition)\w*\b[^,;]*?\bfrom\s+(?P<a>.+?)\s+(?:to|for)\b"
@@ -188,7 +204,13 @@ _REPLACED = re.compile(
     r"|\b(?:mov|migrat|switch)\w*\s+(?:[\w.-]+\s+){0,3}?(?:off|away\s+from)\s+(?P<e>.+?)(?:\s+(?:to|for|onto)\b|$)"
     r"|\bphas\w*\s+out\s+(?P<f>.+?)(?:\s+(?:in\s+favou?r\s+of|for)\b|$)"
     # "on smol now instead of tokio": what the new one stands instead of is what goes
-    r"|\b(?:instead\s+of|in\s+place\s+of)\s+(?P<g>.+?)(?:[,;]|$)",
+    r"|\b(?:instead\s+of|in\s+place\s+of)\s+(?P<g>.+?)(?:[,;]|$)"
+    # "scalar took over from redoc", "superseded redoc": the one taken over from is what goes
+    r"|\b(?:took|takes|taking|taken)\s+over\s+from\s+(?P<h>.+?)(?:\s+(?:for|as|in|on)\b|[,;]|$)"
+    # "zendesk -> plain": the arrow's tail is what goes
+    r"|(?P<i>[\w.+-]+)\s*" + _ARROW + r""
+    # "we stopped paying for statuspage", "quit using X": what we stopped doing with it goes
+    r"|\b(?:stopped|quit)\s+\w+ing\s+(?:for\s+|with\s+|on\s+)?(?:the\s+)?(?P<j>[\w.+-]+)",
     re.I,
 )
 # the new value of a change: "switched to X", "replaced ... with X", "in favour of X": a name there stands in for
@@ -196,18 +218,32 @@ _REPLACED = re.compile(
 _NEW_VALUE = re.compile(
     r"\b(?:(?:switch|mov|migrat|chang|port|transition)\w*|went)\s+(?:\S+\s+){0,4}?(?:over\s+)?to\s+(?:the\s+)?"
     r"|\breplac\w*\s+(?:\S+\s+){1,4}?(?:with|by)\s+(?:the\s+)?|\bin\s+favou?r\s+of\s+(?:the\s+)?"
-    r"|\b(?:we'?re|we\s+are|i'?m|we'?ve\s+gone)\s+(?:on|with|using|over\s+to)\s+(?:the\s+)?",
+    r"|\b(?:we'?re|we\s+are|i'?m|we'?ve\s+gone)\s+(?:on|with|using|over\s+to)\s+(?:the\s+)?|" + _ARROW + r"\s*",
     re.I,
 )
+# the one closed class of what says a thing goes, shared by every rule that reads a going or a change: retired,
+# cancelled, ripped out, EOL, and the evaluations that end a tool ("got too pricey", "not worth it")
+GOING = (
+    r"retired|deprecated|phased\s+out|sunset(?:ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
+    r"|wound\s+down|shut\s+down|killed|axed|dropped|ditched|scrapped|ended|expired|cancell?ed|eol|end[- ]of[- ]life"
+    r"|(?:ripped|torn|pulled|taken|thrown)\s+out|(?:not|no\s+longer)\s+worth\s+it"
+    r"|too\s+(?:expensive|pricey|costly|slow|flaky|unreliable|buggy|heavy|clunky|painful|limited|much\s+hassle)"
+)
+# the verb a going is said with, whatever the tense: "X is out", "X has been retired", "X got too pricey", "X's
+# contract ended"
+_GOING_VERB = (
+    r"(?:\b(?:is|are|was|were|has\s+been|have\s+been|had\s+been|got|gets|became|becomes|is\s+getting)\s+(?:being\s+)?"
+    r"|['\u2019](?:s|re|ve)\s+(?:been\s+|being\s+)?"
+    r"|\s(?=(?:ended|expired)\b))"
+)
+_GOING_SAID = _GOING_VERB + r"(?:" + GOING + r")|\s(?:isn'?t|aren'?t|wasn'?t|is\s+not|are\s+not)\s+worth\s+it"
 # a rule negated after its subject: "force-pushing to main is not allowed"
 _FORBIDDEN = re.compile(
     r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
     r"|forbidden|banned|prohibited|off[- ]limits|not\s+an?\s+option|obsolete|off)\b"
     # a going said of its subject, a closed class whatever the tense: "X is out", "X has been retired", "X is being
     # wound down", "X got too expensive", "X's contract ended"
-    r"|" + r"(?:\b(?:is|are|was|were|has\s+been|have\s+been|got|gets|'s|'re)\s+(?:being\s+)?|\s(?=(?:ended|expired)\b))"
-    r"(?:retired|deprecated|phased\s+out|sunset(?:ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
-    r"|wound\s+down|shut\s+down|killed|dropped|ditched|scrapped|ended|expired|cancell?ed|too\s+(?:expensive|slow|costly|flaky|unreliable))\b",
+    r"|" + _GOING_SAID + r"\b",
     re.I,
 )
 # what ties a product to us: "algolia's contract ended" says algolia goes
@@ -229,12 +265,17 @@ _HOSTPORT = re.compile(r"^(?:[\w.-]+:)?(\d{2,5})$")
 _FOLDER = re.compile(r"(?<![\w./-])([a-z][\w.-]*)/(?=[\s,;:)]|\.?$|\.\s)", re.I)
 _PATH = re.compile(r"^[\w.-]*[a-z][\w.-]*/[\w./-]*$")  # deploy/k8s/, tests/data: a place in the tree
 
+# a going said as what we did to it, before its object: "we dropped X", "killed X", "ripped out X"
+_DECIDED_GOING = (
+    r"dropp?(?:ed|ing)?|ditch(?:ed|ing)?|kill(?:ed|ing)|ax(?:ed|ing)|scrapp(?:ed|ing)|cancell?(?:ed|ing)|sunsett?(?:ed|ing)"
+    r"|(?:ripp(?:ed|ing)|tore|torn|tearing|pull(?:ed|ing)|rip)\s+out"
+)
 _NEGATOR = re.compile(
     r"\b(?:never|don'?t|do\s+not|does\s+not|doesn'?t|avoid|mustn'?t|must\s+not|shouldn'?t|should\s+not|no\s+longer"
     r"|not|no|stop|stopped|without|instead\s+of|rather\s+than|over(?!\s+to\b)|no\s+more"
     # "we dropped X", "drop X", but not "the hit rate dropped" (an event, not a decision)
     r"|(?:^|(?<=^\s)|(?<=\bwe\s)|(?<=\bi\s)|(?<='ve\s)|(?<=\bhave\s)|(?<=\bhas\s)|(?<=\bto\s)|(?<=\band\s)|(?<=,\s)|(?<=\bjust\s))"
-    r"(?:dropp?(?:ed|ing)?|ditch(?:ed|ing)?)"
+    r"(?:" + _DECIDED_GOING + r")"
     r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated|(?:turn|switch|shut)(?:ed|ing|s)?\s+off|disabl\w*)\b",
     re.I,
 )
@@ -254,29 +295,46 @@ _PLACING = re.compile(r"\s*(?:put|store|place|keep)\w*\b", re.I)
 # "and" before a verb in -ing starts another action: "turning X off and moving Y to Z"
 _PHRASE_SPLIT = re.compile(r"[,;]|\bbut\b|\bbecause\b|\bso\b|\band\b(?=\s+\w+ing\b)", re.I)
 _CHANGE = re.compile(
-    r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+now\s+on|changed|moved|switched|switch|these\s+days"
+    r"(?:\s|^)" + _ARROW + r"(?=\s)|"
+    r"\b(?:now|no\s+longer|anymore|any\s+more|instead|from\s+(?:now|here)\s+on|changed|moved|switched|switch|these\s+days"
     r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
     r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with)"
-    r"|moving|switching|migrating|swapped|swapping"
+    r"|moving|switching|migrating|swapped|swapping|took\s+over|taken\s+over|superseded"
     r"|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){0,5}?to\s+(?:\S+\s+){0,2}?\S*\d"
     r"|(?:is|are)\s+off|(?:is|are|has\s+been|have\s+been)\s+(?:gone|dead)|(?<=\w)['\u2019]s\s+(?:gone|dead|off)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled"
     r"|phas(?:e|es|ed|ing)\s+out|(?:upgrad|downgrad)\w*\s+(?:\S+\s+){0,4}?to"
-    r"|(?:is|are|has\s+been|have\s+been|got|'s)\s+(?:being\s+)?(?:out(?!\s+of\b)|retired|wound\s+down|shut\s+down|dropped|scrapped"
-    r"|sunset|discontinued|too\s+(?:expensive|slow|costly|flaky|unreliable))|(?:contract|license|subscription)\s+(?:ended|expired)"
+    r"|" + _GOING_SAID + r"|(?:contract|license|subscription)\s+(?:ended|expired)"
+    # a beginning said with the time it holds from: "since the last release", "as of v3", "starting monday"
+    r"|(?:since|as\s+of|starting)\s+(?:last|the|this|v?\d|(?:mon|tues|wednes|thurs|fri|satur|sun)day|q[1-4]|january|february"
+    r"|march|april|june|july|august|september|october|november|december)"
+    r"|(?:dropped|dropping|ditched|killed|axed|scrapped|cancell?ed|sunsetted|(?:ripped|ripping|tore|torn|tearing|pulled|pulling)\s+out)"
     r"|we\s+stopped)\b",
     re.I,
 )
 _CORRECTION = re.compile(
     r"^(?:no\b(?=\s*[^\w\s]|\s+(?:not|don'?t|never|you|that|it|i|we|use|this)\b)|nope\b|wrong\b|stop\b|wait\b|undo\b)|\b(?:you\s+forgot|you\s+didn'?t|i\s+told\s+you|i\s+said|i\s+asked"
-    r"|that'?s\s+(?:wrong|not)|that\s+is\s+(?:wrong|not)|again|why\s+did\s+you|you\s+(?:should|were\s+supposed)"
+    r"|that'?s\s+(?:the\s+|a\s+)?(?:wrong|not)|that\s+is\s+(?:the\s+|a\s+)?(?:wrong|not)|again|why\s+did\s+you|you\s+(?:should|were\s+supposed)"
     r"|as\s+i\s+said|like\s+i\s+said|not\s+what\s+i|fix\s+(?:it|that|this)|take\s+it\s+out)\b",
+    re.I,
+)
+# what the agent did, said to it: "you imported chakra, ..." puts it right as a correction word would
+_AGENT_DID = re.compile(
+    r"^(?:you|the\s+agent)\s+(?:just\s+|again\s+)?(?:\w+ed|wrote|ran|put|made|broke|left|took|went|did|built|set)\b",
     re.I,
 )
 _PROHIBITION_START = re.compile(r"^(?:don'?t|do\s+not|never|stop)\b", re.I)
 # a restriction is a standing rule however it is said: "dags go in pipelines/dags/, nowhere else"
 _RESTRICTIVE = re.compile(r"\b(?:nowhere\s+else|and\s+only\s+(?:there|here)|exclusively)\b", re.I)
 # a supposition changes nothing: "if we upgrade to ruby 3.3 we need to retest the gems"
-_HYPOTHETICAL = re.compile(r"^(?:if|what\s+if|suppose|supposing|in\s+case|maybe|once)\b", re.I)
+_HYPOTHETICAL = re.compile(
+    r"^(?:if|what\s+if|suppose|supposing|in\s+case|maybe|once|perhaps)\b"
+    # a change weighed, planned or reported of someone else is not made: "we considered moving to X", "dana thinks
+    # we should switch to X", "we might drop X"
+    r"|\b(?:consider(?:ed|ing)?|thinking\s+(?:about|of)|thought\s+about|might|evaluat(?:e|ed|ing)|look(?:ed|ing)\s+into"
+    r"|propos(?:e|ed|al)|suggest(?:ed|s|ion)?|plan(?:s|ned|ning)?\s+to|want(?:s|ed)?\s+to|should\s+we|would\s+(?:like|love)"
+    r"|(?<!\bi\s)(?:said|says|thinks|mentioned)\s+(?:we|that|to|it)|wonder(?:ing)?|pros\s+and\s+cons|trial(?:l?ing)?)\b",
+    re.I,
+)
 # what happened, not what holds
 _PAST = re.compile(
     r"\b(?:was|were|did|had|yesterday|last\s+(?:night|week|time|month)|earlier|ago|ran|went|came|took|wrote|broke"
@@ -288,9 +346,13 @@ _PAST = re.compile(
 _EVENT = re.compile(
     r"\b(?:after|when|because|since|during)\s+(?:the\s+|a\s+|an\s+|our\s+|we\s+)?(?:\S+\s+){0,3}?"
     r"(?:\w+ed|ran|broke|went|fell|blew|hit|died|crashed|failed|redesign|outage|incident|migration|upgrade|deploy)\b"
-    r"|\b(?:yesterday|last\s+night|this\s+morning|earlier\s+today|today)\b",
+    r"|\b(?:yesterday|last\s+night|this\s+morning|earlier\s+today|today)\b"
+    # an accident or a thing undone: "was killed by mistake and restored", "is down for a bit"
+    r"|\b(?:by\s+(?:mistake|accident)|accidentally|(?:and|then|was|got)\s+restored|temporarily|for\s+a\s+(?:bit|while|few))\b",
     re.I,
 )
+# a going said of another use of the same thing: "vercel is too expensive for the backend": the backend goes off it
+_GOING_FOR = re.compile(r"(?:" + _GOING_SAID + r")\s+for\s+(?:the\s+|our\s+|all\s+)?(?P<w>[\w-]+)", re.I)
 # a question that reproaches the agent is a correction, the only question that relates to a rule
 _REPROACH = re.compile(r"^(?:why\s+did(?:n'?t)?\s+you|didn'?t\s+i\s+(?:tell|say|ask))\b", re.I)
 _AT_AGENT = re.compile(r"(?:you|why\s+did\s+you)\s", re.I)
@@ -390,6 +452,14 @@ _EXTRA_STOP = frozenset(
         "these",
         "those",
         "ourselves",
+        # the words of a going ("is being ripped out", "got too pricey"): the change, not a topic
+        "being",
+        "rip",
+        "ripped",
+        "torn",
+        "tore",
+        "pricey",
+        "eol",
     ]
 )
 STOP = _STOPWORDS | _EXTRA_STOP | FILLERS
@@ -599,7 +669,7 @@ def clause_of(text: str) -> Clause:
     modifiers: dict[str, str] = {}
     idents: dict[str, str] = {}
     owners: dict[str, str] = {}
-    for p_index, phrase in enumerate(_PHRASE_SPLIT.split(numerals(rewrite(text)))):
+    for p_index, phrase in enumerate(_PHRASE_SPLIT.split(numerals(rewrite(strip_time(text))))):
         first_phrase = p_index == 0
         prior = ""
         negated = (0, 0)
@@ -620,9 +690,25 @@ def clause_of(text: str) -> Clause:
         retired = (0, 0)  # "X is being retired": X is what is denied
         replaced = (0, 0)
         if any(
-            w in low for w in ("from", "replac", "swap", "exchang", "substitut", " off", "phas", "instead", "place")
+            w in low
+            for w in (
+                "from",
+                "replac",
+                "swap",
+                "exchang",
+                "substitut",
+                " off",
+                "phas",
+                "instead",
+                "place",
+                "over",
+                ">",
+                "\u2192",
+                "stopped",
+                "quit",
+            )
         ):
-            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefg" if r.group(g)]
+            old = [(r.start(g), r.end(g)) for r in _REPLACED.finditer(phrase) for g in "abcefghij" if r.group(g)]
             replaced = old[0] if old else (0, 0)  # "moved from X to Y": X is what is denied
         if any(w in low for w in ("is", "are", "'s", "'re", "got", "ended", "expired", "been", "was")) and (
             f := _FORBIDDEN.search(phrase)
@@ -632,7 +718,7 @@ def clause_of(text: str) -> Clause:
         old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
         new = (
             {r.end() for r in _NEW_VALUE.finditer(phrase)}
-            if any(w in low for w in ("to", "replac", "favo", "we", "i'm"))
+            if any(w in low for w in ("to", "replac", "favo", "we", "i'm", ">", "\u2192"))
             else set()
         )
         where = _SCOPE_END.search(phrase)
@@ -702,11 +788,18 @@ def clause_of(text: str) -> Clause:
                 # a word outside the language is a name whatever its case, unless it qualifies the noun after it
                 # ("the e2e suite") or is one of a kind ("a legend")
                 article = words[i - 1].group(0).lower() if i else ""
-                lower_name = not capital and uncommon(raw) and article not in ("a", "an")
-                lower_name = lower_name and (not follower or value_kind(follower) is not None)
+                # an abbreviation is a name when what it stands for is one ("tf" for terraform)
+                abbreviation = raw.lower() in SYNONYMS and uncommon(SYNONYMS[raw.lower()])
+                lower_name = (
+                    not capital and (uncommon(raw) or abbreviation or t in _KIND_OF) and article not in ("a", "an")
+                )
+                # ... or names a product of two words right after the predicate's place word ("runs on cloudflare
+                # pages", "signed with fastlane match")
+                product = i > 0 and words[i - 1].group(0).lower() in _PLACES
+                lower_name = lower_name and (not follower or value_kind(follower) is not None or product)
                 named = (capital or lower_name) and not unit and value_kind(t) in (None, *_KINDS)
                 if named:
-                    names.setdefault(t, "*" if m.start() in new else before)
+                    names.setdefault(t, "*" if m.start() in new else _PREDICATE if before in _PLACES else before)
                 # the name that says which one of the subject: "the kafka cluster has ...", "The ClickHouse cluster
                 # has ..." (in the object it is the value: "use the REPORTER role now")
                 subject = first_phrase and all(w.group(0).lower() in _ARTICLE for w in words[:i])
@@ -718,6 +811,11 @@ def clause_of(text: str) -> Clause:
                 )
                 if subject and follower and value_kind(follower) is None and qualifier and follower != t:
                     owners.setdefault(follower, t)
+            # a capitalised name that is also a common short word ("The Go services", "The Make targets") says
+            # which one of the subject's noun although it is no term
+            capital_stop = raw[:1].isupper() and not _word_terms(m.group(0)) and not first and follower
+            if capital_stop and p_index == 0 and all(w.group(0).lower() in _ARTICLE for w in words[:i]):
+                owners.setdefault(follower, raw.lower())
             first = first and not raw
             if raw.lower() not in _ARTICLE:
                 before = raw.lower()
@@ -821,9 +919,19 @@ def _other_kind(block: Clause, said: Clause) -> bool:
         mine, theirs = block.before.get(t), said.before.get(t)
         if mine in _GENERIC_MODIFIERS or theirs in _GENERIC_MODIFIERS:
             continue  # "new transformations" are still the transformations
-        if mine and theirs and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
+        other = mine and theirs and not _same_qualifier(mine, theirs)
+        if other and mine not in said.polarity and theirs not in block.polarity:
             return True
     return False
+
+
+def _same_qualifier(mine: str, theirs: str) -> bool:
+    """One qualifier said shorter: "service traffic" is the "service-to-service traffic"."""
+    return mine == theirs or theirs in _parts(mine) or mine in _parts(theirs)
+
+
+def _parts(word: str) -> set[str]:
+    return {root(p) for p in word.split("-") if p} if "-" in word else set()
 
 
 def _other_owner(block: Clause, said: Clause) -> bool:
@@ -831,7 +939,7 @@ def _other_owner(block: Clause, said: Clause) -> bool:
     cluster"."""
     for noun in said.owners.keys() & block.terms:
         mine, theirs = block.owners.get(noun) or block.before.get(noun), said.owners[noun]
-        if mine and mine != theirs and mine not in said.polarity and theirs not in block.polarity:
+        if mine and not _same_qualifier(mine, theirs) and mine not in said.polarity and theirs not in block.polarity:
             return True
     return False
 
@@ -873,6 +981,7 @@ class _Reading:
     changed: bool
     unrequired: bool  # "X is no longer required"
     hypothetical: bool  # "if we upgrade to X, ...": supposes a change, says none
+    going_for: tuple[str, ...] = ()  # the terms of another use a going is said of ("too expensive for the backend")
 
 
 def _read(sentence: str) -> _Reading | None:
@@ -887,10 +996,11 @@ def _read(sentence: str) -> _Reading | None:
         question,
         clause_of(s),
         (is_rule_like(s) or _RESTRICTIVE.search(s) is not None) and not event,
-        _CORRECTION.search(s) is not None,
+        _CORRECTION.search(s) is not None or _AGENT_DID.search(s) is not None,
         _CHANGE.search(said) is not None and not _HYPOTHETICAL.search(s) and not event,
         _NOT_REQUIRED.search(said) is not None,
         _HYPOTHETICAL.search(s) is not None,
+        tuple(terms(g.group("w"))) if (g := _GOING_FOR.search(s)) else (),
     )
 
 
@@ -934,7 +1044,7 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     at_agent = _AT_AGENT.match(s) is not None
     if question or (correction and not changed and (not substituted or kept_values or agreed >= 2 or at_agent)):
         # the user is putting the agent right; a negation in a correction ("not npm, I told you") repeats the rule
-        if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(value_kind(t) for t in shared)):
+        if (coverage >= 0.4 and len(shared) >= 2) or (len(shared) >= 1 and any(block.kind(t) for t in shared)):
             return Relation.CORRECTED
         return None
     # "don't helm install by hand, flux deploys it": a prohibition of what the agent did that says the block's value
@@ -945,7 +1055,7 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     if changed and reading.unrequired and on_topic and not question and -1 not in block.polarity.values():
         return Relation.CONTRADICTED  # a requirement dropped: "the security review is no longer required"
     if (durable or changed or correction) and (substituted or flips):
-        if reading.hypothetical:
+        if reading.hypothetical or (reading.going_for and not set(reading.going_for) & block.terms):
             return None
         value_flip = any(_denied_value(t, block, said) for t in flips)
         # the same named thing with another value: "The Python code uses tabs now" after "a 4-space indent in the

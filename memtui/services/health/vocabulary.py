@@ -114,7 +114,16 @@ SYNONYMS = {
         "docs": "documentation",
         "db": "database",
         "env": "environment",
-        "postgres": "postgresql psql",
+        "postgres": "postgresql psql pg",
+        # the abbreviations people type for the tools they name in full elsewhere
+        "kubernetes": "k8s kube",
+        "javascript": "js",
+        "typescript": "ts",
+        "python": "py",
+        "terraform": "tf",
+        "github": "gh",
+        "mongodb": "mongo",
+        "node": "nodejs node.js",
     }.items()
     for word in words.split()
 }
@@ -206,6 +215,10 @@ LIGHT_VERBS = frozenset(
         "all",
         "whole",
         "entire",
+        # the passive said with "get": "webhooks get retried" is "webhooks are retried"
+        "get",
+        "gets",
+        "getting",
     ]
 )
 
@@ -215,6 +228,28 @@ _COUNTS = {
         ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
     )
 }
+# the units a frequency counts in ("every morning" is a time of day, not "every day")
+_UNITS = r"(?:second|minute|hour|day|night|morning|evening|afternoon|week|month|year|quarter)"
+_TIMES = {"twice": "2", "thrice": "3"}
+# a frequency is said in the largest whole unit: "every 24 hours" is "every day", "twice a day" "every 12 hours"
+_SMALLER = {"day": ("hour", 24), "hour": ("minute", 60), "minute": ("second", 60), "week": ("day", 7)}
+_LARGER = {small: (large, n) for large, (small, n) in _SMALLER.items()}
+
+
+def _every(count: int, unit: str) -> str:
+    while unit in _LARGER and count and count % _LARGER[unit][1] == 0:
+        unit, count = _LARGER[unit][0], count // _LARGER[unit][1]
+    return f"every_{count}_{unit}"
+
+
+def _times(count: str, unit: str) -> str:
+    """ "twice a day" as an interval when it is a whole one ("every_12_hour"), else as a count per unit."""
+    unit = unit.lower()
+    if unit in _SMALLER and count.isdigit() and int(count) and _SMALLER[unit][1] % int(count) == 0:
+        return _every(_SMALLER[unit][1] // int(count), _SMALLER[unit][0])
+    return f"every_{count}x_{unit}"
+
+
 # the prefix of a frequency said as one word ("every_6_hour"), a value of the kind "frequency"
 FREQUENCY = "every_"
 # One spelling for things said several ways; applied to both sides before they are compared.
@@ -226,14 +261,31 @@ _REWRITES: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]], .
     (re.compile(r"\bweekly\b", re.I), "every week"),
     (re.compile(r"\bmonthly\b", re.I), "every month"),
     (re.compile(r"\bhourly\b", re.I), "every hour"),
+    # "once a day" is "every day", "twice a week" a frequency of its own ("every_2x_week"), "per hour" and "each
+    # night" are "every hour" and "every night"
+    (re.compile(r"\b(?:once|one\s+time)\s+(?:a|an|per|each|every)\s+(?=" + _UNITS + r")", re.I), "every "),
+    (
+        re.compile(
+            r"\b(twice|thrice|(\d+|"
+            + "|".join(_COUNTS)
+            + r")\s+times)\s+(?:a|an|per|each|every)\s+("
+            + _UNITS
+            + r")s?\b",
+            re.I,
+        ),
+        lambda m: _times(
+            _TIMES.get(m.group(1).lower(), _COUNTS.get((m.group(2) or "").lower(), m.group(2))), m.group(3)
+        ),
+    ),
+    (re.compile(r"\b(?:per|each)\s+(?=" + _UNITS + r"\b)", re.I), "every "),
     # a frequency is one value however it is said: "every 6 hours" and "hourly" are both frequencies, compared as
     # one word (see ``FREQUENCY``)
     (
         re.compile(
-            r"\bevery\s+(?:(\d+|" + "|".join(_COUNTS) + r")\s+)?(minute|hour|day|night|week|month|year|quarter)s?\b",
+            r"\bevery\s+(?:(\d+|" + "|".join(_COUNTS) + r")\s+)?(" + _UNITS + r")s?\b",
             re.I,
         ),
-        lambda m: f"every_{_COUNTS.get((m.group(1) or '1').lower(), m.group(1) or '1')}_{m.group(2).lower()}",
+        lambda m: _every(int(_COUNTS.get((m.group(1) or "1").lower(), m.group(1) or "1")), m.group(2).lower()),
     ),
     # a prohibition with its condition is the requirement: "Don't merge unless CI passes" is "merge only after CI
     # passes"
@@ -253,9 +305,49 @@ def rewrite(text: str) -> str:
     low = text.lower()
     if not any(
         w in low
-        for w in ("every", "weekly", "nightly", "daily", "monthly", "hourly", " off", "unless", "stop", "quit", "cease")
+        for w in (
+            "every",
+            "weekly",
+            "nightly",
+            "daily",
+            "monthly",
+            "hourly",
+            " off",
+            "unless",
+            "stop",
+            "quit",
+            "cease",
+            "once",
+            "twice",
+            "thrice",
+            "times",
+            "per ",
+            "each ",
+        )
     ):
         return text
     for pattern, replacement in _REWRITES:
         text = pattern.sub(replacement, text)
     return " ".join(text.split())
+
+
+# When a statement holds, said beside it: "switched to chargebee last quarter", "done with cerbos going forward". It
+# says nothing about what the statement is about, so it is left out before its words are read (the change it marks
+# is read from the whole sentence).
+_TIME_PHRASE = re.compile(
+    r"\b(?:(?:last|this|next|past|current)\s+(?:quarter|sprint|week|month|year|release|cycle|iteration|term)"
+    r"|going\s+forward|from\s+now\s+on|from\s+here\s+on(?:\s+out)?|these\s+days|nowadays|for\s+now|at\s+the\s+moment"
+    r"|for\s+the\s+time\s+being|as\s+of\s+(?:today|now|this\s+\w+|last\s+\w+|\w+day|v?\d[\w.]*)|lately|recently"
+    r"|since\s+(?:last\s+\w+|the\s+\w+\s+(?:release|sprint|migration)|(?:mon|tues|wednes|thurs|fri|satur|sun)day|v?\d[\w.]*"
+    r"|january|february|march|april|may|june|july|august|september|october|november|december|q[1-4])"
+    r"|starting\s+(?:today|tomorrow|now|next\s+\w+|this\s+\w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+    r"|(?:right\s+)?now(?!\s+that\b)|anymore|any\s+more)\b",
+    re.I,
+)
+
+
+def strip_time(text: str) -> str:
+    """``text`` without the phrases that say when it holds."""
+    if not _TIME_PHRASE.search(text):
+        return text
+    return " ".join(_TIME_PHRASE.sub(" ", text).split())
