@@ -1,5 +1,5 @@
 """The Rollouts filter's substring index: ``threads_filter``, an FTS5 trigram table over the columns a filter term
-matches (preview, cwd, id, source kind, session source, title), so a term of three or more characters is found in
+matches (preview, cwd, id, source kind, session source, title), so a term of two or more characters is found in
 the index instead of by a LIKE over every thread.
 
 The index is contentless (the words live in ``threads``; the index keeps trigrams and their positions) and the
