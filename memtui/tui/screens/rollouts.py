@@ -29,6 +29,7 @@ from memtui.domain.labels import label
 from memtui.services import views
 from memtui.tui.format import fmt_size, fmt_time, home_path, short_path
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.widgets.cell_text import CellText
 from memtui.tui.widgets.columns import NARROW, Column, apply_columns, hidden_note, layout_columns
 from memtui.tui.widgets.windowed_table import WindowedTable
 
@@ -55,30 +56,31 @@ STATUS_STYLE = {
 }
 
 
-def status_cell(status: str, reason: str, lease_expired: bool = False) -> Text:
+def status_cell(status: str, reason: str, lease_expired: bool = False) -> CellText:
     if lease_expired:
         status, reason = "stale", ""  # the Jobs screen and the header say "stale lease" too
     text = f"{label(status)}: {reason}" if reason else label(status)
-    return Text(text.replace("\n", " "), style=STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
+    return CellText(text.replace("\n", " "), STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
 
 
-def project_cell(cwd: str) -> Text:
+def project_cell(cwd: str) -> CellText:
     parts = [p for p in cwd.split("/") if p]
     short = "/".join(parts[-2:]) if len(parts) > 2 else cwd
-    return Text(short or "-", no_wrap=True, overflow="ellipsis")
+    return CellText(short or "-", no_wrap=True, overflow="ellipsis")
 
 
 def row_cells(r: views.RolloutRow, narrow: bool = False) -> dict[str, Any]:
+    """The row's cells: ``CellText``, which paints as ``Text`` does at a fraction of its cost per keystroke."""
     updated = fmt_time(r.updated_at)
     return {
-        "updated": Text(updated[5:] if narrow else updated),
+        "updated": CellText(updated[5:] if narrow else updated),
         "project": project_cell(r.cwd),
-        "source": Text(r.source, no_wrap=True, overflow="ellipsis"),
-        "size": Text(fmt_size(r.bytes), justify="right"),
+        "source": CellText(r.source, no_wrap=True, overflow="ellipsis"),
+        "size": CellText(fmt_size(r.bytes), justify="right"),
         "status": status_cell(r.status, r.reason, r.lease_expired),
-        "usage": Text(str(r.usage_count) if r.usage_count else "-", justify="right"),
-        "last_use": Text(fmt_time(r.last_usage)[:10]),
-        "preview": Text(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
+        "usage": CellText(str(r.usage_count) if r.usage_count else "-", justify="right"),
+        "last_use": CellText(fmt_time(r.last_usage)[:10]),
+        "preview": CellText(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
     }
 
 
