@@ -168,6 +168,7 @@ def _assert_same_as_like(conn: sqlite3.Connection) -> int:
         page = [r.id for r in threads.list_page(conn, text, "updated", True, 0, 10_000)]
         assert page == expected, text
         assert threads.count_listed(conn, text) == len(expected), text
+        assert threads.count_listed_from_indexes(conn, text) in (None, len(expected)), text
         offset = [r.id for r in threads.list_page(conn, text, "updated", True, 3, 5)]
         assert offset == expected[3:8], text
         if ":" not in text:
@@ -184,6 +185,11 @@ def test_the_index_finds_exactly_the_rows_like_finds(tmp_path: Path, monkeypatch
     assert threads.count_listed(conn, "Ü") != threads.count_listed(conn, "ü")
     assert threads.count_listed(conn, "xy") == 0 and threads.count_listed(conn, "a%b") > 0
     assert _assert_same_as_like(conn) > 30
+    # a count the indexes answer comes with the page; one that tests every thread's text or status follows it
+    for text in ("shop-api", "42", "fix test", "status:failed", "source:claude", "", "zz"):
+        assert threads.count_listed_from_indexes(conn, text) is not None, text
+    for text in ("k", "shop k", "status:pending", "shop status:failed"):
+        assert threads.count_listed_from_indexes(conn, text) is None, text
     # the other ways a page and a count are answered: walking the threads in order, and a LIKE for the two-character
     # terms (too many trigrams to expand)
     monkeypatch.setattr(threads, "_SORT_MATCHES_UP_TO", 0)

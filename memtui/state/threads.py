@@ -373,6 +373,7 @@ class _Filter:
     other: tuple[str, ...]  # SQL conditions, AND-ed
     other_args: tuple[Any, ...]
     joins: bool  # a condition reads the job or the output (`status:`)
+    scans: bool  # a condition is tested on every thread's text or stage-1 status (LIKE, STATUS_SQL)
 
     @property
     def match(self) -> str:
@@ -412,7 +413,7 @@ def _parse_filter(conn: sqlite3.Connection, filter_text: str, *, by_job_status: 
     parts: list[str] = []
     clauses: list[str] = []
     args: list[Any] = []
-    joins = False
+    joins = scans = False
     for term in filter_text.split():
         key, _, value = term.partition(":")
         if value and key == "status" and by_job_status and value.lower() in _JOB_DECIDES:
@@ -423,7 +424,7 @@ def _parse_filter(conn: sqlite3.Connection, filter_text: str, *, by_job_status: 
         if value and key == "status":
             clauses.append(f"({STATUS_SQL}) = ?")
             args.append(value.lower())
-            joins = True
+            joins = scans = True
             continue
         if value and key == "source":
             clauses.append("(t.source_kind = ? OR t.session_source = ?)")
@@ -440,14 +441,25 @@ def _parse_filter(conn: sqlite3.Connection, filter_text: str, *, by_job_status: 
             clause, like_args = _like_clause(term)
             clauses.append(clause)
             args += like_args
+            scans = True
         else:
             indexed.append(term)
             parts.append(part)
-    return _Filter(tuple(indexed), tuple(parts), tuple(clauses), tuple(args), joins)
+    return _Filter(tuple(indexed), tuple(parts), tuple(clauses), tuple(args), joins, scans)
+
+
+def count_listed_from_indexes(conn: sqlite3.Connection, filter_text: str = "") -> int | None:
+    """``count_listed`` when indexes answer it (the filter index, the job's status, SQLite's smallest index), else
+    None: a count that tests every thread (a LIKE, the stage-1 status) can follow a page instead of delaying it."""
+    f = _parse_filter(conn, filter_text, by_job_status=True)
+    return None if f.scans or (f.indexed and f.other) else _count(conn, f)
 
 
 def count_listed(conn: sqlite3.Connection, filter_text: str = "") -> int:
-    f = _parse_filter(conn, filter_text, by_job_status=True)
+    return _count(conn, _parse_filter(conn, filter_text, by_job_status=True))
+
+
+def _count(conn: sqlite3.Connection, f: _Filter) -> int:
     if f.nothing:
         return 0
     if f.indexed and not f.other:

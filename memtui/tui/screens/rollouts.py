@@ -117,6 +117,7 @@ class RolloutsScreen(MemtuiScreen):
         self.layout_cols: list[tuple[Column, int]] = []
         self.narrow = False
         self._position_text = ""
+        self._position_width = 0
         self._detail_row: views.RolloutRow | None = None
         self._generation = 0  # numbers each load; a fetch's result is shown only if no newer load started
         self._conns: dict[Worker[None], sqlite3.Connection] = {}  # running fetches' connections, to interrupt
@@ -185,7 +186,8 @@ class RolloutsScreen(MemtuiScreen):
     def _fetch(
         self, generation: int, index: int, total: int | None, filter_text: str, sort: str, descending: bool, window: int
     ) -> None:
-        """Rows first, count after: a new filter paints its first window while its count runs here."""
+        """Rows first, count after: a new filter paints its first window while a count that tests every thread
+        runs here. A count the indexes answer comes with the rows, so the window and its total land in one paint."""
         worker = get_current_worker()
         started = time.perf_counter()
         conn = self.app.ctx.new_conn()
@@ -197,10 +199,12 @@ class RolloutsScreen(MemtuiScreen):
             if total is None and index == 0:
                 rows = views.rollout_rows(conn, filter_text, sort, descending, 0, window)
                 exact = len(rows) < window
+                counted = None if exact else views.count_rollouts_from_indexes(conn, filter_text)
                 if worker.is_cancelled:
                     return
-                self.post_message(self._Loaded(generation, 0, len(rows), rows, 0, started, exact))
-                if not exact:
+                shown = len(rows) if counted is None else counted
+                self.post_message(self._Loaded(generation, 0, shown, rows, 0, started, exact or counted is not None))
+                if not exact and counted is None:
                     total = views.count_rollouts(conn, filter_text)
                     if not worker.is_cancelled:
                         self.post_message(self._Counted(generation, total))
@@ -290,8 +294,12 @@ class RolloutsScreen(MemtuiScreen):
     def _update_position(self) -> None:
         table = self.table
         of = f"{table.row_total:,}" if self.counted else f"{table.row_total:,}+"
-        text = f"{table.absolute_row + 1:,} of {of}" if table.row_total else "0 rollouts"
-        text += hidden_note(len(self.layout_cols), len(COLUMNS))
+        note = hidden_note(len(self.layout_cols), len(COLUMNS))
+        text = (f"{table.absolute_row + 1:,} of {of}" if table.row_total else "0 rollouts") + note
+        # right-aligned in the width of the widest text shown so far: a filter's smaller count leaves the label's
+        # width, and so the screen's layout, alone (a layout repaints the whole screen, over two frames)
+        self._position_width = max(self._position_width, cell_len(text))
+        text = " " * (self._position_width - cell_len(text)) + text
         if text != self._position_text:  # a load, its cursor move and its count each land here: lay out once
             # the label's width follows its text above its min-width; below it, a new text needs no layout (which
             # would repaint the whole screen on every keystroke and again when the count lands)
