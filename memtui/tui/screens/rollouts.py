@@ -117,7 +117,6 @@ class RolloutsScreen(MemtuiScreen):
         self.layout_cols: list[tuple[Column, int]] = []
         self.narrow = False
         self._position_text = ""
-        self._position_width = 0
         self._detail_row: views.RolloutRow | None = None
         self._generation = 0  # numbers each load; a fetch's result is shown only if no newer load started
         self._conns: dict[Worker[None], sqlite3.Connection] = {}  # running fetches' connections, to interrupt
@@ -294,20 +293,18 @@ class RolloutsScreen(MemtuiScreen):
     def _update_position(self) -> None:
         table = self.table
         of = f"{table.row_total:,}" if self.counted else f"{table.row_total:,}+"
-        note = hidden_note(len(self.layout_cols), len(COLUMNS))
-        text = (f"{table.absolute_row + 1:,} of {of}" if table.row_total else "0 rollouts") + note
-        # right-aligned in the width of the widest text shown so far: a filter's smaller count leaves the label's
-        # width, and so the screen's layout, alone (a layout repaints the whole screen, over two frames)
-        self._position_width = max(self._position_width, cell_len(text))
-        text = " " * (self._position_width - cell_len(text)) + text
+        text = f"{table.absolute_row + 1:,} of {of}" if table.row_total else "0 rollouts"
+        text += hidden_note(len(self.layout_cols), len(COLUMNS))
         if text != self._position_text:  # a load, its cursor move and its count each land here: lay out once
-            # the label's width follows its text above its min-width; below it, a new text needs no layout (which
-            # would repaint the whole screen on every keystroke and again when the count lands)
-            floor = self.position.styles.min_width
-            floor_cells = int(floor.value) - self.position.styles.padding.width if floor is not None else 0
-            old, new = max(cell_len(self._position_text), floor_cells), max(cell_len(text), floor_cells)
             self._position_text = text
-            self.position.update(text, layout=new != old)
+            # The label keeps the widest width its text has needed (its min-width grows, right-aligned text): a
+            # filter's smaller count then needs no layout, which would repaint the whole screen over two frames.
+            needed = cell_len(text) + self.position.styles.padding.width
+            floor = self.position.styles.min_width
+            grows = floor is None or needed > floor.value
+            if grows:
+                self.position.styles.min_width = needed
+            self.position.update(text, layout=grows)
         self._show_row_detail()
 
     def _show_row_detail(self) -> None:
