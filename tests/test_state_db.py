@@ -150,3 +150,22 @@ def test_a_database_locked_too_long_is_reported_as_busy_not_corrupt(tmp_path, mo
     assert "doctor" not in str(caught.value)
     holder.execute("ROLLBACK")
     assert connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_the_header_counts_walk_covering_indexes_not_the_threads_rows(tmp_path):
+    """``read_status`` runs at every TUI launch and refresh: no statement of it reads every thread row."""
+    from memtui.state.status import read_status
+
+    conn = connect(tmp_path / "s.sqlite")
+    statements: list[str] = []
+    conn.set_trace_callback(statements.append)
+    read_status(conn)
+    conn.set_trace_callback(None)
+    plans = {
+        sql: [r[3] for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
+        for sql in statements
+        if sql.lstrip().upper().startswith("SELECT") and "threads" in sql
+    }
+    assert plans  # the counts of threads were seen
+    walks = {sql: plan for sql, plan in plans.items() if any(step in ("SCAN threads", "SCAN t") for step in plan)}
+    assert walks == {}

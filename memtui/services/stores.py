@@ -53,6 +53,7 @@ from memtui.state import (
     runs,
     search_index,
     tables,
+    thread_filter,
     threads,
     tombstones,
 )
@@ -302,6 +303,13 @@ def _forget_thread_words(env: Env, t: Target) -> int:
     return threads.forget_words(env.conn, t.thread_id)
 
 
+def _forget_filter_index(env: Env, t: Target) -> int:
+    # the rollout index's forget blanked the words and its triggers deleted them from the index; the FTS5 segments
+    # keep the deleted trigrams until merged
+    thread_filter.purge(env.conn)
+    return 1
+
+
 def _forget_output(env: Env, t: Target) -> int:
     return outputs.forget(env.conn, t.thread_id)
 
@@ -525,6 +533,8 @@ def _forget_aside_databases(env: Env, t: Target) -> int:
                 if _has_table(conn, "meta"):
                     purge_deleted(conn, force=True)  # the deleted documents' terms leave the FTS5 segments
                 conn.execute("VACUUM")
+                if _has_table(conn, thread_filter.TABLE):
+                    thread_filter.rebuild(conn)  # keyed on the rowids a VACUUM may renumber
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 conn.close()
@@ -566,6 +576,17 @@ STORES: tuple[Store, ...] = (
             ),
         },
         forget=_forget_thread_words,
+    ),
+    Store(
+        "rollout list filter index (trigram FTS5 segments)",
+        {
+            # contentless: the words are the rollout index's; the segments hold their trigrams until merged
+            thread_filter.TABLE: _cols("preview cwd id source_kind session_source title", _T),
+            f"{thread_filter.TABLE}_data": {"id": _I, "block": _T},
+            f"{thread_filter.TABLE}_idx": {"segid": _I, "term": _T, "pgno": _I},
+            f"{thread_filter.TABLE}_config": _cols("k v", _I),
+        },
+        forget=_forget_filter_index,
     ),
     Store(
         "stage-1 outputs",
@@ -847,7 +868,7 @@ def holders(env: Env) -> dict[str, int]:
     """Rows per declared table (what a reset would drop); tables missing from a broken database are skipped."""
     out: dict[str, int] = {}
     for table in declared_columns():
-        if table.startswith("search_docs_fts") or table == "meta":
+        if table.startswith(("search_docs_fts", thread_filter.TABLE)) or table == "meta":
             continue
         if (n := tables.count_rows(env.conn, table)) is not None:
             out[table] = n

@@ -41,6 +41,11 @@ def count_rollouts(conn: sqlite3.Connection, filter_text: str = "") -> int:
     return threads.count_listed(conn, filter_text)
 
 
+def count_rollouts_from_indexes(conn: sqlite3.Connection, filter_text: str = "") -> int | None:
+    """The count when indexes answer it (a few milliseconds at 100k threads), else None."""
+    return threads.count_listed_from_indexes(conn, filter_text)
+
+
 def rollout_rows(
     conn: sqlite3.Connection,
     filter_text: str = "",

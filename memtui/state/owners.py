@@ -36,6 +36,10 @@ OWNERS: dict[str, str] = {
     "health_blocks": "memtui.state.health",
     "health_findings": "memtui.state.health",
     "data_versions": "memtui.state.meta",
+    "threads_filter": "memtui.state.thread_filter",
+    "threads_filter_data": "memtui.state.thread_filter",
+    "threads_filter_idx": "memtui.state.thread_filter",
+    "threads_filter_config": "memtui.state.thread_filter",
 }
 
 # ``meta`` keys and the module that names (and so owns) each; a run's keys carry its id in place of ``{}``.

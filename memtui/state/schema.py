@@ -463,6 +463,52 @@ MIGRATIONS: list[str] = [
         UPDATE data_versions SET version = version + 1 WHERE name = 'phase2_inputs';
     END;
     """,
+    # The Rollouts filter's substring index (memtui/state/thread_filter.py): an FTS5 trigram table over the columns
+    # a filter term matches, each lowered by SQLite's ASCII-only lower() and matched case-sensitively, so a phrase
+    # query finds exactly the rows LIKE '%term%' finds. Each value ends in a space (whitespace ends a term, so no
+    # term holds one): every two-character substring then starts a trigram. Contentless: the words stay in
+    # threads, the index holds trigrams; a delete names the old values, so the triggers repeat the insert's values.
+    """
+    CREATE VIRTUAL TABLE IF NOT EXISTS threads_filter USING fts5(
+        preview, cwd, id, source_kind, session_source, title,
+        content='', columnsize=0, tokenize='trigram case_sensitive 1'
+    );
+    CREATE TRIGGER IF NOT EXISTS threads_filter_ai AFTER INSERT ON threads BEGIN
+        INSERT INTO threads_filter (rowid, preview, cwd, id, source_kind, session_source, title)
+        VALUES (new.rowid, lower(new.preview) || ' ', lower(COALESCE(new.cwd, '')) || ' ', lower(new.id) || ' ',
+                lower(new.source_kind) || ' ', lower(new.session_source) || ' ',
+                lower(COALESCE(new.title, '')) || ' ');
+    END;
+    CREATE TRIGGER IF NOT EXISTS threads_filter_ad AFTER DELETE ON threads BEGIN
+        INSERT INTO threads_filter (threads_filter, rowid, preview, cwd, id, source_kind, session_source, title)
+        VALUES ('delete', old.rowid, lower(old.preview) || ' ', lower(COALESCE(old.cwd, '')) || ' ',
+                lower(old.id) || ' ', lower(old.source_kind) || ' ', lower(old.session_source) || ' ',
+                lower(COALESCE(old.title, '')) || ' ');
+    END;
+    CREATE TRIGGER IF NOT EXISTS threads_filter_au AFTER UPDATE OF preview, cwd, id, source_kind, session_source, title
+    ON threads WHEN old.preview IS NOT new.preview OR old.cwd IS NOT new.cwd OR old.id IS NOT new.id
+        OR old.source_kind IS NOT new.source_kind OR old.session_source IS NOT new.session_source
+        OR old.title IS NOT new.title BEGIN
+        INSERT INTO threads_filter (threads_filter, rowid, preview, cwd, id, source_kind, session_source, title)
+        VALUES ('delete', old.rowid, lower(old.preview) || ' ', lower(COALESCE(old.cwd, '')) || ' ',
+                lower(old.id) || ' ', lower(old.source_kind) || ' ', lower(old.session_source) || ' ',
+                lower(COALESCE(old.title, '')) || ' ');
+        INSERT INTO threads_filter (rowid, preview, cwd, id, source_kind, session_source, title)
+        VALUES (new.rowid, lower(new.preview) || ' ', lower(COALESCE(new.cwd, '')) || ' ', lower(new.id) || ' ',
+                lower(new.source_kind) || ' ', lower(new.session_source) || ' ',
+                lower(COALESCE(new.title, '')) || ' ');
+    END;
+    INSERT INTO threads_filter (rowid, preview, cwd, id, source_kind, session_source, title)
+    SELECT rowid, lower(preview) || ' ', lower(COALESCE(cwd, '')) || ' ', lower(id) || ' ', lower(source_kind) || ' ',
+           lower(session_source) || ' ', lower(COALESCE(title, '')) || ' '
+    FROM threads;
+    INSERT INTO threads_filter (threads_filter) VALUES ('optimize');
+    """,
+    # What the TUI header counts at every launch and refresh (threads by source, archived ones) from an index the
+    # counts cover, not a walk of every thread row: 80 ms at 100k threads became 12.
+    """
+    CREATE INDEX IF NOT EXISTS idx_threads_source ON threads(source_kind, session_source, archived);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

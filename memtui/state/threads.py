@@ -11,7 +11,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import orjson
+
 from memtui.adapters.rollouts.model import FileResult, Thread
+from memtui.state import thread_filter
 from memtui.state.db import like_pattern
 from memtui.state.forgotten import forgotten_among
 
@@ -47,8 +50,11 @@ def thread_owner(conn: sqlite3.Connection, thread_id: str) -> tuple[str, int] | 
     return (row[0], row[1]) if row else None
 
 
+# One statement for a whole batch (rows from a JSON array): the filter index's triggers then write one FTS5 segment
+# per batch, where one statement per row (executemany) flushed a segment per row, five times the cost.
 _THREAD_UPSERT = (
-    f"INSERT INTO threads ({', '.join(THREAD_COLUMNS)}) VALUES ({', '.join('?' * len(THREAD_COLUMNS))}) "
+    f"INSERT INTO threads ({', '.join(THREAD_COLUMNS)}) "
+    f"SELECT {', '.join(f'value ->> {i}' for i in range(len(THREAD_COLUMNS)))} FROM json_each(?) WHERE true "
     f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in THREAD_COLUMNS if c != 'id')}"
 )
 # A forgotten rollout's words (its first message, its title) are not indexed again when its file changes.
@@ -81,7 +87,8 @@ def upsert_threads(conn: sqlite3.Connection, threads: Iterable[Thread]) -> None:
             tuple("" if i == p else None if i == t else v for i, v in enumerate(r)) if r[0] in forgotten else r
             for r in rows
         ]
-    conn.executemany(_THREAD_UPSERT, rows)
+    if rows:
+        conn.execute(_THREAD_UPSERT, (orjson.dumps(rows).decode(),))
 
 
 def upsert_files(conn: sqlite3.Connection, results: Iterable[FileResult], now: int) -> None:
@@ -350,37 +357,118 @@ _FILTER_COLUMNS = (
 _JOB_DECIDES = {"running": "running", "failed": "error"}
 
 
-def _filter_clause(filter_text: str, *, by_job_status: bool = False) -> tuple[str, list[Any]]:
+# Up to this many matches the index's rows are fetched and sorted; above, a page walks the threads in order and tests
+# each (dense matches fill a page within a few hundred rows). Sorting n matches costs about what walking 46 * 100k / n
+# rows does, so the two meet near 2,000 at 100k threads.
+_SORT_MATCHES_UP_TO = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class _Filter:
+    """A filter text as SQL: the substring terms the index answers, and the rest (one-character terms, `status:`,
+    `source:`, two-character terms too common to expand)."""
+
+    indexed: tuple[str, ...]  # terms the index answers
+    parts: tuple[str, ...]  # their FTS5 queries; "" for a term no thread holds
+    other: tuple[str, ...]  # SQL conditions, AND-ed
+    other_args: tuple[Any, ...]
+    joins: bool  # a condition reads the job or the output (`status:`)
+    scans: bool  # a condition is tested on every thread's text or stage-1 status (LIKE, STATUS_SQL)
+
+    @property
+    def match(self) -> str:
+        return thread_filter.match_query(self.parts)
+
+    @property
+    def nothing(self) -> bool:
+        """A term starts no trigram of the index: no thread matches."""
+        return "" in self.parts
+
+    def where(self, *, use_index: bool) -> tuple[str, list[Any]]:
+        """Every condition AND-ed: the indexed terms through the index, or through LIKE (after the others, which
+        then rule most rows out first)."""
+        clauses, args = list(self.other), list(self.other_args)
+        if self.indexed and use_index:
+            clauses.append(thread_filter.subquery("t"))
+            args.append(self.match)
+        elif self.indexed:
+            for term in self.indexed:
+                clause, like_args = _like_clause(term)
+                clauses.append(clause)
+                args += like_args
+        return (" AND ".join(clauses) or "1"), args
+
+
+def _like_clause(term: str) -> tuple[str, list[Any]]:
+    like = like_pattern(term)
+    return "(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _FILTER_COLUMNS) + ")", [like] * len(_FILTER_COLUMNS)
+
+
+def _parse_filter(conn: sqlite3.Connection, filter_text: str, *, by_job_status: bool = False) -> _Filter:
     """Every whitespace-separated term must match one column; `status:x` and `source:x` match exactly.
 
     ``by_job_status``: `status:running` and `status:failed` test the job's status, the same rows by STATUS_SQL's
     first branches; a count uses it (an ordered page is faster walking the threads by date, as it stops early)."""
+    indexed: list[str] = []
+    parts: list[str] = []
     clauses: list[str] = []
     args: list[Any] = []
+    joins = scans = False
     for term in filter_text.split():
         key, _, value = term.partition(":")
         if value and key == "status" and by_job_status and value.lower() in _JOB_DECIDES:
             clauses.append("j.status = ?")
             args.append(_JOB_DECIDES[value.lower()])
-        elif value and key == "status":
+            joins = True
+            continue
+        if value and key == "status":
             clauses.append(f"({STATUS_SQL}) = ?")
             args.append(value.lower())
-        elif value and key == "source":
+            joins = scans = True
+            continue
+        if value and key == "source":
             clauses.append("(t.source_kind = ? OR t.session_source = ?)")
             args += [value.lower(), value.lower()]
+            continue
+        part = (
+            thread_filter.phrase(term)
+            if len(term) >= thread_filter.MIN_CHARS
+            else thread_filter.expansion(conn, term)
+            if len(term) == thread_filter.MIN_CHARS - 1
+            else None
+        )
+        if part is None:
+            clause, like_args = _like_clause(term)
+            clauses.append(clause)
+            args += like_args
+            scans = True
         else:
-            like = like_pattern(term)
-            clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in _FILTER_COLUMNS) + ")")
-            args += [like] * len(_FILTER_COLUMNS)
-    return (" AND ".join(clauses) or "1"), args
+            indexed.append(term)
+            parts.append(part)
+    return _Filter(tuple(indexed), tuple(parts), tuple(clauses), tuple(args), joins, scans)
+
+
+def count_listed_from_indexes(conn: sqlite3.Connection, filter_text: str = "") -> int | None:
+    """``count_listed`` when indexes answer it (the filter index, the job's status, SQLite's smallest index), else
+    None: a count that tests every thread (a LIKE, the stage-1 status) can follow a page instead of delaying it."""
+    f = _parse_filter(conn, filter_text, by_job_status=True)
+    return None if f.scans or (f.indexed and f.other) else _count(conn, f)
 
 
 def count_listed(conn: sqlite3.Connection, filter_text: str = "") -> int:
-    where, args = _filter_clause(filter_text, by_job_status=True)
-    if where == "1":  # no filter: a bare COUNT(*) reads SQLite's smallest index; "WHERE 1" walks the table
+    return _count(conn, _parse_filter(conn, filter_text, by_job_status=True))
+
+
+def _count(conn: sqlite3.Connection, f: _Filter) -> int:
+    if f.nothing:
+        return 0
+    if f.indexed and not f.other:
+        return thread_filter.count(conn, f.match)  # the index alone counts: no thread row is read
+    if not f.indexed and not f.other:  # a bare COUNT(*) reads SQLite's smallest index; "WHERE 1" walks the table
         return int(conn.execute("SELECT COUNT(*) FROM threads").fetchone()[0])
-    needs_join = "status:" in filter_text
-    sql = f"SELECT COUNT(*) FROM threads t {_JOINS if needs_join else ''} WHERE {where}"
+    use_index = bool(f.indexed) and thread_filter.matches_at_most(conn, f.match, _SORT_MATCHES_UP_TO)
+    where, args = f.where(use_index=use_index)
+    sql = f"SELECT COUNT(*) FROM threads t {_JOINS if f.joins else ''} WHERE {where}"
     return int(conn.execute(sql, args).fetchone()[0])
 
 
@@ -417,7 +505,12 @@ def list_page(
     conn: sqlite3.Connection, filter_text: str, sort: str, descending: bool, offset: int, limit: int
 ) -> list[ListedThread]:
     """One page of threads. The page's ids are chosen first, then only those rows are decorated."""
-    where, args = _filter_clause(filter_text)
+    f = _parse_filter(conn, filter_text)
+    if f.nothing:
+        return []
+    # few matches: fetch them from the index and sort; many: walk the threads in order, a page fills early
+    use_index = bool(f.indexed) and thread_filter.matches_at_most(conn, f.match, _SORT_MATCHES_UP_TO)
+    where, args = f.where(use_index=use_index)
     order = ROLLOUT_SORTS.get(sort, ROLLOUT_SORTS["updated"])
     direction = "DESC" if descending else "ASC"
     ids = [
@@ -488,13 +581,12 @@ def opted_out_with_output(conn: sqlite3.Connection) -> list[str]:
 
 def set_codex_titles(conn: sqlite3.Connection, titles: list[tuple[str, str]]) -> int:
     """(title, thread_id) for Codex threads, never for a forgotten one; returns the rows changed."""
-    before = conn.total_changes
-    conn.executemany(
+    # the statements' own rows (rowcount), not total_changes, which counts what the triggers wrote too
+    return conn.executemany(
         "UPDATE threads SET title=? WHERE id=? AND source_kind='codex' AND title IS NOT ?"
         " AND id NOT IN (SELECT thread_id FROM forgotten_threads)",
         [(title, tid, title) for title, tid in titles],
-    )
-    return conn.total_changes - before
+    ).rowcount
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,10 +7,13 @@ shows the highlighted rollout in full), and Preview takes whatever width is left
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, getters, on, work
 from textual.app import ComposeResult
@@ -18,17 +21,17 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.content import Content
 from textual.coordinate import Coordinate
+from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, get_current_worker
 
 from memtui.domain.labels import label
 from memtui.services import views
 from memtui.tui.format import fmt_size, fmt_time, home_path, short_path
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.widgets.cell_text import CellText
 from memtui.tui.widgets.columns import NARROW, Column, apply_columns, hidden_note, layout_columns
 from memtui.tui.widgets.windowed_table import WindowedTable
-
-_CANCEL_CHECK_OPS = 100_000  # SQLite virtual-machine steps between two checks for a superseded query
 
 COLUMNS = [
     Column("updated", "Updated", 16, 0, 11),
@@ -53,30 +56,31 @@ STATUS_STYLE = {
 }
 
 
-def status_cell(status: str, reason: str, lease_expired: bool = False) -> Text:
+def status_cell(status: str, reason: str, lease_expired: bool = False) -> CellText:
     if lease_expired:
         status, reason = "stale", ""  # the Jobs screen and the header say "stale lease" too
     text = f"{label(status)}: {reason}" if reason else label(status)
-    return Text(text.replace("\n", " "), style=STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
+    return CellText(text.replace("\n", " "), STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
 
 
-def project_cell(cwd: str) -> Text:
+def project_cell(cwd: str) -> CellText:
     parts = [p for p in cwd.split("/") if p]
     short = "/".join(parts[-2:]) if len(parts) > 2 else cwd
-    return Text(short or "-", no_wrap=True, overflow="ellipsis")
+    return CellText(short or "-", no_wrap=True, overflow="ellipsis")
 
 
 def row_cells(r: views.RolloutRow, narrow: bool = False) -> dict[str, Any]:
+    """The row's cells: ``CellText``, which paints as ``Text`` does at a fraction of its cost per keystroke."""
     updated = fmt_time(r.updated_at)
     return {
-        "updated": Text(updated[5:] if narrow else updated),
+        "updated": CellText(updated[5:] if narrow else updated),
         "project": project_cell(r.cwd),
-        "source": Text(r.source, no_wrap=True, overflow="ellipsis"),
-        "size": Text(fmt_size(r.bytes), justify="right"),
+        "source": CellText(r.source, no_wrap=True, overflow="ellipsis"),
+        "size": CellText(fmt_size(r.bytes), justify="right"),
         "status": status_cell(r.status, r.reason, r.lease_expired),
-        "usage": Text(str(r.usage_count) if r.usage_count else "-", justify="right"),
-        "last_use": Text(fmt_time(r.last_usage)[:10]),
-        "preview": Text(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
+        "usage": CellText(str(r.usage_count) if r.usage_count else "-", justify="right"),
+        "last_use": CellText(fmt_time(r.last_usage)[:10]),
+        "preview": CellText(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
     }
 
 
@@ -114,6 +118,9 @@ class RolloutsScreen(MemtuiScreen):
         self.narrow = False
         self._position_text = ""
         self._detail_row: views.RolloutRow | None = None
+        self._generation = 0  # numbers each load; a fetch's result is shown only if no newer load started
+        self._conns: dict[Worker[None], sqlite3.Connection] = {}  # running fetches' connections, to interrupt
+        self._conns_lock = threading.Lock()
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="filter-bar"):
@@ -152,31 +159,54 @@ class RolloutsScreen(MemtuiScreen):
     def load_window(self, index: int, count: bool = True) -> None:
         """Fetch the window around absolute row ``index`` (and the count when the filter changed)."""
         table = self.table
+        self._generation += 1
         self._fetch(
-            index, None if count else table.row_total, self.filter_text, self.sort, self.descending, table.window
+            self._generation,
+            index,
+            None if count else table.row_total,
+            self.filter_text,
+            self.sort,
+            self.descending,
+            table.window,
         )
+        self._interrupt_superseded()
+
+    def _interrupt_superseded(self) -> None:
+        """Stop the queries of fetches a newer one replaced (a count over 100k rows) within a few SQLite steps.
+
+        ``sqlite3_interrupt`` from this thread, not a progress handler in the worker's: a handler takes the GIL
+        every few thousand steps, and each time waits for the thread painting the rows to give it up."""
+        with self._conns_lock:
+            for worker, conn in self._conns.items():
+                if worker.is_cancelled:
+                    conn.interrupt()
 
     @work(thread=True, exclusive=True, group="rollouts-page", exit_on_error=False)
-    def _fetch(self, index: int, total: int | None, filter_text: str, sort: str, descending: bool, window: int) -> None:
-        """Rows first, count after: a new filter paints its first window before the full count is known."""
+    def _fetch(
+        self, generation: int, index: int, total: int | None, filter_text: str, sort: str, descending: bool, window: int
+    ) -> None:
+        """Rows first, count after: a new filter paints its first window while a count that tests every thread
+        runs here. A count the indexes answer comes with the rows, so the window and its total land in one paint."""
         worker = get_current_worker()
         started = time.perf_counter()
         conn = self.app.ctx.new_conn()
-        # A newer keystroke cancels this worker: its queries stop within a millisecond or so instead of running on
-        # (a count over 100k rows) beside the new filter's. Not checked more often: each check takes the GIL from
-        # the thread painting the rows just fetched.
-        conn.set_progress_handler(lambda: int(worker.is_cancelled), _CANCEL_CHECK_OPS)
+        with self._conns_lock:
+            self._conns[worker] = conn
         try:
+            if worker.is_cancelled:
+                return
             if total is None and index == 0:
                 rows = views.rollout_rows(conn, filter_text, sort, descending, 0, window)
                 exact = len(rows) < window
+                counted = None if exact else views.count_rollouts_from_indexes(conn, filter_text)
                 if worker.is_cancelled:
                     return
-                self.app.call_from_thread(self._show, 0, len(rows), rows, 0, started, exact)
-                if not exact:
+                shown = len(rows) if counted is None else counted
+                self.post_message(self._Loaded(generation, 0, shown, rows, 0, started, exact or counted is not None))
+                if not exact and counted is None:
                     total = views.count_rollouts(conn, filter_text)
                     if not worker.is_cancelled:
-                        self.app.call_from_thread(self._set_total, total)
+                        self.post_message(self._Counted(generation, total))
                 return
             if total is None:
                 total = views.count_rollouts(conn, filter_text)
@@ -185,12 +215,43 @@ class RolloutsScreen(MemtuiScreen):
             rows = views.rollout_rows(conn, filter_text, sort, descending, offset, window)
         except sqlite3.OperationalError:
             if worker.is_cancelled:
-                return  # interrupted by the progress handler: superseded
+                return  # interrupted: superseded
             raise
         finally:
-            conn.close()
+            with self._conns_lock:
+                self._conns.pop(worker, None)
+                conn.close()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, offset, total, rows, index, started)
+            self.post_message(self._Loaded(generation, offset, total, rows, index, started))
+
+    @dataclass
+    class _Loaded(Message):
+        """A fetched window, for the load numbered ``generation``."""
+
+        bubble = False
+        generation: int
+        offset: int
+        total: int
+        rows: list[views.RolloutRow]
+        index: int
+        started: float
+        exact: bool = True
+
+    @dataclass
+    class _Counted(Message):
+        bubble = False
+        generation: int
+        total: int
+
+    @on(_Loaded)
+    def _loaded(self, message: _Loaded) -> None:
+        if message.generation == self._generation:  # else a newer load replaced it
+            self._show(message.offset, message.total, message.rows, message.index, message.started, message.exact)
+
+    @on(_Counted)
+    def _counted(self, message: _Counted) -> None:
+        if message.generation == self._generation:
+            self._set_total(message.total)
 
     def _set_total(self, total: int) -> None:
         self.table.row_total = total
@@ -199,7 +260,7 @@ class RolloutsScreen(MemtuiScreen):
 
     def _fill(self, offset: int, total: int, rows: list[views.RolloutRow], index: int) -> None:
         keys = [c.key for c, _ in self.layout_cols]
-        cells = [(r.id, [row_cells(r, self.narrow)[k] for k in keys]) for r in rows]
+        cells = [(r.id, [row[k] for k in keys]) for r in rows for row in (row_cells(r, self.narrow),)]
         self.table.show_window(offset, total, cells, index)
 
     def _show(
@@ -236,7 +297,14 @@ class RolloutsScreen(MemtuiScreen):
         text += hidden_note(len(self.layout_cols), len(COLUMNS))
         if text != self._position_text:  # a load, its cursor move and its count each land here: lay out once
             self._position_text = text
-            self.position.update(text)
+            # The label keeps the widest width its text has needed (its min-width grows, right-aligned text): a
+            # filter's smaller count then needs no layout, which would repaint the whole screen over two frames.
+            needed = cell_len(text) + self.position.styles.padding.width
+            floor = self.position.styles.min_width
+            grows = floor is None or needed > floor.value
+            if grows:
+                self.position.styles.min_width = needed
+            self.position.update(text, layout=grows)
         self._show_row_detail()
 
     def _show_row_detail(self) -> None:
@@ -244,9 +312,10 @@ class RolloutsScreen(MemtuiScreen):
         row = self.rows.get(self.selected_thread() or "")
         if row is self._detail_row and row is not None:
             return  # the same rollout: its text is already shown
+        was_empty = self._detail_row is None
         self._detail_row = row
         if row is None:
-            self.row_detail.update("")
+            self.row_detail.update("", layout=not was_empty)
             return
         paths = self.app.ctx.paths
         path = short_path(row.path, paths.codex_home, paths.claude_dir)
@@ -254,8 +323,9 @@ class RolloutsScreen(MemtuiScreen):
         third: tuple[str, str] = (
             (f"{label(row.status)}: {row.reason}", "$text-warning") if row.reason else (row.preview, "italic")
         )
-        self.row_detail.update(
-            Content.assemble((row.id, "bold"), f" · {row.source}{uses} · {row.cwd or '-'}\n", f"{path}\n", third)
+        self.row_detail.update(  # always three lines (its max-height): its size changes only from or to empty
+            Content.assemble((row.id, "bold"), f" · {row.source}{uses} · {row.cwd or '-'}\n", f"{path}\n", third),
+            layout=was_empty,
         )
 
     def _update_headers(self) -> None:
