@@ -18,6 +18,10 @@ from tests.conftest import approve_root
 from tests.test_mcp_server import THREAD, _data, _usage
 from tests.test_phase2_support import add_output
 
+# Every test here starts `memtui mcp` as an agent does (a process importing the MCP SDK, about a second each):
+# CI runs them; the day-to-day tier keeps tests/test_mcp_server.py's own stdio round trip.
+pytestmark = pytest.mark.slow
+
 OTHER = "019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5c"
 MEMORY = (
     "# Task Group: shop\napplies_to: cwd=/work/shop; reuse_rule=x\n- the flamingo cache must be warmed\n\n"

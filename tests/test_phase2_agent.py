@@ -287,6 +287,7 @@ def test_clean_workspace_missing_artifacts_still_runs_the_agent_with_a_none_diff
     assert job.status == "error" and job.retry_at > FROZEN_NOW
 
 
+@pytest.mark.slow  # waits on the wall clock for the heartbeat
 def test_heartbeat_notices_a_lost_lease_and_the_run_stops(ctx, model_env, monkeypatch):
     from memtui.state.db import connect
 

@@ -9,6 +9,8 @@ import pytest
 from tests.fixtures.poisoning import ATTACKS, BENIGN, run_flow
 from tests.reliability.harness import IDLE, NOW, Home, frozen
 
+pytestmark = pytest.mark.slow  # the whole poisoning set through the pipeline, as benchmarks/trust.py runs it
+
 
 @pytest.mark.parametrize("path", ["offline", "copy", "promote"])
 def test_poisoned_rollouts_never_reach_agents_unflagged(path: str, isolated_env) -> None:
