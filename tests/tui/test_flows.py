@@ -9,6 +9,7 @@ from textual.widgets import DataTable, Input, Label, TabbedContent, TextArea
 
 from memtui.adapters.memroot import baseline
 from memtui.services import views
+from memtui.services.citations import CitationEntry
 from memtui.services.context import open_context
 from memtui.tui.screens.citations import CitationsScreen
 from memtui.tui.screens.detail import RolloutDetailScreen
@@ -228,6 +229,16 @@ async def test_commit_manual_edit_makes_a_new_baseline(ui_home: Path) -> None:
 
 
 async def test_citation_jump_lands_on_the_cited_lines(ui_home: Path) -> None:
+    from memtui.services.citations.check import check_entry
+    from memtui.services.phase2.review import approve
+
+    ctx = open_context(home=ui_home)
+    cited = CitationEntry(path="MEMORY.md", line_start=5, line_end=7, note="")
+    unapproved = check_entry(ctx.paths.memory_root, cited)
+    assert unapproved.status == "missing_file"  # the run awaiting review wrote it: no agent has read it yet
+    assert unapproved.detail == "MEMORY.md is not in the approved memory agents read"
+    approve(ctx)
+    ctx.close()
     app = app_for(ui_home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

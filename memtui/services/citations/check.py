@@ -128,7 +128,13 @@ def check_entry(memory_root: Path, entry: CitationEntry, conn: sqlite3.Connectio
     resolved = resolve_entry_path(memory_root, entry.path)
     lines = read_lines(resolved)
     if lines is None:
-        return EntryCheck(entry, "missing_file", f"no file {resolved}", resolved)
+        approved_copy = published_dir(memory_root)
+        where = (
+            f"{entry.path} is not in the approved memory agents read"
+            if resolved.is_relative_to(approved_copy)
+            else f"no file {resolved}"
+        )
+        return EntryCheck(entry, "missing_file", where, resolved)
     if not (1 <= entry.line_start <= entry.line_end <= len(lines)):
         detail = f"lines {entry.line_start}-{entry.line_end} outside 1-{len(lines)}"
         if entry.line_start > entry.line_end or entry.line_start < 1:
