@@ -34,12 +34,22 @@ def test_the_full_help_still_lists_every_command(capsys: pytest.CaptureFixture[s
     assert all(name in listed for name in COMMANDS)
 
 
-def test_status_starts_without_the_model_client_git_or_other_commands() -> None:
+@pytest.mark.parametrize(
+    ("argv", "kept_out"),
+    [
+        (["status"], ("openai", "git", "textual", "memtui.cli.ingest_cmd", "memtui.cli.phase1_cmd")),
+        # an agent waits on `memtui mcp` to start: ingest, git and search stay out
+        (
+            ["mcp", "--project", "/p"],
+            ("memtui.services.ingest", "git", "memtui.services.search", "memtui.cli.ingest_cmd"),
+        ),
+    ],
+)
+def test_a_command_starts_without_what_it_never_uses(argv: list[str], kept_out: tuple[str, ...]) -> None:
     code = (
         "import sys; from memtui.cli import build_parser, _named_command; "
-        "build_parser(_named_command(['--home', '/tmp/x', 'status'])); "
-        "print(','.join(m for m in ('openai', 'git', 'textual', 'memtui.cli.ingest_cmd', 'memtui.cli.phase1_cmd') "
-        "if m in sys.modules))"
+        f"build_parser(_named_command(['--home', '/tmp/x', *{argv!r}])); "
+        f"print(','.join(m for m in {kept_out!r} if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""

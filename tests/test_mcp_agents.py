@@ -147,17 +147,3 @@ async def test_client_roots_scope_the_server_without_the_flag(two_projects):
     async with stdio_client(_params()) as (read, write), ClientSession(read, write, list_roots_callback=roots) as s:
         await s.initialize()
         await _scoped_checks(s)
-
-
-def test_mcp_start_up_loads_only_its_own_command():
-    """An agent waits on ``memtui mcp`` to start: the other commands' imports (ingest, git, search) stay out."""
-    code = (
-        "import sys; from memtui.cli import build_parser, _named_command; "
-        "build_parser(_named_command(['--home', '/tmp/x', 'mcp', '--project', '/p'])); "
-        "print(','.join(m for m in ('memtui.services.ingest', 'git', 'memtui.services.search', 'memtui.cli.ingest_cmd') "
-        "if m in sys.modules))"
-    )
-    import subprocess
-
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == ""

