@@ -228,7 +228,7 @@ GOING = (
     r"|wound\s+down|shut\s+down|killed|axed|dropped|ditched|scrapped|ended|expired|cancell?ed|eol|end[- ]of[- ]life"
     r"|(?:ripped|torn|pulled|taken|thrown)\s+out|(?:not|no\s+longer)\s+worth\s+it"
     r"|(?:(?:way|far|much|just|really|so)\s+)?too\s+(?:expensive|pricey|costly|slow|flaky|unreliable|buggy|heavy|clunky"
-    r"|painful|limited|much\s+hassle)"
+    r"|painful|limited|noisy|fragile|complicated|complex|annoying|outdated|much\s+hassle)"
     # continuity denied: "X is going away", "X is on its way out", "X is legacy", "X is no longer maintained"
     r"|going\s+away|on\s+(?:its|their)\s+way\s+out|legacy|(?:no\s+longer|not)\s+(?:being\s+)?(?:maintained|supported|renewed)"
     r"|unmaintained|unsupported"
@@ -293,6 +293,9 @@ _ENDING = re.compile(r"(?:" + _DECIDED_GOING + r")|got\s+rid\s+of|moved\s+(?:off
 _NEGATED_BE = re.compile(r"\b(?:isn'?t|aren'?t|wasn'?t|weren'?t)\b(?!\s+worth)", re.I)
 # a verb form right before the place word of a name: "runs on", "lives in", "hosted by"
 _PLACING_VERB = re.compile(r"\b(\w+(?:s|ed|ing))\s+(?:on|in|through|via|by|at|with)\s", re.I)
+_UNUSED = re.compile(
+    r"\b(?:isn'?t|aren'?t|is\s+not|are\s+not)\s+(?:being\s+)?(?:used|needed|run|deployed|maintained|supported)\b", re.I
+)
 _CONTINUITY = re.compile(r"\b(?:anymore|any\s+more)\b", re.I)
 # a negated predicate after its subject: "API keys must never end up ...": the subject is what the rule forbids
 _PREDICATE_NEGATOR = re.compile(
@@ -763,6 +766,10 @@ def clause_of(text: str) -> Clause:
             old.append((0, f.start()))
             retired = (0, f.start())
         old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
+        # "circleci isn't used anymore": a use denied with its continuity retires its subject
+        if continuity and (u := _UNUSED.search(phrase)):
+            old.append((0, u.start()))
+            retired = (0, u.start())
         new = (
             {r.end() for r in _NEW_VALUE.finditer(phrase)}
             if any(w in low for w in ("to", "replac", "favo", "we", "i'm", ">", "\u2192"))
@@ -1106,12 +1113,19 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     if reading.plain and not changed and not correction and not flips and block.values():
         own = said.terms - block.terms - set(said.values()) - _CHANGE_VERBS - _LIGHT
         # ... nor names which one of its nouns it means ("stripe webhooks" are not all webhooks)
-        owned = any(n in block.terms and o not in block.terms for n, o in said.owners.items())
+        # (a name that opens the sentence before its verb and an article is the doer, not a qualifier: "grype
+        # scans our images")
+        doers = {v for v, p in said.names.items() if p == ""}
+        owned = any(n in block.terms and o not in block.terms | doers for n, o in said.owners.items())
         new = {k for v, k in said.values().items() if v not in block.terms}
         dropped = {k for v, k in block.values().items() if said.polarity.get(v) != block.polarity[v]}
-        fits = new & dropped or ("name" in new and (dropped - {"number"} - _WHEN))
+        fits = new & dropped or ("name" in new and (dropped - {"number"} - _WHEN)) or (new & _WHEN and dropped & _WHEN)
         if fits and not own and not owned and not _REPORTED.search(reading.text):
             substituted = substituted or _substituted(block, said, True)
+            # the same act said actively, its doer first: "lefthook manages the git hooks" after "... by Husky"
+            agent = bool(doers - block.terms)
+            if not substituted and agent and any(block.names.get(v) == _PREDICATE for v in block.values()):
+                substituted = "name"
             changed = substituted is not None
     # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
     # Thursdays" share a day's kind and a verb, not a topic
