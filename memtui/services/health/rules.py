@@ -29,7 +29,11 @@ data formats, recurrences...) are kinds (``vocabulary.VALUE_KINDS``). A later se
   is out ("not on Tuesdays", "dropped iOS 15", "is being retired", "turned X off"), or that a requirement is
   dropped ("is no longer required"); what the block names said to be out by a construction of change ("switched
   from WireMock to MockServer", "Okta is gone", "phasing out dbt") needs no kind for the names, only the same
-  subject; a supposition ("if we upgrade to ...") contradicts nothing; a shared word said of another thing ("the idle timeout" after "the request
+  subject; with no word of change at all, a plain present statement of the block's subject that puts another value
+  of the same kind (a name for any named thing) in the block's place and says nothing else, nor the block's value of
+  that kind again, changes it ("feature flags are managed in flagsmith", "grype scans our container images"), unless
+  it adds ("also", "too", "and unleash for ..."), is a question, a supposition, a report of someone else or a past
+  event; a supposition ("if we upgrade to ...") contradicts nothing; a shared word said of another thing ("the idle timeout" after "the request
   timeout") is no shared topic, and both sides denying the same thing agree however far each negation reaches;
 - **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "why did you ...?") on the
   clause's topic that agrees with the block;
@@ -42,13 +46,16 @@ one value however it is said ("every_4_hour" for "every 4 hours", "every_1_night
 a weekday; what says which one of the subject ("the kafka cluster" after "The ClickHouse cluster", "the sdk docs"
 after "The API docs") makes another subject; a going is one closed class (``GOING``) that every rule reads, said
 of its subject ("X is out", "has been cancelled", "is being ripped out", "got too pricey", "isn't worth it", "X's
-contract ended", "instead of X", "zendesk -> plain", "stopped paying for X"), unless it is said for another use
-("too expensive for the backend"); an event ("... gone after the reindex failed", "yesterday", "by mistake") is no
+contract ended", "instead of X", "zendesk -> plain", "stopped paying for X", and negated continuity or a negative
+evaluation: "is going away", "is legacy", "wasn't renewed", "was way too slow", "isn't used anymore", "aren't in X
+anymore"), unless it is said for another use ("too expensive for the backend", "too noisy on weekends"); an event ("... gone after the reindex failed", "yesterday", "by mistake") is no
 standing change; a weighed or reported change ("we considered X", "dana thinks we should ...") is none; a sentence
 that opens with a subject of its own ("map tiles moved from mapbox to maptiler") moves another thing off the block's
 value; what says when a sentence holds ("last quarter", "going forward", "since monday") is left out before its
 words are read; a name anywhere in the predicate ("built with X", "built on Y", "hosted by", "goes through") is the
-subject's value; and an abbreviation ("k8s", "tf", "pg") is the name it stands for.
+subject's value; an abbreviation ("k8s", "tf", "pg") is the name it stands for; a verb's noun is the verb ("TLS
+termination", "terminates tls"), a compound is one word however it is written ("ad hoc", "ad-hoc", "adhoc"), and the
+subject said by its head noun alone ("embeddings" for "vector embeddings") is the block's.
 
 Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/fixtures/health_eval.py`` by
 ``benchmarks/health.py``.
@@ -224,7 +231,7 @@ _NEW_VALUE = re.compile(
 # the one closed class of what says a thing goes, shared by every rule that reads a going or a change: retired,
 # cancelled, ripped out, EOL, and the evaluations that end a tool ("got too pricey", "not worth it")
 GOING = (
-    r"retired|deprecated|phased\s+out|sunset(?:ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
+    r"retired|retiring|deprecated|phased\s+out|sunset(?:t?ing|ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
     r"|wound\s+down|shut\s+down|killed|axed|dropped|ditched|scrapped|ended|expired|cancell?ed|eol|end[- ]of[- ]life"
     r"|(?:ripped|torn|pulled|taken|thrown)\s+out|(?:not|no\s+longer)\s+worth\s+it"
     r"|(?:(?:way|far|much|just|really|so)\s+)?too\s+(?:expensive|pricey|costly|slow|flaky|unreliable|buggy|heavy|clunky"
@@ -1117,9 +1124,19 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
         # scans our images")
         doers = {v for v, p in said.names.items() if p == ""}
         owned = any(n in block.terms and o not in block.terms | doers for n, o in said.owners.items())
-        new = {k for v, k in said.values().items() if v not in block.terms}
+        keys = {v.partition("=")[0] for v in said.values() if "=" in v}
+        new = {k for v, k in said.values().items() if v not in block.terms | keys}
         dropped = {k for v, k in block.values().items() if said.polarity.get(v) != block.polarity[v]}
-        fits = new & dropped or ("name" in new and (dropped - {"number"} - _WHEN)) or (new & _WHEN and dropped & _WHEN)
+        # ... where the block's value of that kind is not said again outside its subject ("we prefer pnpm over npm"
+        # agrees with "never npm"; "ruby 3.3" keeps ruby and changes its version); a setting's key is no new value
+        subject = {next(iter(block.polarity), "")} | set(block.owners) | set(block.owners.values())
+        kept = {k for v, k in block.values().items() if v not in subject and said.polarity.get(v) == block.polarity[v]}
+        kept.discard("number")  # "01:00 utc" for "03:00 UTC": a time keeps its zeros
+        fits = (
+            (new & dropped) - kept
+            or ("name" in new and "name" not in kept and (dropped - {"number"} - _WHEN))
+            or (new & _WHEN and dropped & _WHEN and not kept & _WHEN)
+        )
         if fits and not own and not owned and not _REPORTED.search(reading.text):
             substituted = substituted or _substituted(block, said, True)
             # the same act said actively, its doer first: "lefthook manages the git hooks" after "... by Husky"
