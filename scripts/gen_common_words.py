@@ -50,6 +50,7 @@ heart brain blood skin hair eye ear mouth nose friend mother father baby son dau
 woman boy girl food bread meat milk cheese fruit orange banana rice soup salad salt pepper tea wine beer bird horse cow
 pig sheep rat bear lion tiger wolf fox sad angry tired shiny loud hire paid buy bought sold rent legacy stale noisy
 repo repos fork forks branch branches commit commits merge merges rebase tag tags release releases version versions
+renew renewed renewal january february march april june july august september october november december
 """
 
 

@@ -61,6 +61,40 @@ def test_a_known_miss_is_still_missed() -> None:
     assert now_right == []
 
 
+def test_another_value_in_the_blocks_place_changes_it_without_a_word_of_change() -> None:
+    # the previous rules needed a word of change ("now", "switched"); a plain statement of the same subject with
+    # another value of the same kind in the block's place is a change by itself
+    assert relate("Feature flags are managed in LaunchDarkly.", "feature flags are managed in flagsmith") == (
+        Relation.CONTRADICTED
+    )
+    assert relate("Logs are kept for 14 days.", "logs are kept for 90 days") == Relation.CONTRADICTED
+    assert relate("Container images are scanned by Trivy.", "grype scans our container images") == (
+        Relation.CONTRADICTED
+    )
+    # ... but not when it adds, keeps the old value, names another subject, asks, supposes, reports or recalls
+    for block, sentence in [
+        ("Feature flags are managed in LaunchDarkly.", "we use launchdarkly, and unleash for the self-hosted build"),
+        ("Logs are kept for 14 days.", "audit logs are kept for 7 years"),
+        ("Background jobs are queued in Sidekiq.", "are background jobs queued in solid_queue?"),
+        ("Container images are scanned by Trivy.", "if trivy misses things we could try grype"),
+        ("Secrets are synced by Doppler.", "marta said secrets should be synced by vault"),
+        ("Queues run on RabbitMQ.", "the queue ran on redis back in 2019"),
+        ("Use yarn for the web app, never npm.", "We prefer pnpm over npm."),
+    ]:
+        assert relate(block, sentence) is None, sentence
+    # the block's own value said to be ending, in words no list of goings held before
+    assert relate("Queues run on RabbitMQ.", "rabbitmq is going away, queues go to nats") == Relation.CONTRADICTED
+    assert relate(
+        "Workflow automations are built in n8n.", "new workflow automations go in windmill, n8n is legacy"
+    ) == (Relation.CONTRADICTED)
+    # a verb's noun, a compound written three ways, a subject by its head noun
+    assert relate("TLS termination is done by Pingora.", "pingora terminates tls for us") == Relation.RESTATED
+    assert relate("Ad-hoc analytics queries run in DuckDB.", "run the ad hoc analytics queries in duckdb") == (
+        Relation.RESTATED
+    )
+    assert relate("Vector embeddings are stored in Qdrant.", "embeddings go in qdrant") == Relation.RESTATED
+
+
 def test_the_evaluation_set_is_held_out_from_the_tuning_set() -> None:
     tuned = {s for _, s, _ in TUNING_SET + KNOWN_MISSES}
     assert not tuned & {s for _, s, _ in EVAL_SET}

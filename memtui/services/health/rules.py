@@ -29,7 +29,11 @@ data formats, recurrences...) are kinds (``vocabulary.VALUE_KINDS``). A later se
   is out ("not on Tuesdays", "dropped iOS 15", "is being retired", "turned X off"), or that a requirement is
   dropped ("is no longer required"); what the block names said to be out by a construction of change ("switched
   from WireMock to MockServer", "Okta is gone", "phasing out dbt") needs no kind for the names, only the same
-  subject; a supposition ("if we upgrade to ...") contradicts nothing; a shared word said of another thing ("the idle timeout" after "the request
+  subject; with no word of change at all, a plain present statement of the block's subject that puts another value
+  of the same kind (a name for any named thing) in the block's place and says nothing else, nor the block's value of
+  that kind again, changes it ("feature flags are managed in flagsmith", "grype scans our container images"), unless
+  it adds ("also", "too", "and unleash for ..."), is a question, a supposition, a report of someone else or a past
+  event; a supposition ("if we upgrade to ...") contradicts nothing; a shared word said of another thing ("the idle timeout" after "the request
   timeout") is no shared topic, and both sides denying the same thing agree however far each negation reaches;
 - **corrected**: a correction of the agent ("no, ...", "you forgot", "I told you", "why did you ...?") on the
   clause's topic that agrees with the block;
@@ -42,13 +46,16 @@ one value however it is said ("every_4_hour" for "every 4 hours", "every_1_night
 a weekday; what says which one of the subject ("the kafka cluster" after "The ClickHouse cluster", "the sdk docs"
 after "The API docs") makes another subject; a going is one closed class (``GOING``) that every rule reads, said
 of its subject ("X is out", "has been cancelled", "is being ripped out", "got too pricey", "isn't worth it", "X's
-contract ended", "instead of X", "zendesk -> plain", "stopped paying for X"), unless it is said for another use
-("too expensive for the backend"); an event ("... gone after the reindex failed", "yesterday", "by mistake") is no
+contract ended", "instead of X", "zendesk -> plain", "stopped paying for X", and negated continuity or a negative
+evaluation: "is going away", "is legacy", "wasn't renewed", "was way too slow", "isn't used anymore", "aren't in X
+anymore"), unless it is said for another use ("too expensive for the backend", "too noisy on weekends"); an event ("... gone after the reindex failed", "yesterday", "by mistake") is no
 standing change; a weighed or reported change ("we considered X", "dana thinks we should ...") is none; a sentence
 that opens with a subject of its own ("map tiles moved from mapbox to maptiler") moves another thing off the block's
 value; what says when a sentence holds ("last quarter", "going forward", "since monday") is left out before its
 words are read; a name anywhere in the predicate ("built with X", "built on Y", "hosted by", "goes through") is the
-subject's value; and an abbreviation ("k8s", "tf", "pg") is the name it stands for.
+subject's value; an abbreviation ("k8s", "tf", "pg") is the name it stands for; a verb's noun is the verb ("TLS
+termination", "terminates tls"), a compound is one word however it is written ("ad hoc", "ad-hoc", "adhoc"), and the
+subject said by its head noun alone ("embeddings" for "vector embeddings") is the block's.
 
 Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/fixtures/health_eval.py`` by
 ``benchmarks/health.py``.
@@ -57,7 +64,7 @@ Tuned on ``tests/fixtures/health_tuning.py``; measured on the held-out ``tests/f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -224,10 +231,14 @@ _NEW_VALUE = re.compile(
 # the one closed class of what says a thing goes, shared by every rule that reads a going or a change: retired,
 # cancelled, ripped out, EOL, and the evaluations that end a tool ("got too pricey", "not worth it")
 GOING = (
-    r"retired|deprecated|phased\s+out|sunset(?:ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
+    r"retired|retiring|deprecated|phased\s+out|sunset(?:t?ing|ted)?|removed|decommissioned|discontinued|gone|dead|out(?!\s+of\b)"
     r"|wound\s+down|shut\s+down|killed|axed|dropped|ditched|scrapped|ended|expired|cancell?ed|eol|end[- ]of[- ]life"
     r"|(?:ripped|torn|pulled|taken|thrown)\s+out|(?:not|no\s+longer)\s+worth\s+it"
-    r"|too\s+(?:expensive|pricey|costly|slow|flaky|unreliable|buggy|heavy|clunky|painful|limited|much\s+hassle)"
+    r"|(?:(?:way|far|much|just|really|so)\s+)?too\s+(?:expensive|pricey|costly|slow|flaky|unreliable|buggy|heavy|clunky"
+    r"|painful|limited|noisy|fragile|complicated|complex|annoying|outdated|much\s+hassle)"
+    # continuity denied: "X is going away", "X is on its way out", "X is legacy", "X is no longer maintained"
+    r"|going\s+away|on\s+(?:its|their)\s+way\s+out|legacy|(?:no\s+longer|not)\s+(?:being\s+)?(?:maintained|supported|renewed)"
+    r"|unmaintained|unsupported"
 )
 # the verb a going is said with, whatever the tense: "X is out", "X has been retired", "X got too pricey", "X's
 # contract ended"
@@ -236,7 +247,13 @@ _GOING_VERB = (
     r"|['\u2019](?:s|re|ve)\s+(?:been\s+|being\s+)?"
     r"|\s(?=(?:ended|expired)\b))"
 )
-_GOING_SAID = _GOING_VERB + r"(?:" + GOING + r")|\s(?:isn'?t|aren'?t|wasn'?t|is\s+not|are\s+not)\s+worth\s+it"
+_GOING_SAID = (
+    _GOING_VERB
+    + r"(?:"
+    + GOING
+    + r")|\s(?:isn'?t|aren'?t|wasn'?t|weren'?t|won'?t\s+be|is\s+not|are\s+not|was\s+not)\s+(?:being\s+)?"
+    r"(?:worth\s+it|renewed|maintained|supported)"
+)
 # a rule negated after its subject: "force-pushing to main is not allowed"
 _FORBIDDEN = re.compile(
     r"\b(?:is|are|'s|'re)\s+(?:(?:not|never|no\s+longer)\s+(?:allowed|permitted|ok|okay|fine|acceptable|wanted)"
@@ -279,6 +296,14 @@ _NEGATOR = re.compile(
     r"|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated|(?:turn|switch|shut)(?:ed|ing|s)?\s+off|disabl\w*)\b",
     re.I,
 )
+_ENDING = re.compile(r"(?:" + _DECIDED_GOING + r")|got\s+rid\s+of|moved\s+(?:off|away\s+from)|retired|deprecated", re.I)
+_NEGATED_BE = re.compile(r"\b(?:isn'?t|aren'?t|wasn'?t|weren'?t)\b(?!\s+worth)", re.I)
+# a verb form right before the place word of a name: "runs on", "lives in", "hosted by"
+_PLACING_VERB = re.compile(r"\b(\w+(?:s|ed|ing))\s+(?:on|in|through|via|by|at|with)\s", re.I)
+_UNUSED = re.compile(
+    r"\b(?:isn'?t|aren'?t|is\s+not|are\s+not)\s+(?:being\s+)?(?:used|needed|run|deployed|maintained|supported)\b", re.I
+)
+_CONTINUITY = re.compile(r"\b(?:anymore|any\s+more)\b", re.I)
 # a negated predicate after its subject: "API keys must never end up ...": the subject is what the rule forbids
 _PREDICATE_NEGATOR = re.compile(
     r"\b(?:(?:must|should|shall|will|can|may|do|does|is|are)\s+(?:never|not)|mustn'?t|shouldn'?t|can'?t|cannot|won'?t"
@@ -300,6 +325,8 @@ _CHANGE = re.compile(
     r"|not\s+\w+\s+any\s*more|replaced|dropped|migrated|ditched|got\s+rid\s+of|no\s+more|going\s+forward"
     r"|actually|nowadays|retired|deprecated|as\s+of|starting\s+(?:today|tomorrow|next|this|with)"
     r"|moving|switching|migrating|swapped|swapping|took\s+over|taken\s+over|superseded"
+    # a rewrite in another tool: "the e2e tests are being rewritten in detox"
+    r"|re(?:writ(?:e|es|ing|ten)|wrote|built|implemented|platformed)\s+(?:\S+\s+){0,3}?(?:in|with|on|using)"
     r"|(?:bump|rais|lower|increas|decreas|reduc|chang)\w*\s+(?:\S+\s+){0,5}?to\s+(?:\S+\s+){0,2}?\S*\d"
     r"|(?:is|are)\s+off|(?:is|are|has\s+been|have\s+been)\s+(?:gone|dead)|(?<=\w)['\u2019]s\s+(?:gone|dead|off)|(?:turn|switch|shut)(?:ed|ing)?\s+off|disabled"
     r"|phas(?:e|es|ed|ing)\s+out|(?:upgrad|downgrad)\w*\s+(?:\S+\s+){0,4}?to"
@@ -338,7 +365,7 @@ _HYPOTHETICAL = re.compile(
 # what happened, not what holds
 _PAST = re.compile(
     r"\b(?:was|were|did|had|yesterday|last\s+(?:night|week|time|month)|earlier|ago|ran|went|came|took|wrote|broke"
-    r"|failed|crashed|happened)\b",
+    r"|failed|crashed|happened|used\s+to|back\s+(?:then|in)|according\s+to|old)\b",
     re.I,
 )
 # an event, not a standing change: "the index is gone after the reindex failed", "... was suspended after the bill
@@ -351,8 +378,24 @@ _EVENT = re.compile(
     r"|\b(?:by\s+(?:mistake|accident)|accidentally|(?:and|then|was|got)\s+restored|temporarily|for\s+a\s+(?:bit|while|few))\b",
     re.I,
 )
+# a statement that adds a value beside what holds: "we also page with X", "X too", "X as well", "in addition"
+_ADDITIVE = re.compile(r"\b(?:also|too|as\s+well|in\s+addition|additionally|besides|alongside|plus|both)\b", re.I)
+# what someone else wants or says is theirs, not what holds
+_REPORTED = re.compile(r"\b(?:wants?|wanted|asked|asks|said|says|thinks|thought|told)\b", re.I)
+# a change that has finished is the change itself, not an event beside it: "runs on sonic after the migration
+# finished"
+_CHANGE_DONE = re.compile(
+    r"\b(?:after|since|now\s+that)\s+the\s+(?:\S+\s+)?(?:migration|move|switch|switchover|cutover|rewrite|rollout)"
+    r"(?:\s+(?:finished|completed|landed|is\s+done|was\s+done|went\s+through))?\b",
+    re.I,
+)
 # a going said of another use of the same thing: "vercel is too expensive for the backend": the backend goes off it
-_GOING_FOR = re.compile(r"(?:" + _GOING_SAID + r")\s+for\s+(?:the\s+|our\s+|all\s+)?(?P<w>[\w-]+)", re.I)
+_GOING_FOR = re.compile(
+    r"(?:"
+    + _GOING_SAID
+    + r")\s+(?:for|on)\s+(?:the\s+|our\s+|all\s+)?(?:(?:big|large|small|new|old)\s+)?(?P<w>[\w-]+)",
+    re.I,
+)
 # a question that reproaches the agent is a correction, the only question that relates to a rule
 _REPROACH = re.compile(r"^(?:why\s+did(?:n'?t)?\s+you|didn'?t\s+i\s+(?:tell|say|ask))\b", re.I)
 _AT_AGENT = re.compile(r"(?:you|why\s+did\s+you)\s", re.I)
@@ -477,7 +520,7 @@ _SUFFIXES = (
     ("er", ("", "e")),
     ("ers", ("", "e")),
 )
-_NAME_SHAPE = re.compile(r"^[a-z][a-z0-9]*(?:[.+-][a-z0-9]+)*$")
+_NAME_SHAPE = re.compile(r"^[a-z][a-z0-9]*(?:[.+_-][a-z0-9]+)*$")
 
 
 @lru_cache(maxsize=65536)
@@ -522,8 +565,15 @@ def root(word: str) -> str:
     if w in _OPPOSITE_WORDS or not w.isalpha():
         return w
     w = _IRREGULAR.get(w, w)
+    if len(w) > 5 and w.endswith("ied"):  # applied -> apply
+        w = w[:-3] + "y"
     if w.startswith("re") and w[2:] in _IRREGULAR:  # rebuilt, rewritten, reran: the verb again
         w = "re" + _IRREGULAR[w[2:]]
+    # a verb's noun is the verb ("TLS termination" is what "terminates tls" does, "compression" "compresses")
+    if len(w) > 7 and w.endswith("ation"):
+        w = w[:-5] + "ate"
+    elif len(w) > 6 and w.endswith(("ssion", "ction")):
+        w = w[:-3]
     if len(w) > 5 and w.endswith("ing"):
         w = w[:-3]
     elif len(w) > 5 and w.endswith("ed"):
@@ -556,7 +606,7 @@ def terms(text: str, *, roots: bool = True) -> list[str]:
             out += [n.group(1), n.group(2) if n.group(2) in _KIND_OF else root(n.group(2))]
             continue
         if roots:
-            w = SYNONYMS.get(w, w)
+            w = SYNONYMS.get(w, SYNONYMS.get(stem(w), w))  # "environments" are "envs"
         head, dash, _ = w.partition("-")
         if roots and dash and head in _KIND_OF and w not in _KIND_OF:  # "squash-merge" is a squash
             out.append(head)
@@ -669,13 +719,17 @@ def clause_of(text: str) -> Clause:
     modifiers: dict[str, str] = {}
     idents: dict[str, str] = {}
     owners: dict[str, str] = {}
+    continuity = _CONTINUITY.search(text) is not None  # "anymore" is left out with the time phrases
     for p_index, phrase in enumerate(_PHRASE_SPLIT.split(numerals(rewrite(strip_time(text))))):
         first_phrase = p_index == 0
         prior = ""
         negated = (0, 0)
         head_pending = False
+        ending = False
         subject_end = 0
-        if m := _NEGATOR.search(phrase):
+        # "X aren't in Y anymore": a copula denied only with its continuity (else "that email isn't formal" is a
+        # correction's description, read by the rules of corrections)
+        if m := _NEGATOR.search(phrase) or (_NEGATED_BE.search(phrase) if continuity else None):
             # "don't put X in Y": where a thing is put is what the rule denies; "not in crontab": the place is
             scope = _PLACE_SCOPE_END if _PLACING.match(phrase, m.end()) else _SCOPE_END
             end = scope.search(phrase, m.end())
@@ -683,6 +737,9 @@ def clause_of(text: str) -> Clause:
                 end = _SCOPE_END.search(phrase, end.end() - 1)
             negated = (m.end(), end.start() if end else len(phrase))
             head_pending = True
+            # what we decided to end, or said not to hold any more, is out: "we dropped X", "rate limits aren't in
+            # X anymore"
+            ending = continuity or _ENDING.fullmatch(m.group(0)) is not None
             if _PREDICATE_NEGATOR.search(phrase[: m.end() + 1]):
                 subject_end = m.start()
         low = phrase.lower()  # the three patterns below are slow to try on every phrase: only where they can match
@@ -716,6 +773,10 @@ def clause_of(text: str) -> Clause:
             old.append((0, f.start()))
             retired = (0, f.start())
         old += [(g.start("d"), g.end("d")) for g in _GONE.finditer(phrase)]
+        # "circleci isn't used anymore": a use denied with its continuity retires its subject
+        if continuity and (u := _UNUSED.search(phrase)):
+            old.append((0, u.start()))
+            retired = (0, u.start())
         new = (
             {r.end() for r in _NEW_VALUE.finditer(phrase)}
             if any(w in low for w in ("to", "replac", "favo", "we", "i'm", ">", "\u2192"))
@@ -771,6 +832,8 @@ def clause_of(text: str) -> Clause:
                 if head_pending and in_negation and m.start() >= negated[0] and m.start() >= (n.end() if n else 0):
                     heads.add(t)
                     head_pending = False
+                    if ending:
+                        gone.add(t)
                 if number and number != t:
                     units.setdefault(number, t)
                 if value_kind(t) == "number":
@@ -796,6 +859,9 @@ def clause_of(text: str) -> Clause:
                 # ... or names a product of two words right after the predicate's place word ("runs on cloudflare
                 # pages", "signed with fastlane match")
                 product = i > 0 and words[i - 1].group(0).lower() in _PLACES
+                product = product or (i > 1 and article in _ARTICLE and words[i - 2].group(0).lower() in _PLACES)
+                # ... or is the subject of the verb after it ("grype scans our images": an article follows the verb)
+                product = product or (i + 2 < len(words) and words[i + 2].group(0).lower() in _ARTICLE)
                 lower_name = lower_name and (not follower or value_kind(follower) is not None or product)
                 named = (capital or lower_name) and not unit and value_kind(t) in (None, *_KINDS)
                 if named:
@@ -910,6 +976,25 @@ def _substituted(block: Clause, said: Clause, changed: bool) -> str | None:
     return "name" if by_name else None
 
 
+def _joined(block: Clause, said: Clause) -> Clause:
+    """``said`` with a compound of the block written its other ways taken as the block's word: "ad hoc", "adhoc" for
+    "ad-hoc", "type check" for "type-checked", "followup" for "follow-up"."""
+    polarity = dict(said.polarity)
+    for t in block.polarity:
+        if "-" not in t or t in polarity:
+            continue
+        parts = [root(p) for p in t.split("-")]
+        whole = next((w for w in (t.replace("-", ""), root(t.replace("-", ""))) if w in polarity), "")
+        if all(polarity.get(p) is not None for p in parts):
+            polarity[t] = polarity[parts[0]]
+            for p in parts:
+                if p not in block.polarity:
+                    polarity.pop(p, None)
+        elif whole:
+            polarity[t] = polarity.pop(whole)
+    return said if polarity == said.polarity else replace(said, polarity=polarity)
+
+
 def _other_kind(block: Clause, said: Clause) -> bool:
     """A shared word said of another thing: "the idle timeout" is not "the request timeout" (each word before it
     is a content word the other sentence lacks)."""
@@ -917,7 +1002,8 @@ def _other_kind(block: Clause, said: Clause) -> bool:
         if block.kind(t):
             continue  # the word before a name is its place ("with WireMock", "from WireMock"), not its kind
         mine, theirs = block.before.get(t), said.before.get(t)
-        if mine in _GENERIC_MODIFIERS or theirs in _GENERIC_MODIFIERS:
+        if mine in _GENERIC_MODIFIERS or theirs in _GENERIC_MODIFIERS or {mine, theirs} & (_CHANGE_VERBS | _LIGHT):
+            # ... nor is a verb ("we moved the embeddings" are still the embeddings)
             continue  # "new transformations" are still the transformations
         other = mine and theirs and not _same_qualifier(mine, theirs)
         if other and mine not in said.polarity and theirs not in block.polarity:
@@ -982,6 +1068,9 @@ class _Reading:
     unrequired: bool  # "X is no longer required"
     hypothetical: bool  # "if we upgrade to X, ...": supposes a change, says none
     going_for: tuple[str, ...] = ()  # the terms of another use a going is said of ("too expensive for the backend")
+    # a plain present statement that adds nothing to what already holds: another value in the block's place then
+    # changes it with no word of change ("feature flags are managed in flagsmith" after "... in LaunchDarkly")
+    plain: bool = False
 
 
 def _read(sentence: str) -> _Reading | None:
@@ -990,17 +1079,20 @@ def _read(sentence: str) -> _Reading | None:
     if not s or (question and not _REPROACH.search(s)):
         return None
     said = rewrite(s)
-    event = _EVENT.search(s) is not None
+    event = _EVENT.search(strip_time(s)) is not None and not _CHANGE_DONE.search(s)
     return _Reading(
         s,
         question,
         clause_of(s),
         (is_rule_like(s) or _RESTRICTIVE.search(s) is not None) and not event,
         _CORRECTION.search(s) is not None or _AGENT_DID.search(s) is not None,
-        _CHANGE.search(said) is not None and not _HYPOTHETICAL.search(s) and not event,
+        (_CHANGE.search(said) is not None or _CHANGE_DONE.search(s) is not None)
+        and not _HYPOTHETICAL.search(s)
+        and not event,
         _NOT_REQUIRED.search(said) is not None,
         _HYPOTHETICAL.search(s) is not None,
         tuple(terms(g.group("w"))) if (g := _GOING_FOR.search(s)) else (),
+        not event and not _HYPOTHETICAL.search(s) and not _PAST.search(s) and not _ADDITIVE.search(s),
     )
 
 
@@ -1009,7 +1101,7 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     reading = _read(sentence) if isinstance(sentence, str) else sentence
     if reading is None:
         return None
-    s, question, said = reading.text, reading.question, reading.said
+    s, question, said = reading.text, reading.question, _joined(block, reading.said)
     durable, correction, changed = reading.durable, reading.correction, reading.changed
     shared = block.terms & said.terms
     if not shared or _other_owner(block, said):
@@ -1021,6 +1113,37 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     coverage = len(shared) / max(1, len(block.terms))
     flips = _flipped(block, said)
     substituted = _substituted(block, said, changed)
+    # no word of change: another value in the block's place, in a plain statement of the block's subject that says
+    # nothing of its own besides, is a change all the same, when it puts a value of the same kind (or a name for
+    # any named thing; a region is no profile) where the block's value of that kind is not said again ("we use
+    # launchdarkly, and unleash for the self-hosted build" adds)
+    if reading.plain and not changed and not correction and not flips and block.values():
+        own = said.terms - block.terms - set(said.values()) - _CHANGE_VERBS - _LIGHT
+        # ... nor names which one of its nouns it means ("stripe webhooks" are not all webhooks)
+        # (a name that opens the sentence before its verb and an article is the doer, not a qualifier: "grype
+        # scans our images")
+        doers = {v for v, p in said.names.items() if p == ""}
+        owned = any(n in block.terms and o not in block.terms | doers for n, o in said.owners.items())
+        keys = {v.partition("=")[0] for v in said.values() if "=" in v}
+        new = {k for v, k in said.values().items() if v not in block.terms | keys}
+        dropped = {k for v, k in block.values().items() if said.polarity.get(v) != block.polarity[v]}
+        # ... where the block's value of that kind is not said again outside its subject ("we prefer pnpm over npm"
+        # agrees with "never npm"; "ruby 3.3" keeps ruby and changes its version); a setting's key is no new value
+        subject = {next(iter(block.polarity), "")} | set(block.owners) | set(block.owners.values())
+        kept = {k for v, k in block.values().items() if v not in subject and said.polarity.get(v) == block.polarity[v]}
+        kept.discard("number")  # "01:00 utc" for "03:00 UTC": a time keeps its zeros
+        fits = (
+            (new & dropped) - kept
+            or ("name" in new and "name" not in kept and (dropped - {"number"} - _WHEN))
+            or (new & _WHEN and dropped & _WHEN and not kept & _WHEN)
+        )
+        if fits and not own and not owned and not _REPORTED.search(reading.text):
+            substituted = substituted or _substituted(block, said, True)
+            # the same act said actively, its doer first: "lefthook manages the git hooks" after "... by Husky"
+            agent = bool(doers - block.terms)
+            if not substituted and agent and any(block.names.get(v) == _PREDICATE for v in block.values()):
+                substituted = "name"
+            changed = substituted is not None
     # the topic is what the block is about, values aside: "The X job runs on Tuesdays" and "The Y job runs on
     # Thursdays" share a day's kind and a verb, not a topic
     topic_coverage = len(shared_topic) / max(1, len(topic))
@@ -1036,7 +1159,9 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     )
     kept_values = [v for v in block.values() if said.polarity.get(v) == block.polarity[v] or v in said.loose]
     # a sentence that says nothing but the block's words and a new name ("We're on Vonage for SMS now")
-    bare = not (said.terms - set(said.names) - block.terms - _CHANGE_VERBS)
+    # (the verb that puts a name in its place, "runs on sonic", is no word of a subject)
+    verbs = {root(stem(v.lower())) for v in _PLACING_VERB.findall(s)} if said.names else set()
+    bare = not (said.terms - set(said.names) - block.terms - _CHANGE_VERBS - _LIGHT - verbs)
     if substituted == "name" and topic_coverage < 2 / 3 and not (bare and changed):
         substituted = None  # a name in the same place of a sentence on another subject ("the backend", "the build")
     agreed = sum(1 for t in shared_topic if said.polarity[t] == block.polarity[t] == -1)
@@ -1107,7 +1232,21 @@ def relate_clause(block: Clause, sentence: str | _Reading | None) -> Relation | 
     what = shared - block.context  # a restatement says the what again, not only the where
     # half the block's words can be its subject alone ("API responses ... should include a request id"): a sentence
     # holding only half of them restates the block when it says little else (half of both sentences' words shared)
-    overlap = len(shared) / max(1, len(block.terms | said.terms))
+    # the subject said by its head noun alone: "embeddings" are the block's "vector embeddings" when the sentence
+    # names no other kind of them
+    first = next(iter(block.polarity), "")
+    implied = {
+        m
+        for noun, m in block.before.items()
+        if m == first
+        and noun in said.polarity
+        and m not in said.polarity
+        and noun not in said.owners
+        and not block.kind(m)
+        and next(iter(said.polarity), "") == noun
+    }
+    coverage = (len(shared) + len(implied)) / max(1, len(block.terms))
+    overlap = (len(shared) + len(implied)) / max(1, len(block.terms | said.terms))
     close = coverage >= 0.75 or (coverage >= 0.5 and overlap >= 0.5)
     if len(block.terms) <= 2 and overlap < 0.5:
         close = False  # two words ("emails", "Postmark") are a topic, not a rule, in a sentence that says more

@@ -338,9 +338,14 @@ _TIME_PHRASE = re.compile(
     r"\b(?:(?:last|this|next|past|current)\s+(?:quarter|sprint|week|month|year|release|cycle|iteration|term)"
     r"|going\s+forward|from\s+now\s+on|from\s+here\s+on(?:\s+out)?|these\s+days|nowadays|for\s+now|at\s+the\s+moment"
     r"|for\s+the\s+time\s+being|as\s+of\s+(?:today|now|this\s+\w+|last\s+\w+|\w+day|v?\d[\w.]*)|lately|recently"
-    r"|since\s+(?:last\s+\w+|the\s+\w+\s+(?:release|sprint|migration)|(?:mon|tues|wednes|thurs|fri|satur|sun)day|v?\d[\w.]*"
+    r"|since\s+(?:last\s+\w+|the\s+(?:\w+\s+)?(?:release|sprint|migration|rewrite|redesign|refactor|reorg|launch|cutover)|(?:mon|tues|wednes|thurs|fri|satur|sun)day|v?\d[\w.]*"
     r"|january|february|march|april|may|june|july|august|september|october|november|december|q[1-4])"
     r"|starting\s+(?:today|tomorrow|now|next\s+\w+|this\s+\w+|(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+    r"|(?:after|from|until|in|by|since|starting)\s+(?:january|february|march|april|june|july|august|september|october"
+    r"|november|december)"
+    # a change that has finished says when the statement holds from: "runs on sonic after the migration finished"
+    r"|(?:after|since|now\s+that)\s+the\s+(?:\w+\s+)?(?:migration|move|switch|switchover|cutover|rewrite|rollout)"
+    r"(?:\s+(?:finished|completed|landed|is\s+done|was\s+done|went\s+through))?"
     r"|(?:right\s+)?now(?!\s+that\b)|anymore|any\s+more)\b",
     re.I,
 )
