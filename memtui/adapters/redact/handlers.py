@@ -459,10 +459,15 @@ def _pgpass(data: bytes, start: int, end: int, kind: str) -> Found:
         head -= 1
     if head == start or (head > 0 and not _at_boundary(data, head) and data[head - 1] not in b"\"' \t"):
         return [], end
+    return _password_from(data, end, quoted=True)
+
+
+def _password_from(data: bytes, end: int, *, quoted: bool) -> Found:
+    """The unquoted password that starts at the match's last byte (a .pgpass or .netrc field), if it is judged one."""
     value_start = end - 1
     value = _UNQUOTED_VALUE.match(data, value_start)
     secret = data[value_start : value.end()] if value else b""
-    if not _judge(secret, "password", True, True):
+    if not _judge(secret, "password", quoted, True):
         return [], end
     return [(value_start, value_start + len(secret), "password_assignment")], value_start + len(secret)
 
@@ -594,12 +599,7 @@ def _xml_key_value(data: bytes, start: int, end: int, kind: str) -> Found:
 
 
 def _netrc(data: bytes, start: int, end: int, kind: str) -> Found:
-    value_start = end - 1
-    value = _UNQUOTED_VALUE.match(data, value_start)
-    secret = data[value_start : value.end()] if value else b""
-    if not _judge(secret, "password", False, True):
-        return [], end
-    return [(value_start, value_start + len(secret), "password_assignment")], value_start + len(secret)
+    return _password_from(data, end, quoted=False)
 
 
 def _fish_set(data: bytes, start: int, end: int, kind: str) -> Found:
