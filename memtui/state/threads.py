@@ -51,10 +51,11 @@ def thread_owner(conn: sqlite3.Connection, thread_id: str) -> tuple[str, int] | 
 
 
 # One statement for a whole batch (rows from a JSON array): the filter index's triggers then write one FTS5 segment
-# per batch, where one statement per row (executemany) flushed a segment per row, five times the cost.
+# per batch, where one statement per row (executemany) flushed a segment per row, five times the cost. json_extract,
+# not the ->> operator, which needs SQLite 3.38 (older distributions' Pythons link an older one).
+_ROW_VALUES = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(THREAD_COLUMNS)))
 _THREAD_UPSERT = (
-    f"INSERT INTO threads ({', '.join(THREAD_COLUMNS)}) "
-    f"SELECT {', '.join(f'value ->> {i}' for i in range(len(THREAD_COLUMNS)))} FROM json_each(?) WHERE true "
+    f"INSERT INTO threads ({', '.join(THREAD_COLUMNS)}) SELECT {_ROW_VALUES} FROM json_each(?) WHERE true "
     f"ON CONFLICT(id) DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in THREAD_COLUMNS if c != 'id')}"
 )
 # A forgotten rollout's words (its first message, its title) are not indexed again when its file changes.
@@ -379,6 +380,11 @@ class _Filter:
     def match(self) -> str:
         return thread_filter.match_query(self.parts)
 
+    def use_index(self, conn: sqlite3.Connection) -> bool:
+        """Whether the indexed terms are answered through the index: few matches are fetched and sorted; many are
+        left to a walk of the threads in order, which a page fills early."""
+        return bool(self.indexed) and thread_filter.matches_at_most(conn, self.match, _SORT_MATCHES_UP_TO)
+
     @property
     def nothing(self) -> bool:
         """A term starts no trigram of the index: no thread matches."""
@@ -466,8 +472,7 @@ def _count(conn: sqlite3.Connection, f: _Filter) -> int:
         return thread_filter.count(conn, f.match)  # the index alone counts: no thread row is read
     if not f.indexed and not f.other:  # a bare COUNT(*) reads SQLite's smallest index; "WHERE 1" walks the table
         return int(conn.execute("SELECT COUNT(*) FROM threads").fetchone()[0])
-    use_index = bool(f.indexed) and thread_filter.matches_at_most(conn, f.match, _SORT_MATCHES_UP_TO)
-    where, args = f.where(use_index=use_index)
+    where, args = f.where(use_index=f.use_index(conn))
     sql = f"SELECT COUNT(*) FROM threads t {_JOINS if f.joins else ''} WHERE {where}"
     return int(conn.execute(sql, args).fetchone()[0])
 
@@ -508,9 +513,7 @@ def list_page(
     f = _parse_filter(conn, filter_text)
     if f.nothing:
         return []
-    # few matches: fetch them from the index and sort; many: walk the threads in order, a page fills early
-    use_index = bool(f.indexed) and thread_filter.matches_at_most(conn, f.match, _SORT_MATCHES_UP_TO)
-    where, args = f.where(use_index=use_index)
+    where, args = f.where(use_index=f.use_index(conn))
     order = ROLLOUT_SORTS.get(sort, ROLLOUT_SORTS["updated"])
     direction = "DESC" if descending else "ASC"
     ids = [
