@@ -29,24 +29,24 @@ FROZEN_NOW = 1_783_684_800
 SLOW_TIERS = ("tui", "reliability")
 
 
+def in_slow_tier(path: Path) -> bool:
+    """Whether ``path`` lies in one of the ``SLOW_TIERS`` folders of tests/."""
+    tests = Path(__file__).parent
+    return path.is_relative_to(tests) and path.relative_to(tests).parts[:1] in {(tier,) for tier in SLOW_TIERS}
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """``-m "not slow"`` does not even import the slow tiers: every test there would be deselected, and collecting
     them (Textual apps, snapshot fixtures, hypothesis) costs every xdist worker seconds of the day-to-day run."""
-    if "".join(config.getoption("markexpr", "").split()) != "notslow":
-        return None
-    tests = Path(__file__).parent
-    if collection_path.is_relative_to(tests) and collection_path.relative_to(tests).parts[:1] in [
-        (t,) for t in SLOW_TIERS
-    ]:
+    if "".join(config.getoption("markexpr", "").split()) == "notslow" and in_slow_tier(collection_path):
         return True
     return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects, so the tier's mark counts
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    tests = Path(__file__).parent
     for item in items:
-        if item.path.is_relative_to(tests) and item.path.relative_to(tests).parts[0] in SLOW_TIERS:
+        if in_slow_tier(item.path):
             item.add_marker(pytest.mark.slow)
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SLOW_TIERS
+from tests.conftest import in_slow_tier
 
 TESTS = Path(__file__).parent
 
 
 def test_every_test_of_a_slow_tier_is_marked_slow(request: pytest.FixtureRequest) -> None:
     """Holds in any run: a new file in tests/tui or tests/reliability is slow without remembering a decorator."""
-    tiered = [item for item in request.session.items if item.path.relative_to(TESTS).parts[0] in SLOW_TIERS]
+    tiered = [item for item in request.session.items if in_slow_tier(item.path)]
     assert all(item.get_closest_marker("slow") for item in tiered)
     assert request.node.get_closest_marker("slow") is None  # this test is itself in the fast tier
 
