@@ -25,8 +25,9 @@ if os.environ.get("CI"):
 FROZEN_NOW = 1_783_684_800
 
 # Whole tiers marked ``slow``: Textual pilot and snapshot tests (tests/tui) and the kill, race and fuzz trials
-# (tests/reliability). ``pytest -m "not slow"`` is the day-to-day run; a plain ``pytest`` still runs everything.
-SLOW_TIERS = ("tui", "reliability")
+# (tests/reliability), and the real-agent conformance tier (tests/conformance: the real codex and claude against
+# loopback fakes of their APIs). ``pytest -m "not slow"`` is the day-to-day run; a plain ``pytest`` still runs everything.
+SLOW_TIERS = ("tui", "reliability", "conformance")
 
 
 def in_slow_tier(path: Path) -> bool:
