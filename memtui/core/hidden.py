@@ -4,6 +4,13 @@ Bidirectional controls reorder what a terminal shows, zero-width characters spli
 tag characters (U+E0000-E007F) spell ASCII no font draws, and other format or control characters do the same in
 smaller ways. Every view shows them as visible escapes (``reveal``); everything memtui writes to the memory root or
 an export has them removed (``strip_hidden``, with a count).
+
+Some of these characters are writing, not hiding, in the right place (Unicode's security guidance, UTS #39 with the
+joiner contexts of UAX #31, and the emoji sequences of UTS #51): a zero-width non-joiner between two letters of a
+script that joins them (Persian ``می‌خواهم``) or after a virama, a zero-width joiner inside an emoji sequence
+(``👩‍💻``) or after a virama, a variation selector after the character it selects a glyph of (``❤️``, ``1️⃣``, a
+Han ideograph's variant), and the tag characters of the three subdivision flags. There they are kept and not
+flagged; anywhere else (between ASCII letters, at a word's edge, alone) they hide text and are treated as such.
 """
 
 from __future__ import annotations
@@ -23,8 +30,19 @@ _TAGS = range(0xE0000, 0xE0080)
 _VARIATION = frozenset([*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
 
 
+ZWNJ, ZWJ = "\u200c", "\u200d"
+_VS_EMOJI = frozenset("\ufe0e\ufe0f")  # text and emoji presentation selectors
+_KEYCAP = "\u20e3"
+_SKIN_TONES = range(0x1F3FB, 0x1F400)
+# The subdivision flags emoji lists (England, Scotland, Wales): a black flag, tag letters, a cancel tag.
+_TAG_FLAGS = frozenset(
+    "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in code) + "\U000e007f" for code in ("gbeng", "gbsct", "gbwls")
+)
+
+
 def is_hidden(ch: str) -> bool:
-    """True for a character that changes or hides text without being drawn."""
+    """True for a character that can change or hide text without being drawn (whatever its context: see
+    ``hidden_at`` for whether it does so where it stands)."""
     if ch in _KEEP:
         return False
     cp = ord(ch)
@@ -33,13 +51,80 @@ def is_hidden(ch: str) -> bool:
     return unicodedata.category(ch) in ("Cf", "Cc")
 
 
+def _letter(ch: str) -> bool:
+    """A letter or mark of a script beyond ASCII (where a joiner can be writing; between ASCII letters it only
+    splits a word for a filter to miss)."""
+    return ord(ch) > 0x7F and unicodedata.category(ch)[0] in "LM"
+
+
+def _virama(ch: str) -> bool:
+    return bool(ch) and unicodedata.combining(ch) == 9
+
+
+def _pictographic(ch: str) -> bool:
+    """A character an emoji sequence is built of (a symbol beyond ASCII, a skin tone, a regional indicator)."""
+    return ord(ch) > 0x7F and (unicodedata.category(ch) in ("So", "Sm", "Sk") or ord(ch) in _SKIN_TONES)
+
+
+def _emoji_before(text: str, i: int) -> bool:
+    """An emoji ends just before ``i`` (skipping its presentation selector and skin tone)."""
+    j = i - 1
+    while j >= 0 and (text[j] in _VS_EMOJI or ord(text[j]) in _SKIN_TONES):
+        if ord(text[j]) in _SKIN_TONES:
+            return True
+        j -= 1
+    return j >= 0 and _pictographic(text[j])
+
+
+def _writing(text: str, i: int) -> bool:
+    """Whether the joiner, selector or tag at ``i`` is part of the writing around it (kept), not hiding text."""
+    ch = text[i]
+    before = text[i - 1] if i else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    if ch == ZWNJ:
+        return _virama(before) or (bool(before) and bool(after) and _letter(before) and _letter(after))
+    if ch == ZWJ:
+        return _virama(before) or (_emoji_before(text, i) and bool(after) and _pictographic(after))
+    if ch in _VS_EMOJI:
+        return bool(before) and (_pictographic(before) or (before in "#*0123456789" and after == _KEYCAP))
+    if ord(ch) in _VARIATION:  # standardized and ideographic variation sequences follow a letter or symbol
+        return bool(before) and ord(before) > 0x7F and unicodedata.category(before)[0] in "LS"
+    return False
+
+
+def _tag_flag_at(text: str, i: int) -> int:
+    """The length of the subdivision flag starting at ``i``, or 0."""
+    if text[i] != "\U0001f3f4":
+        return 0
+    for flag in _TAG_FLAGS:
+        if text.startswith(flag, i):
+            return len(flag)
+    return 0
+
+
+def hidden_at(text: str) -> list[int]:
+    """The positions in ``text`` of characters that hide text where they stand."""
+    out: list[int] = []
+    skip = 0
+    for m in _SUSPECT.finditer(text):
+        i = m.start()
+        if i < skip:
+            continue
+        if (n := _tag_flag_at(text, i)) > 0:
+            skip = i + n
+            continue
+        if is_hidden(m.group()) and not _writing(text, i):
+            out.append(i)
+    return out
+
+
 # Every character that may be hidden: controls (less those ``_KEEP`` holds) and all beyond ASCII. The regex finds
 # them in C, so text of printable ASCII (most memory) is not walked a character at a time in Python.
 _SUSPECT = re.compile(r"[^\x20-\x7e\n\t\r\x0b\x0c\x1c\x1d\x1e]")
 
 
 def has_hidden(text: str) -> bool:
-    return any(is_hidden(m.group()) for m in _SUSPECT.finditer(text))
+    return bool(hidden_at(text))
 
 
 @dataclass(frozen=True)
@@ -50,10 +135,11 @@ class Stripped:
 
 def strip_hidden(text: str) -> Stripped:
     """``text`` without hidden characters, and how many there were."""
-    if not has_hidden(text):
+    drop = hidden_at(text)
+    if not drop:
         return Stripped(text, 0)
-    kept = [ch for ch in text if not is_hidden(ch)]
-    return Stripped("".join(kept), len(text) - len(kept))
+    gone = set(drop)
+    return Stripped("".join(ch for i, ch in enumerate(text) if i not in gone), len(drop))
 
 
 def tag_payload(text: str) -> str:
@@ -74,19 +160,20 @@ HIDDEN_ESCAPE = re.compile(r'⟨U\+[0-9A-F]{4,6}⟩|⟨hidden: "[^"\n]*"⟩')  #
 def reveal(text: str) -> str:
     """``text`` with every hidden character shown as a visible escape: ``⟨U+202E⟩``; a run of tag characters as
     ``⟨hidden: "what they spell"⟩``, so a reviewer reads what a model would."""
-    if not has_hidden(text):
+    hidden = set(hidden_at(text))
+    if not hidden:
         return text
     out: list[str] = []
     i, n = 0, len(text)
     while i < n:
         ch = text[i]
-        if 0xE0000 <= ord(ch) < 0xE0080:
+        if i in hidden and 0xE0000 <= ord(ch) < 0xE0080:
             j = i
-            while j < n and 0xE0000 <= ord(text[j]) < 0xE0080:
+            while j < n and j in hidden and 0xE0000 <= ord(text[j]) < 0xE0080:
                 j += 1
             out.append(f'⟨hidden: "{tag_payload(text[i:j])}"⟩')
             i = j
             continue
-        out.append(f"⟨U+{ord(ch):04X}⟩" if is_hidden(ch) else ch)
+        out.append(f"⟨U+{ord(ch):04X}⟩" if i in hidden else ch)
         i += 1
     return "".join(out)

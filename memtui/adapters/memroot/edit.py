@@ -63,9 +63,20 @@ def save_file(root: Path, rel: str, text: str, expected_sha256: str | None, *, w
         disk = load_file(root, rel)
         if disk.sha256 != expected_sha256:
             raise SaveConflict(rel, disk)
-        data = strip_hidden(text).text.encode("utf-8")  # pasted invisible characters never reach the memory root
+        data = _strip_edited(text, disk.text).encode("utf-8")
         write_if_changed(path, data)  # atomic: a reader sees the old file or the new one
         return str(digest(data))
+
+
+def _strip_edited(text: str, disk_text: str) -> str:
+    """``text`` with hidden characters removed from the lines the person changed (pasted invisible characters never
+    reach the memory root); a line the file already held is written back exactly as it was."""
+    held = set(disk_text.splitlines())
+    out = []
+    for line in text.splitlines(keepends=True):
+        body = line.splitlines()[0] if line.splitlines() else ""
+        out.append(line if body in held else strip_hidden(body).text + line[len(body) :])
+    return "".join(out)
 
 
 def difference(rel: str, disk_text: str, editor_text: str) -> str:

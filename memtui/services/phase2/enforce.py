@@ -156,13 +156,15 @@ def enforce_text(text: str, before: str | None, evidence: list[Evidence] | Evide
     evidence = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
     lines = text.split("\n")
     out = FileTrust(text)
+    old = set((before or "").split("\n"))
     for n, line in enumerate(lines):
+        if line in old:
+            continue  # a line the file held before the run: not the run's to clean
         clean = strip_hidden(line)
         if clean.removed:
             out.hidden[n + 1] = clean.removed
             lines[n] = clean.text
     kept = {markers.strip(ln): ln for ln in (before or "").split("\n") if markers.has_marker(ln)}
-    old = set((before or "").split("\n"))
     statements = markers.statement_lines("\n".join(lines))
     for i in sorted(set(range(len(lines))) - set(statements)):
         # Not a statement (a heading, an index line): marked only when it repeats tool output or flagged text.
