@@ -82,6 +82,27 @@ def count_everywhere(home: Path, marker: str) -> dict[str, int]:
     return found
 
 
+KILL_BETWEEN_WRITE_AND_RENAME = """
+import os, signal, sys
+from pathlib import Path
+from memtui.adapters.memroot import files
+root = Path(sys.argv[1])
+os.replace = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+files.write_if_changed(root / "MEMORY.md", (root / "MEMORY.md").read_text() + "- written when the process was killed\\n")
+"""
+
+KILL_WHILE_PUBLISHING = """
+import os, shutil, signal, sys
+from pathlib import Path
+from memtui.adapters.memroot import approved
+root = Path(sys.argv[1])
+link = approved.published_dir(root)
+shutil.rmtree(link.parent / os.readlink(link))  # the copy is built again, from the baseline, and killed
+Path.rename = lambda self, target: os.kill(os.getpid(), signal.SIGKILL)
+approved.publish(root)
+"""
+
+
 def _claude(claude: Path, session: str, marker: str, cwd: str) -> None:
     write_claude_session(
         claude,
@@ -239,8 +260,17 @@ def test_forget_leaves_no_trace_of_a_rollout_on_any_path(
     ok_cli(capsys, "phase1", "--all")
     ok_cli(capsys, "retention")
 
+    # two processes killed with -9 mid-write: an atomic write between its write and its rename, a publish of the
+    # approved copy before its rename; each leaves a full-text temp copy behind
+    for step in (KILL_BETWEEN_WRITE_AND_RENAME, KILL_WHILE_PUBLISHING):
+        child = subprocess.run([sys.executable, "-c", step, str(root)], capture_output=True, text=True, check=False)
+        assert child.returncode == -signal.SIGKILL, child.stderr
+    temp_copies = sorted(p.name for p in [*root.glob(".*.tmp-*"), *home.glob(".memories-approved-*.tmp-*")])
+    assert len(temp_copies) == 2, temp_copies
+
     before = count_everywhere(home, GONE)
     assert {"state.sqlite.broken-" in p for p in before} >= {True}, before
+    assert sum(".tmp-" in p for p in before) >= 2, before
     assert any(p.startswith("memories/") for p in before) and "memories/.git: git objects (decompressed)" in before, (
         before
     )
@@ -263,6 +293,10 @@ def test_forget_leaves_no_trace_of_a_rollout_on_any_path(
         print(f"forget trial: '{KEEP}' (not forgotten): {sum(kept.values())} in {len(kept)} place(s)")
         for place, n in sorted(kept.items()):
             print(f"  {n:>5}  {place}")
+        temps = {p: n for p, n in before.items() if ".tmp-" in p}
+        print(
+            f"forget trial: two kills mid-write left '{GONE}' {sum(temps.values())} time(s) in temp copies: {temp_copies}"
+        )
         work = {p: n for p, n in killed_copy.items() if p.startswith("work/")}
         print(
             f"forget trial: the killed CLI run left '{GONE}' {sum(work.values())} time(s) in work/ ({len(work)} place(s))"
@@ -272,6 +306,7 @@ def test_forget_leaves_no_trace_of_a_rollout_on_any_path(
             f"{export.read_text().count(GONE)} after"
         )
     assert after == {}, after
+    assert not [*root.glob(".*.tmp-*"), *home.glob(".memories-approved-*.tmp-*")], "the temp copies were swept"
     assert export_before > 0 and export.read_text().count(GONE) == 0 and KEEP in export.read_text()
     assert kept.get("memories/MEMORY.md", 0) >= 1 and kept.get("memories/.git: git objects (decompressed)", 0), kept
     assert kept.get("state.sqlite", 0) + kept.get("state.sqlite-wal", 0) >= 1, kept

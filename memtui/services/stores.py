@@ -26,12 +26,13 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
-from memtui.adapters.memroot.approved import publish
+from memtui.adapters.memroot.approved import publish, sweep_interrupted_publishes
 from memtui.adapters.memroot.files import (
     MEMORY_MD,
     MEMORY_SUMMARY,
     ROLLOUT_SUMMARIES,
     SYNC_MANIFEST,
+    sweep_interrupted_writes,
     write_if_changed,
 )
 from memtui.adapters.memroot.view import remove_leftover_views
@@ -457,6 +458,15 @@ def _drop_sync_manifest(env: Env, _t: Target | None = None) -> int:
     return 1
 
 
+def sweep_interrupted(env: Env, _t: Target | None = None) -> int:
+    """Temp files and folders a process killed mid-write left (each a full copy of what it was writing): under the
+    memory-root lock no live writer has one open, and a live process's own is never taken."""
+    root = env.memory_root
+    if root is None:
+        return 0
+    return sweep_interrupted_writes(root) + sweep_interrupted_publishes(root)
+
+
 def sweep_work(env: Env, _t: Target | None = None) -> int:
     """Scratch folders of Phase 2 runs (a copy of ``.git`` for a CLI agent's run, the agent's last message) that a
     killed process left. Only under the memory-root lock, when no Phase 2 runs."""
@@ -758,9 +768,18 @@ STORES: tuple[Store, ...] = (
             "memories/tombstones.md",
             "memories/.git",
             "memories/.git/*",
-            "memories/.*.tmp-*",
         ),
         when="with the next approved Phase 2 run (lineage scrub, one-commit baseline, git prune)",
+    ),
+    Store(
+        "temp copies of interrupted writes (an atomic write or a publish killed before its rename)",
+        paths=(
+            "memories/.*.tmp-*",
+            "memories/*/.*.tmp-*",
+            ".memories-approved-*.tmp-*",
+            ".memories-approved-*.tmp-*/*",
+        ),
+        forget=sweep_interrupted,
     ),
     Store(
         "the approved copy agents search (memories-approved)",

@@ -6,7 +6,6 @@ longer change the row. Claims run inside ``BEGIN IMMEDIATE`` so two processes ne
 
 from __future__ import annotations
 
-import os
 import socket
 import sqlite3
 import uuid
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memtui.core import clock
+from memtui.core.process import pid_is_dead
 from memtui.state import jobs, outputs
 from memtui.state.db import immediate
 from memtui.state.jobs import JobRecord
@@ -43,18 +43,7 @@ def holder_is_dead(worker_id: str | None) -> bool:
     host, _, pid_text = (worker_id or "").rpartition(":")
     if host != socket.gethostname() or not pid_text.isdigit():
         return False
-    pid = int(pid_text)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:  # a killed child nobody reaped yet still answers signal 0
-            return fh.read().rsplit(b")", 1)[-1].split()[0] == b"Z"
-    except (OSError, IndexError):
-        return False
+    return pid_is_dead(int(pid_text))
 
 
 def lease_live(job: JobRecord | None, now: int | None = None) -> bool:

@@ -12,11 +12,14 @@ read-only commands (``GIT_OPTIONAL_LOCKS=0``, no index), so it needs no lock and
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from memtui.adapters.memroot import baseline
+from memtui.adapters.memroot.files import TEMP_MARK, temp_owner
 from memtui.core.private import PRIVATE_DIR_MODE, write_private_bytes
+from memtui.core.process import pid_is_dead
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,6 @@ def publish(root: Path) -> Path:
     swapped in by replacing the symlink (``os.replace``), so a reader sees the old copy or the new one, and copies of
     older commits (which may hold deleted text) are removed."""
     import io
-    import os
     import shutil
     import tarfile
     import tempfile
@@ -114,7 +116,7 @@ def publish(root: Path) -> Path:
     name = f".{root.name}{PUBLISHED_PREFIX}-{(snap.commit or 'empty')[:16]}"
     target = root.parent / name
     if not target.is_dir():
-        tmp = Path(tempfile.mkdtemp(prefix=f"{name}.tmp-", dir=root.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f"{name}{TEMP_MARK}{os.getpid()}-", dir=root.parent))
         if snap.commit is not None and snap.files:
             data = baseline.run_git_bytes(root, "archive", "--format=tar", snap.commit)
             with tarfile.open(fileobj=io.BytesIO(data)) as tar:
@@ -135,14 +137,34 @@ def publish(root: Path) -> Path:
         new.symlink_to(name)
         os.replace(new, link)
     for old in _copies(root):
-        if old.name != name and ".tmp-" not in old.name:
+        if old.name != name and TEMP_MARK not in old.name:
             shutil.rmtree(old, ignore_errors=True)
+    sweep_interrupted_publishes(root)
     return link
+
+
+def interrupted_publishes(root: Path) -> list[Path]:
+    """Folders a publish killed before its rename left beside the root: each holds a full copy of a baseline."""
+    out = []
+    for path in _copies(Path(root)):
+        if TEMP_MARK in path.name:
+            pid = temp_owner(path.name)
+            if pid is None or pid_is_dead(pid):  # no pid: an older memtui's, whose process is long gone
+                out.append(path)
+    return out
+
+
+def sweep_interrupted_publishes(root: Path) -> int:
+    import shutil
+
+    found = interrupted_publishes(root)
+    for path in found:
+        shutil.rmtree(path, ignore_errors=True)
+    return len(found)
 
 
 def published(root: Path) -> Path:
     """``published_dir``, brought up to the baseline commit first when it lags (an older memtui, a moved HEAD)."""
-    import os
 
     link = published_dir(root)
     snap_commit = approved(root).commit

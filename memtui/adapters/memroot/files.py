@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 from memtui.core.private import PRIVATE_FILE_MODE
+from memtui.core.process import pid_is_dead
 
 DIFF_FILENAME = "phase2_workspace_diff.md"
 RAW_MEMORIES = "raw_memories.md"
@@ -21,6 +22,44 @@ SYNC_MANIFEST = (
 MEMORY_MD = "MEMORY.md"
 MEMORY_SUMMARY = "memory_summary.md"
 TOMBSTONES = "tombstones.md"  # memory lines a person deleted (services/phase2/prompt_inputs.py)
+
+
+TEMP_MARK = ".tmp-"  # an atomic write's temp file is ``.<name>.tmp-<pid>``; a publish's folder ``<name>.tmp-<pid>-*``
+
+
+def temp_name(name: str) -> str:
+    return f".{name}{TEMP_MARK}{os.getpid()}"
+
+
+def temp_owner(name: str) -> int | None:
+    """The pid a temp file or folder name records (None: not a temp name, or one without a pid)."""
+    if TEMP_MARK not in name:
+        return None
+    digits = name.rsplit(TEMP_MARK, 1)[1].split("-", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def interrupted_writes(root: Path) -> list[Path]:
+    """Temp files a process killed between write and rename left in the memory root (outside ``.git``): each holds
+    the full text it was writing, so none may outlive a forget. A temp file of a live process is not one."""
+    if not root.is_dir():
+        return []
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        if ".git" in dirnames:
+            dirnames.remove(".git")
+        for name in filenames:
+            if name.startswith(".") and (pid := temp_owner(name)) is not None and pid_is_dead(pid):
+                out.append(Path(dirpath) / name)
+    return sorted(out)
+
+
+def sweep_interrupted_writes(root: Path) -> int:
+    """Remove ``interrupted_writes(root)``; returns how many."""
+    found = interrupted_writes(root)
+    for path in found:
+        path.unlink(missing_ok=True)
+    return len(found)
 
 
 def write_if_changed(path: Path, data: str | bytes) -> bool:
@@ -38,7 +77,7 @@ def write_if_changed(path: Path, data: str | bytes) -> bool:
     except OSError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = path.with_name(temp_name(path.name))
     try:
         fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, PRIVATE_FILE_MODE)  # 0600 whatever the umask
         os.fchmod(fd, PRIVATE_FILE_MODE)  # also a stale temp file left by a kill

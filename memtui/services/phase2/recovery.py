@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from memtui.adapters.memroot import baseline
+from memtui.adapters.memroot.approved import interrupted_publishes
+from memtui.adapters.memroot.files import interrupted_writes
 from memtui.adapters.memroot.lock import MemoryRootBusy, held, memory_root_lock
 from memtui.core import clock
 from memtui.services import stores
@@ -38,6 +40,8 @@ def recover_locked(ctx: Context) -> list[str]:
         approving.forget_run_content(conn, run_id)
     if swept := stores.sweep_work(stores.Env(conn, ctx.paths.home)):  # a killed CLI run's copy: none outlives it
         notes.append(f"removed {swept} scratch folder(s) a stopped run left in work/")
+    if swept := stores.sweep_interrupted(stores.Env(conn, ctx.paths.home)):  # a kill between write and rename
+        notes.append(f"removed {swept} temp copy(ies) an interrupted write left")
     return notes
 
 
@@ -50,6 +54,8 @@ def needs_recovery(ctx: Context) -> bool:
     if job is not None and job.running and global_job.holder_is_dead(job.worker_id):
         return True
     if runs.any_decided_with_text(conn):  # a decision killed before it dropped the run's stored memory text
+        return True
+    if interrupted_writes(ctx.paths.memory_root) or interrupted_publishes(ctx.paths.memory_root):
         return True
     run = runs.pending(conn)
     if run is None or not baseline.is_usable(ctx.paths.memory_root):
