@@ -46,6 +46,15 @@ def allowed(rel: str) -> bool:
     return agent_rules.write_refusal(rel) is None
 
 
+def _binary(data: bytes | None) -> bool:
+    return data is not None and agent_rules.content_refusal(data) is not None
+
+
+def _refusal(rel: str, data: bytes | None, link: bool) -> str:
+    why = agent_rules.write_refusal(rel) or (agent_rules.content_refusal(data) if data is not None else None)
+    return why or ("a symlink" if link else "refused")
+
+
 @dataclass
 class Tree:
     """Every entry of the memory root outside ``.git``: file bytes, symlink targets, and the ``.git`` digest."""
@@ -154,12 +163,12 @@ def run_cli_agent(
             )
         after = scan(folder, with_git=True)
         changed = changed_paths(before, after)
-        refused = [r for r in changed if not allowed(r) or r in after.links]
+        refused = [r for r in changed if not allowed(r) or r in after.links or _binary(after.files.get(r))]
         if root_after.git != root_before.git:
             refused.insert(0, ".git/")
         written = sum(len(after.files.get(r, b"")) for r in changed)
         if refused or written > s.agent_max_write_bytes:
-            named = [f"{r} ({agent_rules.write_refusal(r) or 'a symlink'})" for r in refused[:8]]
+            named = [f"{r} ({_refusal(r, after.files.get(r), r in after.links)})" for r in refused[:8]]
             why = (
                 f"changed what it may not touch: {', '.join(named)}{' …' if len(refused) > 8 else ''}"
                 if refused
