@@ -166,7 +166,7 @@ def test_a_script_under_skills_is_refused_by_the_http_tool_with_the_reason(tmp_p
     from memtui.services.phase2.tools import PathRefused
 
     tools = _tools(tmp_path / "memories")
-    with pytest.raises(PathRefused, match="skills/setup.sh is not Markdown"):
+    with pytest.raises(PathRefused, match=r"skills/setup\.sh is not Markdown"):
         tools.tool_write_file("skills/setup.sh", f"#!/bin/sh\necho setup {TAGS}\n")
     assert not (tmp_path / "memories" / "skills").exists()
 
