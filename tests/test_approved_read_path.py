@@ -15,7 +15,8 @@ import pytest
 from memtui.adapters.memroot.approved import approved
 from memtui.mcp import scope as mcp_scope
 from memtui.mcp import server as mcp_server
-from memtui.services import export, search
+from memtui.services import agent_view, export, search
+from memtui.services.citations import check as citations_check
 from memtui.services.export import scope as export_scope
 from memtui.services.phase2 import review
 from memtui.services.phase2.consolidate import run_phase2
@@ -158,6 +159,8 @@ def _is_approved(node: ast.AST, snapshots: set[str]) -> bool:
     """``approved(root)`` itself, or a name bound to it: reads on those come from the baseline commit."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "approved":
         return True
+    if isinstance(node, ast.Attribute) and node.attr == "snapshot":  # AgentView.snapshot is approved(root)
+        return True
     return isinstance(node, ast.Name) and node.id in snapshots
 
 
@@ -195,8 +198,14 @@ def test_agent_facing_code_reads_memory_only_through_the_approved_read_path():
     if reads := _fs_reads(memory_index):
         found["memtui.services.search.refresh_memory_files"] = reads
     assert found == {}, json.dumps(found, indent=1)
-    for module in (*_AGENT_FACING, search):
-        assert "approved" in vars(module), f"{module.__name__} does not use the approved read path"
+    for module in (*_AGENT_FACING, search, citations_check):
+        assert "AgentView" in vars(module), f"{module.__name__} does not read through the agent-facing view"
+    assert "approved" in vars(agent_view), "the agent-facing view is built on the approved read path"
+    view_tree = ast.parse(inspect.getsource(agent_view))
+    for node in view_tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and (reads := _fs_reads(node)):
+            found[f"memtui.services.agent_view.{node.name}"] = reads
+    assert found == {}, json.dumps(found, indent=1)
 
 
 def test_the_structural_check_catches_a_working_tree_read():

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from memtui.adapters.memroot.approved import published_dir
 from memtui.cli import main
 from memtui.core.paths import resolve_paths
 from memtui.services.citations import CitationEntry, MemoryCitation
 from memtui.services.citations.check import check_citation, check_entry, check_ids, hash_lines
 from memtui.services.citations.usage import record_citation
 from memtui.state.db import connect
+from tests.conftest import approve_root
 
 ID_A = "019c6e27-e55b-73d1-87d8-4e01f1f75043"
 ID_B = "019dff00-1234-7abc-8def-001122334455"
@@ -25,6 +27,7 @@ def root() -> Path:
     root = resolve_paths().memory_root
     root.mkdir(parents=True, exist_ok=True)
     (root / "MEMORY.md").write_text("# Memory\n\n## shop-api\nCI runs in UTC\n\n   \n")
+    approve_root(root)  # citations are checked against the approved memory agents read
     return root
 
 
@@ -61,11 +64,37 @@ def test_entry_statuses(root):
     assert check_entry(root, entry(start=6, end=6)).status == "blank_lines"  # whitespace only
 
 
-def test_absolute_path_and_crlf(root, tmp_path):
-    other = tmp_path / "elsewhere.md"
-    other.write_bytes(b"one\r\ntwo\r\n")
-    check = check_entry(root, entry(str(other), 1, 2))
+def test_crlf_and_the_absolute_path_of_the_published_copy(root):
+    (root / "skills").mkdir()
+    (root / "skills" / "crlf.md").write_bytes(b"one\r\ntwo\r\n")
+    approve_root(root)
+    check = check_entry(root, entry("skills/crlf.md", 1, 2))
     assert check.status == "ok" and check.text_hash == hash_lines(["one", "two"])
+    published = published_dir(root)
+    assert check_entry(root, entry(str(published / "MEMORY.md"))).status == "ok"
+    assert check_entry(root, entry(str(root / "MEMORY.md"))).status == "ok"
+
+
+SECRET = "DB_PASSWORD=hunter2-prod"
+
+
+@pytest.mark.parametrize("how", ["absolute", "escape", "escape through the published copy", "not a memory file"])
+def test_a_file_outside_the_approved_memory_is_never_read_or_hashed(root, tmp_path, how):
+    """Issue 32.3: memory_cite was a confirmation oracle for any file the process could read."""
+    secret = tmp_path / "prod.env"
+    secret.write_text(f"# prod\n{SECRET}\n")
+    secret.chmod(0o600)
+    (root / "tombstones.md").write_text(f"- {SECRET}\n")
+    approve_root(root)
+    path = {
+        "absolute": str(secret),
+        "escape": f"../../{secret.name}",
+        "escape through the published copy": str(published_dir(root) / ".." / ".." / secret.name),
+        "not a memory file": "tombstones.md",
+    }[how]
+    check = check_entry(root, entry(path, 2, 2))
+    assert check.status == "missing_file" and "not in the approved memory agents read" in check.detail
+    assert check.text_hash is None and check.resolved is None
 
 
 def test_stale_when_cited_lines_changed_since_recorded(root, conn):
@@ -73,6 +102,7 @@ def test_stale_when_cited_lines_changed_since_recorded(root, conn):
     record_citation(conn, citation, "manual", "k1", memory_root=root)
     assert check_entry(root, entry(), conn).status == "ok"
     (root / "MEMORY.md").write_text("# Memory\n\n## shop-api\nCI runs in Europe/Lisbon\n\n   \n")
+    approve_root(root)
     stale = check_entry(root, entry(), conn)
     assert stale.status == "stale"
     # Another range of the same file is judged on its own record (none here).

@@ -23,6 +23,7 @@ from memtui.services.citations.usage import (
     record_stage1_output_usage,
 )
 from memtui.state.db import connect, immediate
+from tests.conftest import approve_root
 
 A = "019c6e27-e55b-73d1-87d8-4e01f1f75043"
 B = "019dff00-1234-7abc-8def-001122334455"
@@ -34,6 +35,7 @@ def root() -> Path:
     root = resolve_paths().memory_root
     root.mkdir(parents=True, exist_ok=True)
     (root / "MEMORY.md").write_text("# Memory\nline two\nline three\n")
+    approve_root(root)  # a citation's hash is of the lines agents read: the approved memory
     return root
 
 

@@ -94,12 +94,13 @@ files.write_if_changed(root / "MEMORY.md", (root / "MEMORY.md").read_text() + "-
 KILL_WHILE_PUBLISHING = """
 import os, shutil, signal, sys
 from pathlib import Path
-from memtui.adapters.memroot import approved
+from memtui.adapters.memroot.approved import published_dir
+from memtui.services import agent_view
 root = Path(sys.argv[1])
-link = approved.published_dir(root)
+link = published_dir(root)
 shutil.rmtree(link.parent / os.readlink(link))  # the copy is built again, from the baseline, and killed
 Path.rename = lambda self, target: os.kill(os.getpid(), signal.SIGKILL)
-approved.publish(root)
+agent_view.publish(root)
 """
 
 

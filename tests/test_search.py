@@ -16,6 +16,7 @@ from memtui.services.search import (
     fts_query,
     purge_deleted,
     refresh,
+    refresh_memory_index,
     search,
     search_memory,
 )
@@ -105,7 +106,8 @@ def test_project_filter_keeps_the_project_and_unscoped_text(ctx):
         add_output(ctx.conn, "f", 1, summary="okapi elsewhere", cwd="/x/work/shop")
     (ctx.paths.memory_root / "memory_summary.md").write_text("v1\n- okapi everywhere\n")
     approve_root(ctx.paths.memory_root)
-    hits = search_memory(ctx.conn, ctx.paths.memory_root, "okapi", project=Path("/work/shop"), kinds=None)
+    refresh_memory_index(ctx.conn, ctx.paths.memory_root)
+    hits = search(ctx.conn, "okapi", project=Path("/work/shop"))  # the index's project filter, every kind
     assert sorted(h.source for h in hits if h.kind == "summary") == ["a", "b"]
     assert any(h.kind == "memory" and h.source == "memory_summary.md" for h in hits)
 

@@ -1,5 +1,5 @@
-"""``memtui search``: full-text search over memory files, rollout summaries, raw memories and the redacted messages
-of indexed rollouts, ranked by bm25."""
+"""``memtui search``: full-text search over the approved memory and the redacted messages of past sessions (session
+history), ranked by bm25, under the rules agents read by (``services.agent_view``)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,16 @@ import sys
 from pathlib import Path
 
 from memtui.cli.common import Progress, make_context, positive_int, print_json
-from memtui.services.search import DEFAULT_LIMIT, refresh, search
+from memtui.services.search import DEFAULT_LIMIT, refresh, search_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "search",
-        help="full-text search over memory, summaries and redacted messages (bm25)",
-        description="Every word must match (stemmed). Hits give a memory file and line, or a thread and its item "
-        "(the N-th memory item of the rollout) or summary line. The index is brought up to date first.",
+        help="full-text search over the approved memory and your past sessions (bm25)",
+        description="Every word must match (stemmed). Hits give a file and line of the approved memory, or a "
+        "session-history message (a thread and its item: the N-th memory item of the rollout). Nothing awaiting "
+        "review, and no session you opted out of or forgot, is a hit. The index is brought up to date first.",
     )
     p.add_argument("query", nargs="+", help="words to find")
     p.add_argument("--project", type=Path, help="only this project's text and text tied to no project")
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         bar.done()
         if stats.files_indexed or stats.threads_indexed or stats.docs_removed:
             print(f"memtui search: {stats.message()}", file=sys.stderr)
-        hits = search(ctx.conn, query, project=args.project, limit=max(1, args.limit))
+        hits = search_memory(ctx.conn, ctx.paths.memory_root, query, project=args.project, limit=max(1, args.limit))
     finally:
         ctx.close()
     if args.json:

@@ -16,9 +16,8 @@ Scope: ``memtui mcp --project DIR`` (or, without it, the first ``file://`` root 
 
 from __future__ import annotations
 
-import os
 import threading
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Annotated, Any, cast
 
 import anyio
@@ -29,9 +28,10 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from memtui.adapters.memroot.approved import approved
-from memtui.domain.trust.export import trusted_text
-from memtui.mcp.scope import McpScope, OutOfScope, root_directory
+from memtui.adapters.memroot.files import MEMORY_SUMMARY
+from memtui.mcp.scope import McpScope, root_directory
+from memtui.services.agent_view import AgentView, NotInView, OutOfScope, PathRefused
+from memtui.services.agent_view import confine as agent_confine
 from memtui.services.context import Context
 from memtui.services.export import render_prompt
 
@@ -49,10 +49,6 @@ INSTRUCTIONS = (
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 
 
-class PathRefused(ValueError):
-    """A path outside the memory root (absolute, '..', a symlink out, or .git)."""
-
-
 class ReadResult(BaseModel):
     path: str
     start_line: int
@@ -63,23 +59,9 @@ class ReadResult(BaseModel):
 
 
 def confine(memory_root: Path, raw: str) -> tuple[str, Path]:
-    """(relative path, resolved path) of ``raw`` inside the memory root, or PathRefused.
-
-    Resolved first (symlinks and '..' followed), then checked with ``Path.is_relative_to`` against the resolved root,
-    as the consolidation agent's tools do; the private .git folder is refused too."""
-    if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
-        raise PathRefused("path must be a non-empty path relative to the memory root")
-    text = raw.strip().replace("\\", "/")
-    if text.startswith(("/", "~")) or os.path.isabs(text):
-        raise PathRefused(f"{raw!r}: absolute paths are refused; give a path relative to the memory root")
-    root = memory_root.resolve()
-    target = (root / text).resolve()
-    if not target.is_relative_to(root):
-        raise PathRefused(f"{raw!r}: resolves outside the memory root")
-    rel = target.relative_to(root)
-    if rel.parts and rel.parts[0].lower() == ".git":
-        raise PathRefused(f"{raw!r}: the .git folder is private to memtui")
-    return PurePosixPath(*rel.parts).as_posix() if rel.parts else ".", target
+    """(relative path, resolved path) of ``raw`` inside the memory root, or PathRefused (``agent_view.confine``)."""
+    rel = agent_confine(memory_root, raw)
+    return rel, memory_root.resolve() / rel
 
 
 def read_range(
@@ -90,34 +72,28 @@ def read_range(
     scope: McpScope | None = None,
     *,
     include_untrusted: bool = False,
+    view: AgentView | None = None,
 ) -> ReadResult:
-    rel, _ = confine(memory_root, path)
-    if scope is not None:
-        scope.check_file(memory_root, rel)
-    data = approved(memory_root).read_bytes(rel)  # what a person approved, never a run awaiting review
-    if data is None:
-        raise FileNotFoundError(f"{path!r} is not a file of the approved memory")
-    data = data[: MAX_READ_BYTES * 64]
-    # Untrusted statements become a placeholder line, so the line numbers agents cite stay the file's.
-    trusted = trusted_text(data.decode("utf-8", errors="replace"), include_untrusted=include_untrusted, keep_lines=True)
-    lines = trusted.text.splitlines()
+    """Lines of one file as agents read it (``services.agent_view``): the approved baseline with trust, hidden
+    characters and scope applied; untrusted statements are a placeholder line, so cited line numbers stay the file's."""
+    view = view or AgentView(memory_root, include_untrusted=include_untrusted, scope=scope)
+    f = view.file(path)
+    lines = f.lines
     total = len(lines)
     start = max(1, start_line or 1)
     end = min(total, end_line if end_line is not None else start + MAX_READ_LINES - 1)
     if start_line is not None and end_line is not None and end_line < start_line:
         raise ValueError("end_line is before start_line")
     if start > max(total, 1):
-        raise ValueError(f"start_line {start} is past the end of {rel} ({total} lines)")
+        raise ValueError(f"start_line {start} is past the end of {f.rel} ({total} lines)")
     chosen = lines[start - 1 : end]
-    hidden = 0
-    if scope is not None:
-        chosen, hidden = scope.hide_other_projects(memory_root, rel, chosen, start)
+    hidden = sum(1 for n in range(start, end + 1) if n in f.blanked_lines)
     text = "\n".join(chosen)
     if len(text.encode()) > MAX_READ_BYTES:
         text = text.encode()[:MAX_READ_BYTES].decode("utf-8", errors="ignore")
         end = start + text.count("\n")
     return ReadResult(
-        path=rel, start_line=start, end_line=max(start, end), total_lines=total, text=text, hidden_lines=hidden
+        path=f.rel, start_line=start, end_line=max(start, end), total_lines=total, text=text, hidden_lines=hidden
     )
 
 
@@ -160,13 +136,13 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
                 raise ToolError(f"this server is scoped to {scope.project} ({scope.why}); {project} is outside it")
             where = where or scope.project
 
+        view = AgentView(root, include_untrusted=ctx.settings.export_tool_statements, scope=scope)
+
         def run() -> list[Any]:
             with lock:
-                return search_memory(ctx.conn, root, query, project=where, limit=limit)
+                return search_memory(ctx.conn, root, query, view=view, project=where, limit=limit)
 
         hits = await anyio.to_thread.run_sync(run)
-        if scope is not None:
-            hits = [h for h in hits if scope.keeps_hit(h.kind, h.source, h.project)]
         return {"hits": [{**h.model_dump(), "location": h.location} for h in hits]}
 
     @server.tool(
@@ -185,7 +161,7 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
             return read_range(
                 root, path, start_line, end_line, scope, include_untrusted=ctx.settings.export_tool_statements
             ).model_dump()
-        except (PathRefused, OutOfScope, FileNotFoundError, IsADirectoryError, ValueError) as exc:
+        except (PathRefused, OutOfScope, NotInView, IsADirectoryError, ValueError) as exc:
             raise ToolError(str(exc)) from exc  # the agent sees why and may try again
 
     @server.tool(
@@ -194,7 +170,9 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         "block in your reply is what counts the use, once, so calling this again changes nothing.",
         annotations=READ_ONLY,
     )
-    async def memory_cite(citation: Annotated[str, Field(min_length=1, max_length=64_000)]) -> dict[str, Any]:
+    async def memory_cite(
+        citation: Annotated[str, Field(min_length=1, max_length=64_000)], mcp_ctx: McpContext | None = None
+    ) -> dict[str, Any]:
         from memtui.services.citations.check import check_citation
         from memtui.services.citations.parse import parse_citations
         from memtui.services.citations.usage import fingerprint
@@ -204,9 +182,11 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         if found is None:
             raise ToolError("no citation block found: send <citation_entries> and <rollout_ids> as in the read path")
 
+        view = AgentView(root, include_untrusted=ctx.settings.export_tool_statements, scope=await current_scope(mcp_ctx))
+
         def run() -> Any:
             with lock:
-                return check_citation(root, found, ctx.conn)
+                return check_citation(root, found, ctx.conn, view)
 
         report = await anyio.to_thread.run_sync(run)
         return {
@@ -246,8 +226,11 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         scope = fixed or (from_roots[0] if from_roots else None)
         if scope is not None:
             return f"memory_summary.md spans every project; this server is scoped to {scope.project} ({scope.why})."
-        text = approved(root).read_text("memory_summary.md") or ""
-        return trusted_text(text, include_untrusted=ctx.settings.export_tool_statements).text
+        view = AgentView(root, include_untrusted=ctx.settings.export_tool_statements)
+        try:
+            return view.text(MEMORY_SUMMARY, placeholders=False)
+        except NotInView:
+            return ""
 
     _strict_arguments(server)
     return server

@@ -1,5 +1,11 @@
-"""Full-text search over everything memtui knows: memory files, rollout summaries, raw memories, and the redacted
-user and assistant messages of indexed rollouts.
+"""Full-text search over the approved memory and the person's past sessions.
+
+Memory hits come only from the agent-facing view (``services.agent_view``): the approved baseline's files with trust,
+hidden-character and scope rules applied, so no stage-1 output, run awaiting review or working-tree file is ever a
+hit. Message hits are session history (labelled so, never "memory"): the redacted user and assistant messages of
+indexed sessions, without hidden characters, never of a session a person opted out of or forgot, and in a scoped
+search only of the project's sessions. (Stage-1 outputs are kept in the index for the review's evidence; searches
+leave them out.)
 
 The documents live in ``search_docs`` (state database); sqlite-utils' ``enable_fts`` builds an FTS5 index over them
 with triggers, so every insert, update and delete of a document reaches the index in the same transaction. Stage-1
@@ -23,11 +29,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from memtui.adapters.memroot.approved import approved
-from memtui.adapters.memroot.files import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.adapters.redact import redact_text
 from memtui.adapters.rollouts.model import Transcript
+from memtui.core.hidden import strip_hidden
 from memtui.domain.scope import parse_memory
+from memtui.domain.trust import markers
+from memtui.services.agent_view import AgentView, readable
 from memtui.state import search_index, threads
 from memtui.state.db import immediate
 from memtui.state.search_index import ensure_index, index_exists
@@ -46,7 +53,7 @@ Kind = Literal["memory", "summary", "raw_memory", "message"]
 class SearchHit(BaseModel):
     """One ranked hit: a memory file and line, or a thread and its item / summary line."""
 
-    kind: Kind
+    kind: Kind  # "memory": the approved memory; "message": session history (what was said, not memory)
     source: str  # memory: path in the memory root; else the thread id
     line: int | None = None  # memory, summary, raw_memory: 1-based line of the first matching line
     item: int | None = None  # message: item N of memory_items (1-based)
@@ -60,7 +67,7 @@ class SearchHit(BaseModel):
         if self.kind == "memory":
             return f"{self.source}:{self.line}"
         if self.kind == "message":
-            return f"thread {self.source} item {self.item} ({self.role})"
+            return f"session history: thread {self.source} item {self.item} ({self.role})"
         what = "rollout summary" if self.kind == "summary" else "raw memory"
         return f"thread {self.source} {what} line {self.line}"
 
@@ -112,12 +119,13 @@ def _replace_docs(
 
 
 def indexed_memory_file(rel: str) -> bool:
-    """The memory root's Markdown files a person or agent reads: MEMORY.md, memory_summary.md, skills/... The
-    synced inputs (rollout_summaries/, raw_memories.md) are indexed from the database, the diff file not at all."""
-    parts = rel.split("/")
-    if not rel.endswith(".md") or any(p.startswith(".") for p in parts):
-        return False
-    return not (parts[0] == ROLLOUT_SUMMARIES or (len(parts) == 1 and rel in (DIFF_FILENAME, RAW_MEMORIES)))
+    """The files of the approved memory agents read (``agent_view.readable``): only those are memory hits."""
+    return readable(rel)
+
+
+# The rules a memory document was built by, with its blob: a file indexed by an earlier memtui is indexed again.
+VIEW_STAMP = "view1"
+SEARCHED_KINDS = ("memory", "message")  # what a search returns: the approved memory and session history
 
 
 def chunk_lines(text: str) -> list[tuple[int, str]]:
@@ -153,17 +161,13 @@ def refresh_memory_files(conn: sqlite3.Connection, root: Path, stats: RefreshSta
     known = search_index.file_stamps(conn)
     seen: set[str] = set()
     changed: list[tuple[str, str, str]] = []
-    memory = approved(root)  # agents search what a person approved, never a run awaiting review
-    for rel, blob in sorted(memory.files.items()):
-        if not indexed_memory_file(rel):
-            continue
+    view = AgentView(root, conn=conn)  # what agents read: the approved baseline, trust and hidden text applied
+    for rel in view.names():
+        blob = f"{view.snapshot.files[rel]}:{VIEW_STAMP}"
         seen.add(rel)
         if known.get(rel) == blob:
             continue
-        data = memory.read_bytes(rel)
-        if data is None:
-            continue
-        changed.append((rel, blob, redact_text(data.decode("utf-8", errors="replace"))))
+        changed.append((rel, blob, redact_text(view.text(rel))))
     gone = [rel for rel in known if rel not in seen]
     if not changed and not gone:
         return stats
@@ -288,9 +292,17 @@ def _capped_df(conn: sqlite3.Connection, word: str) -> int:
 
 
 def _snippet(text: str, line: int, width: int = SNIPPET_CHARS) -> str:
+    """The line, folded to ``width`` characters without hidden characters; a trust marker at its end is kept
+    whole (a cut body, then the marker), so a flagged line never reads as an unflagged one."""
     lines = text.splitlines()
-    one = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
-    return one if len(one) <= width else one[: width - 1] + "…"
+    one = " ".join(strip_hidden(lines[line - 1]).text.split()) if 0 < line <= len(lines) else ""
+    if len(one) <= width:
+        return one
+    body = markers.strip(one)
+    if body != one and one.startswith(body):
+        tail = one[len(body) :].strip()
+        return body[: max(0, width - len(tail) - 2)].rstrip() + "… " + tail
+    return one[: width - 1] + "…"
 
 
 def search(
@@ -384,7 +396,28 @@ def try_refresh_memory_index(conn: sqlite3.Connection, memory_root: Path) -> str
     return None
 
 
-def search_memory(conn: sqlite3.Connection, memory_root: Path, query: str, **kwargs: Any) -> list[SearchHit]:
-    """What the CLI, the TUI and the MCP server call: refresh the memory files (cheap when unchanged), then search."""
+def search_memory(
+    conn: sqlite3.Connection,
+    memory_root: Path,
+    query: str,
+    *,
+    view: AgentView | None = None,
+    limit: int = DEFAULT_LIMIT,
+    **kwargs: Any,
+) -> list[SearchHit]:
+    """What the CLI, the TUI and the MCP server call: refresh the memory files (cheap when unchanged), then search
+    the approved memory and session history under the agent-facing rules (``view``: a scoped reader's; its other
+    projects' lines and sessions are never hits)."""
     refresh_memory_index(conn, memory_root)
-    return search(conn, query, **kwargs)
+    view = view or AgentView(memory_root, conn=conn)
+    hits = search(conn, query, kinds=SEARCHED_KINDS, limit=limit * 4, **kwargs)
+    unserved = search_index.unserved_threads(conn, [h.source for h in hits if h.kind == "message"])
+    out = []
+    for h in hits:
+        if h.kind == "message":
+            if h.source in unserved or (view.scope is not None and not view.scope.keeps_project(h.project)):
+                continue
+        elif h.line is None or not view.visible_line(h.source, h.line):
+            continue
+        out.append(h)
+    return out[:limit]

@@ -26,7 +26,7 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
-from memtui.adapters.memroot.approved import publish, sweep_interrupted_publishes
+from memtui.adapters.memroot.approved import sweep_interrupted_publishes
 from memtui.adapters.memroot.files import (
     MEMORY_MD,
     MEMORY_SUMMARY,
@@ -39,6 +39,7 @@ from memtui.adapters.memroot.view import remove_leftover_views
 from memtui.core import clock
 from memtui.domain.stems import rollout_summary_file_stem
 from memtui.services import history
+from memtui.services.agent_view import publish
 from memtui.services.phase2.tools import drop_journal
 from memtui.services.search import purge_deleted
 from memtui.state import (
@@ -327,7 +328,7 @@ def _forget_search(env: Env, t: Target) -> int:
     # memory-file chunks that hold its lines: dropped, and their file re-indexed by the next refresh (the live
     # memory files keep those lines until the removing run is approved; a set-aside database has no next refresh)
     holds_it = None if t.expiring else (lambda text: holds(text, t))
-    return search_index.forget(env.conn, t.thread_id, holds_it)
+    return search_index.forget(env.conn, t.thread_id, holds_it, lambda source: _names_in(source, t))
 
 
 def _forget_runs(env: Env, t: Target) -> int:
@@ -445,7 +446,7 @@ def _republish_approved(env: Env, _t: Target | None = None) -> int:
     hold a forgotten rollout's lines) go whenever it is republished."""
     if env.home is None or not (env.home / "memories" / ".git").exists():
         return 0
-    publish(env.home / "memories")
+    publish(env.home / "memories", env.conn)
     return 0
 
 

@@ -49,5 +49,6 @@ META_KEYS: dict[str, str] = {
     "search.purge": "memtui.state.search_index",  # deleted text waits to leave the FTS segments
     "health.scanned_doc": "memtui.state.health",  # the last message checked against every block
     "health.clean_inputs": "memtui.services.health.watermark",
+    "phase2.refused_upgrades": "memtui.services.phase2.consolidate",  # hashes of lines a run was refused for
     "phase2.unchanged": "memtui.services.phase2.unchanged",  # the record of the last full no-change run  # inputs memory health found nothing to bind in
 }

@@ -6,14 +6,14 @@ The only module with SQL against them; ``memtui.services.search`` decides what t
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import sqlite_utils
 
-from memtui.state import meta
+from memtui.state import forgotten, meta, threads
 from memtui.state.threads import INTERACTIVE_CODEX_SOURCES
 
 DOCS = "search_docs"
@@ -165,6 +165,24 @@ def keep_matching(conn: sqlite3.Connection, ids: list[int], project: str | None,
     }
 
 
+def unserved_threads(conn: sqlite3.Connection, thread_ids: Iterable[str]) -> set[str]:
+    """Of ``thread_ids``, those whose messages no search may serve: memory turned off for the session (a person's
+    opt-out), forgotten, or no longer indexed."""
+    ids = sorted(set(thread_ids))
+    if not ids:
+        return set()
+    return set(ids) - (threads.memory_enabled_among(conn, ids) - forgotten.forgotten_among(conn, ids))
+
+
+def withheld_threads(conn: sqlite3.Connection, thread_ids: Iterable[str]) -> set[str]:
+    """Of ``thread_ids``, those whose memory agents may no longer read, even while the approved baseline still holds
+    it: forgotten (the removing run not yet approved), or memory turned off for the session after it was extracted."""
+    ids = sorted(set(thread_ids))
+    if not ids:
+        return set()
+    return forgotten.forgotten_among(conn, ids) | threads.memory_disabled_among(conn, ids)
+
+
 def bm25(conn: sqlite3.Connection, match: str) -> dict[int, float]:
     """bm25 of every document ``match`` finds (text weighed, scope not)."""
     return dict(
@@ -242,9 +260,15 @@ def message_mark(conn: sqlite3.Connection) -> tuple[int, int]:
 # ---- forgetting -------------------------------------------------------------------------------------------------
 
 
-def forget(conn: sqlite3.Connection, thread_id: str, holds: Callable[[str], bool] | None) -> int:
-    """A forgotten rollout's documents go; so do memory-file chunks that ``holds`` its lines (their file is indexed
-    again by the next refresh), unless ``holds`` is None. A purge is asked for. Returns the documents dropped."""
+def forget(
+    conn: sqlite3.Connection,
+    thread_id: str,
+    holds: Callable[[str], bool] | None,
+    named: Callable[[str], bool] | None = None,
+) -> int:
+    """A forgotten rollout's documents go; so do memory-file chunks that ``holds`` its lines or whose file ``named``
+    names as its own (its rollout summary: the next refresh leaves it out of the view), unless ``holds`` is None. A
+    purge is asked for. Returns the documents dropped."""
     n = conn.execute("DELETE FROM search_docs WHERE source=? AND kind='message'", (thread_id,)).rowcount
     n += conn.execute(
         "DELETE FROM search_docs WHERE source=? AND kind IN ('summary', 'raw_memory')", (thread_id,)
@@ -252,7 +276,7 @@ def forget(conn: sqlite3.Connection, thread_id: str, holds: Callable[[str], bool
     n += conn.execute("DELETE FROM search_sources WHERE key=?", (f"thread:{thread_id}",)).rowcount
     memory = [] if holds is None else conn.execute("SELECT id, source, text FROM search_docs WHERE kind='memory'")
     for doc_id, source, text in list(memory):
-        if holds is not None and holds(text):
+        if holds is not None and (holds(text) or (named is not None and named(source))):
             conn.execute("DELETE FROM search_docs WHERE id=?", (doc_id,))
             conn.execute("DELETE FROM search_sources WHERE key=?", (f"file:{source}",))
             n += 1

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -674,3 +674,19 @@ def locate(conn: sqlite3.Connection, thread_id: str) -> Located | None:
 def projects(conn: sqlite3.Connection) -> set[str]:
     """Every cwd an indexed thread ran in."""
     return {r[0] for r in conn.execute("SELECT DISTINCT cwd FROM threads WHERE cwd IS NOT NULL")}
+
+
+def memory_enabled_among(conn: sqlite3.Connection, thread_ids: Sequence[str]) -> set[str]:
+    """Of ``thread_ids``, the indexed threads whose memory is on (nobody opted the session out)."""
+    return _memory_mode_among(conn, thread_ids, "=")
+
+
+def memory_disabled_among(conn: sqlite3.Connection, thread_ids: Sequence[str]) -> set[str]:
+    """Of ``thread_ids``, the indexed threads a person turned memory off for."""
+    return _memory_mode_among(conn, thread_ids, "!=")
+
+
+def _memory_mode_among(conn: sqlite3.Connection, thread_ids: Sequence[str], op: str) -> set[str]:
+    ids = orjson.dumps(sorted(set(thread_ids))).decode()
+    sql = f"SELECT id FROM threads WHERE id IN (SELECT value FROM json_each(?)) AND memory_mode {op} 'enabled'"
+    return {r[0] for r in conn.execute(sql, (ids,))}

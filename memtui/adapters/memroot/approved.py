@@ -2,9 +2,10 @@
 
 Agents load what a person approved: the memory root's baseline commit (made by approving a run, by committing a
 person's own edit, or by restoring a version through review). Never the working tree, which holds a run awaiting
-review or an edit nobody committed yet. Export (prompt, AGENTS.md / CLAUDE.md), the MCP server's tools and
-resources, and the search index of memory files read through ``approved(root)``; a structural test
-(``tests/test_approved_read_path.py``) fails when one of them reads the working tree.
+review or an edit nobody committed yet. The agent-facing view (``memtui.services.agent_view``: trust, hidden text,
+scope, confinement) is built on ``approved(root)``; export, the MCP server, search and the published folder read
+through that view, and a structural test (``tests/test_approved_read_path.py``) fails when one of them reads the
+working tree.
 
 A snapshot pins one commit, lists its files with their blob ids, and reads blobs from git's object store with
 read-only commands (``GIT_OPTIONAL_LOCKS=0``, no index), so it needs no lock and never writes ``.git``.
@@ -13,6 +14,7 @@ read-only commands (``GIT_OPTIONAL_LOCKS=0``, no index), so it needs no lock and
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -95,36 +97,46 @@ def published_dir(root: Path) -> Path:
     return root.with_name(f"{root.name}{PUBLISHED_PREFIX}")
 
 
+# The copy's name says which rules built it: a copy an earlier memtui made of the same commit (the raw commit, before
+# the agent-facing view) is not taken for this one.
+PUBLISHED_RULES = "view1"
+
+
+def _copy_name(root: Path, commit: str | None) -> str:
+    return f".{root.name}{PUBLISHED_PREFIX}-{(commit or 'empty')[:16]}.{PUBLISHED_RULES}"
+
+
 def _copies(root: Path) -> list[Path]:
     return sorted(root.parent.glob(f".{root.name}{PUBLISHED_PREFIX}-*"))
 
 
-def publish(root: Path) -> Path:
-    """Make ``published_dir`` hold exactly the baseline commit's regular files; returns it.
+Render = Callable[[Approved, str], "bytes | None"]  # a file of the snapshot as agents read it (None: not at all)
+
+
+def publish(root: Path, render: Render, *, variant: str = "") -> Path:
+    """Make ``published_dir`` hold, for the baseline commit, each file as ``render`` makes it (the agent-facing view:
+    ``memtui.services.agent_view``, never the raw commit); returns it.
 
     Idempotent and safe without the memory-root lock: each copy is built in its own folder named by the commit and
     swapped in by replacing the symlink (``os.replace``), so a reader sees the old copy or the new one, and copies of
     older commits (which may hold deleted text) are removed."""
-    import io
     import shutil
-    import tarfile
     import tempfile
 
     root = Path(root)
     link = published_dir(root)
     snap = approved(root)
-    name = f".{root.name}{PUBLISHED_PREFIX}-{(snap.commit or 'empty')[:16]}"
+    name = _copy_name(root, snap.commit) + (f".{variant}" if variant else "")  # variant: what ``render`` withholds
     target = root.parent / name
     if not target.is_dir():
         tmp = Path(tempfile.mkdtemp(prefix=f"{name}{TEMP_MARK}{os.getpid()}-", dir=root.parent))
-        if snap.commit is not None and snap.files:
-            data = baseline.run_git_bytes(root, "archive", "--format=tar", snap.commit)
-            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                for member in tar.getmembers():
-                    if member.isfile() and member.name in snap.files:
-                        out = tmp / member.name
-                        out.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
-                        write_private_bytes(out, tar.extractfile(member).read())  # type: ignore[union-attr]
+        for rel in sorted(snap.files):
+            data = render(snap, rel)
+            if data is None:
+                continue
+            out = tmp / rel
+            out.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+            write_private_bytes(out, data)
         try:
             tmp.rename(target)
         except OSError:  # another process published the same commit meanwhile
@@ -163,15 +175,12 @@ def sweep_interrupted_publishes(root: Path) -> int:
     return len(found)
 
 
-def published(root: Path) -> Path:
+def published(root: Path, render: Render) -> Path:
     """``published_dir``, brought up to the baseline commit first when it lags (an older memtui, a moved HEAD)."""
 
     link = published_dir(root)
     snap_commit = approved(root).commit
-    want = f".{Path(root).name}{PUBLISHED_PREFIX}-{(snap_commit or 'empty')[:16]}"
-    if link.is_symlink() and os.readlink(link) == want and (link.parent / want).is_dir():
-        return link
-    return publish(root)
-
-
-baseline.after_move(publish)
+    want = _copy_name(Path(root), snap_commit)
+    if link.is_symlink() and os.readlink(link).startswith(want) and (link.parent / os.readlink(link)).is_dir():
+        return link  # this commit's copy (or a variant of it that withholds more)
+    return publish(root, render)

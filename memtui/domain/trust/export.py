@@ -15,6 +15,7 @@ from memtui.core.hidden import strip_hidden
 from memtui.domain.trust import markers
 
 LEFT_OUT = "[left out: a tool-only or flagged statement no person approved]"
+LEFT_OUT_HEADING = "[left out: a tool-only or flagged heading no person approved]"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,15 @@ def trusted_text(text: str, *, include_untrusted: bool = False, keep_lines: bool
     for i, line in enumerate(lines):
         if i not in drop:
             out.append(line)
+        elif (level := _heading_level(line)) > 0:
+            # a heading stays a heading, so what stands under it keeps its own section, never the one before
+            out.append(f"{'#' * level} {LEFT_OUT_HEADING}")
         elif keep_lines:
             out.append(LEFT_OUT)
     return TrustedText("\n".join(out), len(drop), clean.removed)
+
+
+def _heading_level(line: str) -> int:
+    stripped = line.lstrip()
+    level = len(stripped) - len(stripped.lstrip("#"))
+    return level if 0 < level <= 6 and stripped[level : level + 1] in (" ", "") else 0

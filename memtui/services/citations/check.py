@@ -1,8 +1,9 @@
 """Validate a citation against the memory agents read, and its rollout ids against the index.
 
-Agents read the approved memory (the published copy of the baseline), so a cited range is checked there: a run
-awaiting review or a person's uncommitted edit in the working tree never decides whether an agent's citation holds.
-A memory root without a baseline yet (nothing approved, nothing published) is read as it stands.
+Agents read the approved memory through the agent-facing view (``services.agent_view``), so a cited range is
+checked there: a run awaiting review or a person's uncommitted edit in the working tree never decides whether an
+agent's citation holds, and a path outside that view (another file, an absolute path, a ``..`` escape) is "not in
+the approved memory agents read" without being read.
 
 A citation is only worth counting and auditing when it points at real, non-blank lines. ``stale`` means the
 lines changed since the citation was recorded: recording stores a sha256 of the cited text, and the check
@@ -12,6 +13,7 @@ compares it with the most recent recorded hash for the same path and range.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Literal
 
 from memtui.adapters.memroot.approved import published_dir
 from memtui.domain.citation import CitationEntry, MemoryCitation, canonical_thread_id
+from memtui.services.agent_view import AgentView, NotInView, OutOfScope, PathRefused
 from memtui.state import citations as citation_store
 from memtui.state import outputs, threads
 
@@ -79,29 +82,22 @@ class CheckReport:
         }
 
 
-def resolve_entry_path(memory_root: Path, path: str) -> Path:
-    """Where the cited file is read: paths are relative to the memory root, and a path into the root is read in its
-    published approved copy when there is one (a stat, no git); other absolute paths are taken as they are."""
-    p = Path(path)
+def entry_rel(memory_root: Path, path: str) -> str | None:
+    """The memory-root-relative path a citation names, or None when it names no file of the memory. An absolute
+    path counts only inside the memory root or its published copy (the folder agents are given); the test is on the
+    path's text (``..`` folded, no link followed), so nothing outside is ever read or even looked at."""
+    p = Path(os.path.normpath(path))
     if not p.is_absolute():
-        p = memory_root / p
-    approved_copy = published_dir(memory_root)
-    if not approved_copy.is_dir():
-        return p
-    try:
-        return approved_copy / p.relative_to(memory_root)
-    except ValueError:
-        return p
+        return p.as_posix()
+    for base in (published_dir(memory_root), memory_root):
+        for b in dict.fromkeys((Path(os.path.normpath(base)), Path(os.path.normpath(base.expanduser().absolute())))):
+            if p.is_relative_to(b):
+                return p.relative_to(b).as_posix()
+    return None
 
 
-def read_lines(path: Path) -> list[str] | None:
-    """Lines as an agent numbers them (``\\n``-separated, CR dropped); None when not a readable file."""
-    try:
-        if not path.is_file():
-            return None
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError:
-        return None
+def read_lines(text: str) -> list[str]:
+    """Lines as an agent numbers them (``\\n``-separated, CR dropped)."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -112,9 +108,21 @@ def hash_lines(lines: list[str]) -> str:
     return hashlib.sha256("\n".join(lines).encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
-def cited_lines(memory_root: Path, entry: CitationEntry) -> list[str] | None:
-    """The cited lines, or None when the file is missing or the range does not fit in it."""
-    lines = read_lines(resolve_entry_path(memory_root, entry.path))
+def _view_lines(view: AgentView, entry: CitationEntry) -> tuple[str | None, list[str] | None, str]:
+    """(path shown, the file's lines as agents read them, why not): only files of the agent-facing view are read."""
+    rel = entry_rel(view.memory_root, entry.path)
+    if rel is None:
+        return None, None, f"{entry.path} is not in the approved memory agents read"
+    try:
+        return rel, read_lines(view.file(rel).text), ""
+    except (NotInView, PathRefused, OutOfScope) as exc:
+        why = str(exc) if isinstance(exc, OutOfScope) else f"{entry.path} is not in the approved memory agents read"
+        return rel, None, why
+
+
+def cited_lines(memory_root: Path, entry: CitationEntry, view: AgentView | None = None) -> list[str] | None:
+    """The cited lines as agents read them, or None when the file is not in the view or the range does not fit."""
+    _, lines, _ = _view_lines(view or AgentView(memory_root), entry)
     if lines is None or not (1 <= entry.line_start <= entry.line_end <= len(lines)):
         return None
     return lines[entry.line_start - 1 : entry.line_end]
@@ -124,17 +132,16 @@ def recorded_hash(conn: sqlite3.Connection, entry: CitationEntry) -> str | None:
     return citation_store.recorded_hash(conn, entry.path, entry.line_start, entry.line_end)
 
 
-def check_entry(memory_root: Path, entry: CitationEntry, conn: sqlite3.Connection | None = None) -> EntryCheck:
-    resolved = resolve_entry_path(memory_root, entry.path)
-    lines = read_lines(resolved)
+def check_entry(
+    memory_root: Path, entry: CitationEntry, conn: sqlite3.Connection | None = None, view: AgentView | None = None
+) -> EntryCheck:
+    """One cited range checked against the agent-facing view (``services.agent_view``): a path outside it is
+    answered "not in the approved memory" without being read, so no hash or count of other text ever comes back."""
+    view = view or AgentView(memory_root)
+    rel, lines, why = _view_lines(view, entry)
+    resolved = published_dir(memory_root) / rel if rel is not None else None
     if lines is None:
-        approved_copy = published_dir(memory_root)
-        where = (
-            f"{entry.path} is not in the approved memory agents read"
-            if resolved.is_relative_to(approved_copy)
-            else f"no file {resolved}"
-        )
-        return EntryCheck(entry, "missing_file", where, resolved)
+        return EntryCheck(entry, "missing_file", why, None)
     if not (1 <= entry.line_start <= entry.line_end <= len(lines)):
         detail = f"lines {entry.line_start}-{entry.line_end} outside 1-{len(lines)}"
         if entry.line_start > entry.line_end or entry.line_start < 1:
@@ -167,9 +174,13 @@ def check_ids(conn: sqlite3.Connection | None, rollout_ids: list[str]) -> list[I
     return out
 
 
-def check_citation(memory_root: Path, citation: MemoryCitation, conn: sqlite3.Connection | None = None) -> CheckReport:
-    """Per-entry statuses plus the resolution of every rollout id."""
+def check_citation(
+    memory_root: Path, citation: MemoryCitation, conn: sqlite3.Connection | None = None, view: AgentView | None = None
+) -> CheckReport:
+    """Per-entry statuses plus the resolution of every rollout id (``view``: a scoped reader's, else the whole
+    approved memory)."""
+    view = view or AgentView(memory_root)
     return CheckReport(
-        entries=[check_entry(memory_root, e, conn) for e in citation.entries],
+        entries=[check_entry(memory_root, e, conn, view) for e in citation.entries],
         ids=check_ids(conn, citation.rollout_ids),
     )

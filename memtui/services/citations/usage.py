@@ -20,6 +20,7 @@ import orjson
 from memtui.adapters.redact import redact_text
 from memtui.core import clock
 from memtui.domain.citation import MemoryCitation
+from memtui.services.agent_view import AgentView
 from memtui.services.citations.check import cited_lines, hash_lines
 from memtui.services.citations.parse import parse_citations
 from memtui.state import citations as citation_store
@@ -78,8 +79,9 @@ def record_citation(
     root = memory_root or _memory_root()
     ids = citation.thread_ids
     hashes = []
+    view = AgentView(root)
     for entry in citation.entries:
-        lines = cited_lines(root, entry)
+        lines = cited_lines(root, entry, view)
         hashes.append(hash_lines(lines) if lines is not None else None)
     now = clock.now_s()
     with _transaction(conn):

@@ -12,8 +12,9 @@ import math
 from importlib import resources
 from pathlib import Path
 
-from memtui.adapters.memroot.approved import approved, published
-from memtui.domain.trust.export import trusted_text
+from memtui.adapters.memroot.approved import approved
+from memtui.adapters.memroot.files import MEMORY_SUMMARY
+from memtui.services.agent_view import AgentView, NotInView, published
 
 SUMMARY_TOKEN_LIMIT = 2_500  # Codex injects this much of memory_summary.md
 CLAUDE_MEMORY_MAX_LINES = 200  # Claude Code loads the first 200 lines ...
@@ -64,8 +65,11 @@ def summary_for_prompt(
 ) -> str | None:
     """The approved memory_summary.md as agents may load it (``trust.export``), trimmed and middle-truncated; None
     when it is missing or blank."""
-    text = approved(memory_root).read_text("memory_summary.md") or ""
-    text = trusted_text(text, include_untrusted=include_untrusted).text.strip()
+    view = AgentView(memory_root, include_untrusted=include_untrusted)
+    try:
+        text = view.text(MEMORY_SUMMARY, placeholders=False).strip()
+    except NotInView:
+        return None
     if not text:
         return None
     return truncate_middle(text, max_tokens, bytes_per_token)[0]

@@ -16,10 +16,9 @@ from typing import Literal
 import git
 from pydantic import BaseModel
 
-from memtui.adapters.memroot.approved import approved, published
 from memtui.core.paths import Paths
-from memtui.domain.scope import parse_memory, scoped_text, tilde
-from memtui.domain.trust.export import trusted_text
+from memtui.domain.scope import tilde
+from memtui.services.agent_view import AgentView, published
 from memtui.services.export import (
     DEFAULT_BYTES_PER_TOKEN,
     SUMMARY_TOKEN_LIMIT,
@@ -143,10 +142,9 @@ def render_project_prompt(
 ) -> str | None:
     """The read-path block for one project: its task groups and the user-level preferences, the memory root as
     ``~/...``; None when the memory holds nothing for this project. Untrusted statements stay out (``trust.export``)."""
-    text = scoped_text(parse_memory(approved(memory_root).read_text("MEMORY.md") or ""), project)
+    text = AgentView(memory_root, include_untrusted=include_untrusted).project_memory(project)
     if text is None:
         return None
-    text = trusted_text(text, include_untrusted=include_untrusted).text
     text = truncate_middle(text.strip(), SUMMARY_TOKEN_LIMIT, bytes_per_token)[0]
     link = published(memory_root.expanduser())  # agents open files here: the approved copy
     rendered = project_template().replace("{{ base_path }}", tilde(link.parent.resolve() / link.name))

@@ -12,7 +12,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from memtui.services.search import SearchHit, refresh, search
+from memtui.services.search import SearchHit, refresh, search_memory
 from memtui.tui.format import plural
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.widgets.text import mark_redactions
@@ -68,7 +68,7 @@ class SearchScreen(MemtuiScreen):
         try:
             # memory files and rollouts ingested since the last refresh (only changed ones are read)
             refresh(conn, self.mapp.ctx.paths.memory_root)
-            hits = search(conn, query, limit=RESULT_LIMIT)
+            hits = search_memory(conn, self.mapp.ctx.paths.memory_root, query, limit=RESULT_LIMIT)
         finally:
             conn.close()
         if not worker.is_cancelled:
