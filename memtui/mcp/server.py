@@ -135,6 +135,8 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
             if where is not None and not where.resolve().is_relative_to(scope.project):
                 raise ToolError(f"this server is scoped to {scope.project} ({scope.why}); {project} is outside it")
             where = where or scope.project
+        elif where is not None:  # an unscoped server asked for one project: the project's whole scope applies
+            scope = McpScope(where.resolve(), f"project={project}")
 
         view = AgentView(root, include_untrusted=ctx.settings.export_tool_statements, scope=scope)
 
@@ -182,7 +184,9 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         if found is None:
             raise ToolError("no citation block found: send <citation_entries> and <rollout_ids> as in the read path")
 
-        view = AgentView(root, include_untrusted=ctx.settings.export_tool_statements, scope=await current_scope(mcp_ctx))
+        view = AgentView(
+            root, include_untrusted=ctx.settings.export_tool_statements, scope=await current_scope(mcp_ctx)
+        )
 
         def run() -> Any:
             with lock:

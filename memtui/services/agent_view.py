@@ -161,7 +161,11 @@ class AgentView:
             return frozenset()
         by_thread: dict[str, str] = {}
         for rel in self.snapshot.files:
-            if rel.startswith(f"{ROLLOUT_SUMMARIES}/") and readable(rel) and (tid := self._summary_header(rel, "thread_id")):
+            if (
+                rel.startswith(f"{ROLLOUT_SUMMARIES}/")
+                and readable(rel)
+                and (tid := self._summary_header(rel, "thread_id"))
+            ):
                 by_thread[tid] = rel
         gone = search_index.withheld_threads(self.conn, by_thread)
         return frozenset(by_thread[t] for t in gone)

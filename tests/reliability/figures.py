@@ -27,6 +27,7 @@ AREAS = (
     "save during a run",
     "deleted content",
     "unapproved reads",
+    "agent-facing view",
 )
 
 
@@ -108,6 +109,12 @@ def lines(totals: dict[str, dict[str, float]]) -> list[str]:
             parts.append(
                 f"agent reads {int(t['reads'])}, unapproved bytes planted {int(t.get('unapproved_bytes', 0))}, "
                 f"served {int(t.get('served_bytes', 0))}"
+            )
+        if "surfaces" in t:
+            kinds = sorted(k.removeprefix("planted_") for k in t if k.startswith("planted_"))
+            parts.append(
+                f"surfaces {int(t['surfaces'])}, bytes planted/served per surface: "
+                + ", ".join(f"{k} {int(t[f'planted_{k}'])}/{int(t.get(f'served_{k}', 0))}" for k in kinds)
             )
         if "planted" in t:
             parts.append(f"secrets planted {int(t['planted'])}, leaked {int(t.get('leaked', 0))}")

@@ -1,6 +1,6 @@
 # ruff: noqa: RUF012  (Textual declares BINDINGS as a mutable class attribute)
-"""Global search (from the command palette): memory files, rollout summaries, raw memories and redacted messages,
-ranked by bm25; Enter opens the hit (a memory file at its line, or the rollout)."""
+"""Global search (from the command palette): the approved memory and session history (``search_memory``), ranked by
+bm25; Enter opens the hit (a memory file at its line, or the rollout)."""
 
 from __future__ import annotations
 
