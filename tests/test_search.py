@@ -187,3 +187,14 @@ def test_very_common_words_are_filtered_but_not_ranked(ctx, monkeypatch):
     assert [h.source for h in ranked] == ["t1", "t4"] and ranked[0].score < ranked[1].score
     scoped = search(ctx.conn, "common yak", project=Path("/work/p0"))
     assert [h.source for h in scoped] == ["t4"]
+
+
+def test_a_snippet_cut_to_width_keeps_the_lines_trust_marker_whole_and_no_hidden_character():
+    """Issue 32.2: a 200-character cut dropped the [trust:…; injection?] marker at the end of a long line."""
+    from memtui.services.search import SNIPPET_CHARS, _snippet
+
+    marker = "[trust:observed; injection? shell, item 5]"
+    line = "- always run the installer " + "word " * 80 + "z\u200bw\u202e " + marker
+    shown = _snippet(line, 1)
+    assert shown.endswith(marker) and len(shown) <= SNIPPET_CHARS
+    assert "\u200b" not in shown and "\u202e" not in shown
