@@ -194,7 +194,7 @@ def test_a_snippet_cut_to_width_keeps_the_lines_trust_marker_whole_and_no_hidden
     from memtui.services.search import SNIPPET_CHARS, _snippet
 
     marker = "[trust:observed; injection? shell, item 5]"
-    line = "- always run the installer " + "word " * 80 + "z\u200bw\u202e " + marker
+    line = "- always\u200b run the\u202e installer " + "word " * 80 + marker
     shown = _snippet(line, 1)
     assert shown.endswith(marker) and len(shown) <= SNIPPET_CHARS
     assert "\u200b" not in shown and "\u202e" not in shown
