@@ -247,6 +247,8 @@ def test_no_planted_byte_reaches_an_agent_on_any_surface(tmp_path, frozen_clock,
         surfaces=len(table),
         **{f"planted_{k}": v for k, v in sizes.items()},
         **{f"served_{k}": v for k, v in served_by_kind.items()},
+        **{f"surface|{s}|planted": sum(sizes[k] for k in row) for s, row in table.items()},
+        **{f"surface|{s}|served": sum(row.values()) for s, row in table.items()},
     )
     leaks = {s: {k: v for k, v in row.items() if v} for s, row in table.items() if any(row.values())}
     assert leaks == {}, leaks

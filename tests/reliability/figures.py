@@ -122,6 +122,11 @@ def lines(totals: dict[str, dict[str, float]]) -> list[str]:
             fp, n = int(t.get("fp", 0)), int(t["negatives"])
             parts.append(f"false positives {fp}/{n} ({100 * fp / max(n, 1):.1f}%)")
         out.append(f"{area:<20} " + "; ".join(parts))
+        surfaces = sorted({k.split("|")[1] for k in t if k.startswith("surface|")})
+        out += [
+            f"{'':<20}   {s}: planted {int(t[f'surface|{s}|planted'])} bytes, served {int(t[f'surface|{s}|served'])}"
+            for s in surfaces
+        ]
     return out
 
 
