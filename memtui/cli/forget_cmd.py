@@ -46,5 +46,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.message())
         if result.forgotten:
-            print("run `memtui phase2`, then review and approve it to remove what was derived from it", file=sys.stderr)
+            print(
+                "run `memtui phase2` (it runs now, without the cooldown: you asked), then review and approve it to "
+                "remove what was derived from it",
+                file=sys.stderr,
+            )
     return 0

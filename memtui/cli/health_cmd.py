@@ -67,8 +67,8 @@ def _act(args: argparse.Namespace, report: HealthReport) -> str | None:
         return f"confirmed {block.id}: last verified {_day(clock.now_s())}"
     if args.propose_update or args.propose_removal:
         proposal = Proposal.UPDATE if args.propose_update else Proposal.REMOVE
-        actions.propose(ctx, block.id, proposal)
-        return f"{proposal.value} of {block.id} goes to the next Phase 2 run; it comes back as a hunk to review"
+        outcome = actions.propose(ctx, block.id, proposal)
+        return f"{proposal.value} of {block.id} proposed: {outcome}"
     removed = actions.remove_now(ctx, block.id)
     return f"removed {block.id} from MEMORY.md; new baseline {removed.commit[:12]}"
 

@@ -87,3 +87,11 @@ def fingerprint(conn: sqlite3.Connection) -> tuple[int, int]:
     """(count, highest rowid): changes whenever a mark is set or lifted."""
     row = conn.execute("SELECT COUNT(*), COALESCE(MAX(rowid), 0) FROM forgotten_threads").fetchone()
     return int(row[0]), int(row[1])
+
+
+def awaiting_run(conn: sqlite3.Connection) -> bool:
+    """Whether a forget waits for a Phase 2 run to carry its removal (none claimed it yet)."""
+    return (
+        conn.execute("SELECT 1 FROM forgotten_threads WHERE done_at IS NULL AND run_id IS NULL LIMIT 1").fetchone()
+        is not None
+    )

@@ -40,11 +40,27 @@ def confirm(ctx: Context, block_id: str) -> int:
         raise HealthActionError(f"no memory block {block_id}; run `memtui health` first") from None
 
 
-def propose(ctx: Context, block_id: str, proposal: Proposal) -> None:
+def propose(ctx: Context, block_id: str, proposal: Proposal) -> str:
+    """Record the proposal for the next Phase 2 run (which runs at once, without the cooldown: a person asked);
+    returns what that run will do with it, as the person should be told."""
     try:
         store.propose(ctx.conn, block_id, proposal)
     except KeyError:
         raise HealthActionError(f"no memory block {block_id}; run `memtui health` first") from None
+    return proposal_outcome(ctx, proposal)
+
+
+def proposal_outcome(ctx: Context, proposal: Proposal) -> str:
+    """What the next run does with a proposal: a hunk to review, or (an update with the offline provider, which
+    cannot reword) nothing until a model runs it."""
+    from memtui.adapters.llm.backends.choose import resolved_provider
+
+    if proposal == Proposal.UPDATE and resolved_provider(ctx.settings) == "offline":
+        return (
+            "an update needs a model: the offline consolidator cannot reword a line, so it stays proposed until a "
+            "run with a model (--set provider=openai|codex|claude|local); `--propose-removal` the offline run can do"
+        )
+    return "the next `memtui phase2` runs now (no cooldown: you asked) and brings it back as a hunk to review"
 
 
 def remove_now(ctx: Context, block_id: str) -> Removed:

@@ -54,7 +54,9 @@ from memtui.services.phase2.workspace import (
 from memtui.services.retention import housekeeping
 from memtui.services.review.after import Decision, after_decision
 from memtui.services.review.decide import do_not_relearn_lines, rejected_lines
+from memtui.state import forgotten as forgotten_marks
 from memtui.state import global_job, meta, person_lines, runs, tombstones
+from memtui.state import health as health_store
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
 
 Cancel = threading.Event | Callable[[], bool] | None
@@ -219,6 +221,11 @@ def _health_inputs(ctx: Context, say: Callable[[str], None], base: str) -> Healt
         return HealthInputs()
     if health.lines:
         say(f"memory health: {len(health.lines)} binding input(s), {len(health.drop)} line(s) to update or remove")
+    if health.update_needs_model and resolved_provider(ctx.settings) == "offline":
+        say(
+            f"memory health: {len(health.update_needs_model)} proposed update(s) need a model (the offline "
+            "consolidator cannot reword); they stay proposed: run with --set provider=openai|codex|claude|local"
+        )
     return health
 
 
@@ -359,6 +366,17 @@ def _run_locked(ctx: Context, opts: RunOptions, say: Callable[[str], None], canc
     return auto_approve(ctx, result, say) if opts.auto_approve else result
 
 
+def persons_requests(conn: sqlite3.Connection) -> list[str]:
+    """What a person asked a consolidation for and still waits on: a forget whose removal no run carries yet, a
+    health proposal. Such a run is never held back by a timer."""
+    asked = []
+    if forgotten_marks.awaiting_run(conn):
+        asked.append("a forget")
+    if health_store.proposals(conn):
+        asked.append("a health proposal")
+    return asked
+
+
 def claim(ctx: Context, opts: RunOptions, say: Callable[[str], None]) -> Claimed | Phase2Result:
     """Recover what a killed process left, then claim the global Phase 2 job (cooldown and backoff apply unless a
     person asked): ``Claimed``, or the skipped result saying why not."""
@@ -367,9 +385,12 @@ def claim(ctx: Context, opts: RunOptions, say: Callable[[str], None]) -> Claimed
         say(f"recovered: {note}")
     if (waiting := review.pending_run(conn)) is not None:
         return Phase2Result.skipped(SkipReason.AWAITING_REVIEW, waiting.id)
-    cooldown = 0 if opts.force else s.phase2_cooldown_hours * 3600
+    asked = persons_requests(conn)  # the cooldown and the backoff are for automatic runs, never a person's request
+    if asked and not opts.force:
+        say(f"runs now, without the cooldown: {' and '.join(asked)} waits for it")
+    cooldown = 0 if opts.force or asked else s.phase2_cooldown_hours * 3600
     got = global_job.try_claim_global_phase2_job(
-        conn, review.worker_id(), s.job_lease_seconds, cooldown, skip_backoff=opts.force or opts.retry
+        conn, review.worker_id(), s.job_lease_seconds, cooldown, skip_backoff=opts.force or opts.retry or bool(asked)
     )
     if not got.claimed or got.token is None:
         return Phase2Result.skipped(_SKIP_REASONS[got.outcome])

@@ -56,8 +56,8 @@ def health_action_task(action: str, block_id: str, title: str) -> TaskFn:
                 actions.confirm(ctx, block_id)
                 return TaskOutcome("finished", "confirmed: last verified renewed")
             if action in ("update", "remove"):
-                actions.propose(ctx, block_id, Proposal(action))
-                return TaskOutcome("finished", f"{action} proposed: the next Phase 2 run brings it back for review")
+                outcome = actions.propose(ctx, block_id, Proposal(action))
+                return TaskOutcome("finished", f"{action} proposed: {outcome}")
             removed = actions.remove_now(ctx, block_id)
             return TaskOutcome("finished", f"removed from MEMORY.md; new baseline {removed.commit[:12]}")
         except (actions.HealthActionError, ReviewError, MemoryRootBusy) as exc:
