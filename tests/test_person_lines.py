@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from memtui.domain.tasks import task_id
 from memtui.services.phase2 import review
 from memtui.services.phase2.consolidate import run_phase2
 from memtui.services.phase2.offline import BEGIN, END
@@ -16,6 +17,7 @@ from tests.test_phase2_support import add_output, context
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"
 B = "0194f5a6-89ab-7cde-8123-456789abcdf0"
+TA, TB = task_id(A), task_id(B)  # the tasks' stable ids
 OWN = "- deploys go out on tuesdays only, never on fridays"
 GROUP_LINE = "- the person's note under the task group heading"
 
@@ -32,8 +34,8 @@ def ctx(frozen_clock):
 def _write_own_lines(root) -> None:
     memory = root / "MEMORY.md"
     text = memory.read_text()
-    assert BEGIN in text and "- alpha rule one [Task 1]" in text
-    text = text.replace("- alpha rule one [Task 1]\n", f"- alpha rule one [Task 1]\n{OWN}\n")
+    assert BEGIN in text and f"- alpha rule one [Task {TA}]" in text
+    text = text.replace(f"- alpha rule one [Task {TA}]\n", f"- alpha rule one [Task {TA}]\n{OWN}\n")
     text = text.replace("scope: sessions run in /work/proj\n", f"scope: sessions run in /work/proj\n{GROUP_LINE}\n")
     memory.write_text(text)
 
@@ -56,9 +58,9 @@ def test_8_the_next_offline_run_keeps_a_persons_lines(ctx, committed):
     for own in (OWN, GROUP_LINE):
         assert own not in removed  # the old offline merge proposed removing each of them
     memory = (root / "MEMORY.md").read_text()
-    assert f"- alpha rule one [Task 2]\n{OWN}\n" in memory  # back after the line it followed (renumbered)
+    assert f"- alpha rule one [Task {TA}]\n{OWN}\n" in memory  # back after the line it followed
     assert GROUP_LINE in memory
-    assert "- beta rule [Task 1]" in memory  # and the run still did its work
+    assert f"- beta rule [Task {TB}]" in memory  # and the run still did its work
 
 
 def test_8_a_forget_request_still_removes_a_persons_line(ctx):

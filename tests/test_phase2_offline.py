@@ -59,10 +59,27 @@ def test_free_text_without_headings_is_kept_as_knowledge():
 def test_block_has_task_group_sections_with_task_references():
     block = render_memory_block([_memory()])
     assert "# Task Group: /src/shop" in block
-    assert "## Task 1: Fix the flaky test" in block
-    assert '## User preferences\n- the user said: "always run tests with TZ=UTC" -> follow this [Task 1]' in block
-    assert "## Failures and how to do differently\n- `pnpm test` failed locally [Task 1]" in block
+    task = "0c1d2e3f4a5b"[-8:]  # the session's stable id: the end of its thread id
+    assert f"## Task {task}: Fix the flaky test" in block
+    assert f'## User preferences\n- the user said: "always run tests with TZ=UTC" -> follow this [Task {task}]' in block
+    assert f"## Failures and how to do differently\n- `pnpm test` failed locally [Task {task}]" in block
     assert "task_group:" not in block and "description:" not in block
+
+
+def test_task_ids_are_stable_when_another_task_comes_before():
+    """Issue 33.3: a new session's task does not renumber the others (a hunk can be left out alone)."""
+    alone = render_memory_block([_memory()])
+    newer = _memory(thread_id="019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f9999", source_updated_at=1_783_700_000)
+    both = render_memory_block([_memory(), newer])
+    task = next(line for line in alone.splitlines() if line.startswith("## Task "))
+    assert task in both and "## Task 2e3f9999:" in both
+    clash = _memory(thread_id="019e0a1b-2c3d-7e4f-8a9b-aaaa2e3f4a5b")  # same last 8 characters
+    ids = [
+        line.split(":")[0]
+        for line in render_memory_block([_memory(), clash]).splitlines()
+        if line.startswith("## Task ")
+    ]
+    assert len(set(ids)) == 2
 
 
 def test_summary_keeps_a_persons_text_after_the_generated_part():

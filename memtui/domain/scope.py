@@ -13,13 +13,15 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memtui.domain.tasks import TASK_HEADING, TASK_REF
+
 GROUP_PREFIX = "# Task Group:"
 GLOBAL_TAG = "[global]"
 _APPLIES = re.compile(r"^applies_to:\s*(?P<rest>.*)$", re.I)
 _CWD = re.compile(r"(?:^|[;\s])cwd=(?P<cwd>[^;]+)")
 _RECORDED_CWD = re.compile(r"\bcwd=(/[^,;)\s]*)")  # where a rollout ran: ``(cwd=/home/ana/src/x, ...)``
-_TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
-_TASK_REF = re.compile(r"\[Task\s+(\d+)\]")
+_TASK = TASK_HEADING
+_TASK_REF = TASK_REF
 _SUMMARY_REF = re.compile(r"rollout_summaries/[\w.\-]+\.md")
 
 
@@ -34,7 +36,7 @@ class TaskGroup:
     applies_to: str | None = None
     cwd: str | None = None
     is_global: bool = False
-    tasks: list[int] = field(default_factory=list)
+    tasks: list[str] = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -78,7 +80,7 @@ def parse_memory(text: str) -> list[TaskGroup]:
             if not current.is_global and (c := _CWD.search(rest)):
                 current.cwd = c.group("cwd").strip()
         if t := _TASK.match(line):
-            current.tasks.append(int(t.group(1)))
+            current.tasks.append(t.group(1))
     if current is not None:
         while current.lines and not current.lines[-1].strip():
             current.lines.pop()
@@ -187,7 +189,7 @@ def evidence_projects(groups: list[TaskGroup], bullet: str, memory_root: Path | 
     """The projects a bullet's evidence comes from: its ``[Task n]`` references (resolved to their group's cwd) and
     the cwd of any rollout summary file it names."""
     by_task = {t: g.cwd for g in groups for t in g.tasks if g.cwd}
-    found = {by_task[int(n)] for n in _TASK_REF.findall(bullet) if int(n) in by_task}
+    found = {by_task[n] for n in _TASK_REF.findall(bullet) if n in by_task}
     if memory_root is not None:
         for ref in _SUMMARY_REF.findall(bullet):
             try:

@@ -38,6 +38,7 @@ from memtui.adapters.memroot.files import (
 from memtui.adapters.memroot.view import remove_leftover_views
 from memtui.core import clock
 from memtui.domain.stems import rollout_summary_file_stem
+from memtui.domain.tasks import TASK_HEADING, TASK_REF
 from memtui.services import history
 from memtui.services.agent_view import publish
 from memtui.services.phase2.tools import drop_journal
@@ -169,8 +170,8 @@ def rename(text: str | None, target: Target) -> str | None:
 # ---- which lines are a target's (lineage, not mentions) -----------------------------------------------------
 
 MIN_KEY_CHARS = 12  # shorter lines ("- none", "## Task 1") are too generic to say where they came from
-_TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
-_TAG = re.compile(r"\[Task (\d+)\]")
+_TASK = TASK_HEADING
+_TAG = TASK_REF
 _SUMMARY_REF = re.compile(rf"{ROLLOUT_SUMMARIES}/([^\s)]+?)\.md")
 _THREAD_REF = re.compile(r"thread_id=([0-9A-Za-z_-]+)")
 

@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Iterable
 
 from memtui.core import clock
+from memtui.domain.tasks import TASK_REF_SPACED
 from memtui.domain.trust import markers
 
 
@@ -24,11 +25,11 @@ def normalize_line(line: str) -> str:
     A task heading is keyed by its title (``## Task 3: X`` -> ``task: x``); other structure (headings, blank lines,
     the generated block's markers) normalises to "" and is never filtered."""
     text = line.strip()
-    if task := re.match(r"^##\s+Task\s+\d+:\s*(.+)$", text):
+    if task := re.match(r"^##\s+Task\s+[0-9A-Za-z]+:\s*(.+)$", text):
         return "task: " + " ".join(task.group(1).split()).lower()
     if not text or text.startswith(("#", "<!--")) or text in ("---", "v1"):
         return ""
-    text = re.sub(r"\s*\[Task \d+\]", "", markers.strip(text))
+    text = TASK_REF_SPACED.sub("", markers.strip(text))
     text = text.lstrip("-*> ").strip()
     return " ".join(text.split()).lower()
 

@@ -19,13 +19,14 @@ from pathlib import Path
 
 from memtui.adapters.memroot.files import TOMBSTONES
 from memtui.core import clock
+from memtui.domain.tasks import TASK_REFS_AT_END
 from memtui.domain.trust import markers
 from memtui.state import outputs
 
 TOMBSTONE_SOURCES = ("MEMORY.md", "memory_summary.md")  # plus anything under skills/
 MIN_TOMBSTONE_CHARS = 8
 _BULLET = re.compile(r"^\s*[-*]\s+(.*\S)\s*$")
-_TASK_REFS = re.compile(r"(?:\s*\[Task \d+\])+\s*$")
+_TASK_REFS = TASK_REFS_AT_END
 
 
 def normalize_memory_line(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -78,7 +79,7 @@ def test_a_person_approving_the_hunk_for_agents_lets_it_in_and_the_history_recor
     out = export_project(capsys)
     assert "make ship" in out and "evil.example" in out
     memory = (ctx.paths.memory_root / "MEMORY.md").read_text()
-    assert f"{TOOL_LINE} [Task 1] [trust:tool; approved]" in memory
+    assert re.search(rf"{re.escape(TOOL_LINE)} \[Task \w+\] \[trust:tool; approved\]", memory), memory
     (decision,) = list_decisions(ctx.conn)
     assert [(h.id, h.trusted, h.amended) for h in decision.hunks_in if h.file == "MEMORY.md"] == [
         (hunk.id, True, False)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from memtui.domain.scope import parse_memory
+from memtui.domain.tasks import TASK_HEADING, TASK_REF
 from memtui.services.health.rules import Clause, clauses, statement_of
 from memtui.services.phase2.prompt_inputs import normalize_memory_line
 
@@ -23,8 +24,8 @@ SECTIONS = {
     "reusable knowledge": "knowledge",
     "failures and how to do differently": "failure",
 }
-_TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
-_TASK_REF = re.compile(r"\[Task\s+(\d+)\]")
+_TASK = TASK_HEADING
+_TASK_REF = TASK_REF
 _THREAD = re.compile(r"thread_id=([0-9A-Za-z_:.-]+)")
 ID_CHARS = 16
 
@@ -57,12 +58,12 @@ def parse_blocks(text: str, file: str = "MEMORY.md") -> list[Block]:
     """Every bullet of the three block-level sections of every task group, in file order."""
     out: list[Block] = []
     for group in parse_memory(text):
-        task_threads: dict[int, list[str]] = {}
-        task: int | None = None
+        task_threads: dict[str, list[str]] = {}
+        task: str | None = None
         section: str | None = None
         for offset, line in enumerate(group.lines):
             if m := _TASK.match(line):
-                task, section = int(m.group(1)), None
+                task, section = m.group(1), None
                 continue
             if line.startswith("#"):
                 section = SECTIONS.get(line.lstrip("#").strip().rstrip(":").lower())
@@ -74,7 +75,7 @@ def parse_blocks(text: str, file: str = "MEMORY.md") -> list[Block]:
             stripped = line.strip()
             if section is None or not stripped.startswith(("- ", "* ")):
                 continue
-            refs = [int(n) for n in _TASK_REF.findall(stripped)]
+            refs = list(_TASK_REF.findall(stripped))
             threads = list(dict.fromkeys(t for n in refs for t in task_threads.get(n, [])))
             out.append(
                 Block(

@@ -19,6 +19,7 @@ from itertools import compress
 from pathlib import Path
 
 from memtui.core.hidden import strip_hidden
+from memtui.domain.tasks import TASK_REF_SPACED
 from memtui.domain.trust import markers
 from memtui.domain.trust.classes import Trust, weaker
 from memtui.domain.trust.injection import distinctive_tokens, words
@@ -125,7 +126,7 @@ def derive_with_taint(
     tool output that merely shares the user's words (the user asked to follow a guide whose text the session
     read) supplies nothing the user did not say."""
     index = evidence if isinstance(evidence, EvidenceIndex) else EvidenceIndex(evidence)
-    body = markers.strip(line)
+    body = TASK_REF_SPACED.sub("", markers.strip(line))  # a [Task id] tag is structure, not words of a statement
     mine, tokens = words(body), distinctive_tokens(body)
     counts, token_ids = index.shared(mine, tokens)
     best: Evidence | None = None

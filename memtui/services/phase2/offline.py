@@ -1,7 +1,8 @@
 """Offline consolidation: a deterministic merge that needs no model, so the whole flow works without a key.
 
-MEMORY.md gets one ``# Task Group: <cwd>`` block per project with a ``## Task n`` per selected session, between two
-marker comments. Anything outside the markers (a person's own notes, or a whole hand-written file from before the
+MEMORY.md gets one ``# Task Group: <cwd>`` block per project with a ``## Task <id>`` per selected session (the
+session's stable id, ``domain.tasks.task_id``, so a new task never renumbers the others), between two marker
+comments. Anything outside the markers (a person's own notes, or a whole hand-written file from before the
 first offline run) is kept as it is, and so is a line a person wrote inside MEMORY.md's block (``person_lines``).
 memory_summary.md works the same way below its ``v1`` line (its block, an index, is regenerated whole).
 
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from memtui.adapters.memroot.files import MEMORY_MD, MEMORY_SUMMARY, ROLLOUT_SUMMARIES
 from memtui.core import clock
+from memtui.domain.tasks import task_id
 from memtui.domain.trust import markers
 from memtui.domain.trust.classes import Trust
 from memtui.services.phase2.person_lines import keep_person_lines, line_key, person_lines
@@ -240,13 +242,14 @@ def render_memory_block(
     stems = stems or {}
     forgetting = forgetting or Forgetting(memories)
     lines = [BEGIN]
-    n = 0
+    taken: set[str] = set()
     for cwd, items in _groups(memories):
         lines += ["", f"# Task Group: {cwd}", f"scope: sessions run in {cwd}"]
         lines.append(f"applies_to: cwd={cwd}; reuse_rule=apply when working in this project")
         sections: dict[str, list[str]] = {key: [] for key in SECTION_TITLES}
         for m in items:
-            n += 1
+            n = task_id(m.thread_id, taken)  # stable: adding or leaving out another task renumbers nothing
+            taken.add(n)
             stem = stems.get(m.thread_id) or summary_stem(m)
             lines += ["", f"## Task {n}: {_title(m)}", "", "### rollout_summary_files"]
             lines.append(
@@ -356,7 +359,7 @@ def drop_rejected(text: str, rejected: set[str]) -> str:
 
 # The shapes of what the MEMORY.md generator writes, whatever memory it came from (one since deleted included).
 _GENERATED_SHAPES = re.compile(
-    r"(\[Task \d+\]\s*$|^## Task \d+:|^# Task Group: |^scope: sessions run in "
+    r"(\[Task [0-9A-Za-z]+\]\s*$|^## Task [0-9A-Za-z]+:|^# Task Group: |^scope: sessions run in "
     r"|^applies_to: cwd=.*; reuse_rule=apply when working in this project$"
     rf"|^- {ROLLOUT_SUMMARIES}/\S+\.md \(cwd="
     r"|^### (rollout_summary_files|keywords)$|^## (User preferences|Reusable knowledge|Failures and how to do differently)$)"

@@ -21,7 +21,7 @@ from memtui.adapters.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMA
 from memtui.adapters.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
 from memtui.adapters.memroot.view import TreeView, remove_leftover_views, worktree_view
 from memtui.core import clock
-from memtui.services import history
+from memtui.services import history, search
 from memtui.services.context import Context
 from memtui.services.health.consolidation import asked_removals
 from memtui.services.history import is_snapshot_path
@@ -211,6 +211,7 @@ def approve(
                 baseline.run_git(root, "read-tree", "HEAD")  # the index points back at the baseline
             raise
         decision = record_approved(ctx, run, p, commit, changed, evidence_threads, reason, memory_before)
+    search.try_refresh_memory_index(conn, root)  # the index of what agents read follows the new baseline
     job = global_job.read_global_job(conn)
     return ReviewResult(
         run_id=run.id,

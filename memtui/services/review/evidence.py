@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from memtui.adapters.memroot import baseline
 from memtui.adapters.memroot.files import MEMORY_MD, MEMORY_SUMMARY, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.domain.stems import rollout_summary_file_stem
+from memtui.domain.tasks import TASK_HEADING, TASK_REF
 from memtui.domain.trust.classes import cited_items
 from memtui.services.context import Context
 from memtui.services.review.hunks import Hunk
@@ -79,8 +80,8 @@ _FORMAT_WORDS = frozenset(
         "none",
     ]
 )
-_TASK = re.compile(r"^##\s+Task\s+(\d+)\b")
-_TAG = re.compile(r"\[Task (\d+)\]")
+_TASK = TASK_HEADING
+_TAG = TASK_REF
 _SUMMARY_REF = re.compile(rf"{ROLLOUT_SUMMARIES}/([^\s)]+?\.md)")
 _THREAD_REF = re.compile(r"thread_id=([0-9A-Za-z_-]+)")
 _WORD = re.compile(r"[A-Za-z0-9_]{3,}")

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from memtui.adapters.memroot.files import MEMORY_MD, MEMORY_SUMMARY
 from memtui.domain.scope import parse_memory
+from memtui.domain.tasks import TASK_HEADING, TASK_REF
 
-_TASK_HEADING = re.compile(r"^##\s+Task\s+(\d+)\b")
-_TASK_REF = re.compile(r"\[Task\s+(\d+)\]")
+_TASK_HEADING = TASK_HEADING
+_TASK_REF = TASK_REF
 _SUMMARY_LINK = re.compile(r"rollout_summaries/[\w.\-]+\.md")
 
 
@@ -41,10 +42,10 @@ class Dangling:
 def _task_refs(text: str) -> list[Dangling]:
     out: list[Dangling] = []
     lines = text.splitlines()
-    headings: dict[int, list[int]] = {}
+    headings: dict[str, list[int]] = {}
     for number, line in enumerate(lines, 1):
         if m := _TASK_HEADING.match(line):
-            headings.setdefault(int(m.group(1)), []).append(number)
+            headings.setdefault(m.group(1), []).append(number)
     for task, where in sorted(headings.items()):
         for number in where[1:]:
             out.append(Dangling(MEMORY_MD, number, f"## Task {task}", "is a second heading with this task number"))
@@ -55,8 +56,8 @@ def _task_refs(text: str) -> list[Dangling]:
             if _TASK_HEADING.match(line):
                 continue
             for n in _TASK_REF.findall(line):
-                if int(n) not in own:
-                    why = "names no task of this file" if int(n) not in headings else f"names no task of {g.title!r}"
+                if n not in own:
+                    why = "names no task of this file" if n not in headings else f"names no task of {g.title!r}"
                     out.append(Dangling(MEMORY_MD, g.line_start + offset, f"[Task {n}]", why))
     return out
 
