@@ -112,6 +112,9 @@ def test_confine_resolves_before_checking(tmp_path):
             confine(root, bad)
 
 
+CLAUDE_CAPABILITIES = {"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}}
+
+
 def test_the_recorded_handshake_is_what_the_sdk_answers():
     """The front answers from handshake.json: it must be what the SDK server itself answers, at every handshake
     version (regenerate with `python -m memtui.mcp.describe --write`)."""
@@ -121,7 +124,11 @@ def test_the_recorded_handshake_is_what_the_sdk_answers():
 
     ctx = open_context()
     try:
-        assert render(describe(build_server(ctx))) == HANDSHAKE_FILE.read_text(encoding="utf-8")
+        server = build_server(ctx)
+        assert render(describe(server)) == HANDSHAKE_FILE.read_text(encoding="utf-8")
+        # ... whatever the client declares (the front answers every client alike): Claude Code's and Codex's
+        for capabilities in (CLAUDE_CAPABILITIES, {"experimental": {"codex/auth-change": {}}, "elicitation": {}}):
+            assert render(describe(server, capabilities)) == HANDSHAKE_FILE.read_text(encoding="utf-8")
     finally:
         ctx.close()
 
@@ -224,5 +231,39 @@ def test_the_front_answers_the_handshake_before_the_sdk_loads_then_hands_over(me
         assert server.answer()["id"] == 5
         server.send(_request(6, "tools/list"))
         assert server.answer()["result"] == listed["result"]
+    finally:
+        assert server.close() == 0
+
+
+def test_a_stateless_client_is_answered_in_the_sdk_s_own_era(memory_home, tmp_path):
+    """Claude Code opens with `server/discover` (the 2026 stateless protocol): the front answers it and the lists
+    as the SDK does, and the SDK then serves the same era (it gets a copy of the discover first)."""
+    from memtui.mcp.describe import envelope
+    from memtui.mcp.front import load_handshake
+
+    recorded = load_handshake()
+    [version] = recorded["modern_versions"]
+    params = envelope(version, CLAUDE_CAPABILITIES)
+    server = HeldBack(tmp_path / "release")
+    try:
+        server.modules_at_start()
+        server.send(_request("server-discover-probe-1", "server/discover", params))
+        discovered = server.answer()
+        assert discovered["result"] == recorded["answers"][version]["server/discover"]
+        assert version in discovered["result"]["supportedVersions"]
+        server.send(_request(1, "tools/list", params))
+        listed = server.answer()["result"]
+        assert {t["name"] for t in listed["tools"]} == {"memory_search", "memory_read", "memory_cite"}
+        call = {**params, "name": "memory_read", "arguments": {"path": "MEMORY.md", "start_line": 3, "end_line": 3}}
+        server.send(_request(2, "tools/call", call))
+        (tmp_path / "release").touch()
+        called = server.answer()
+        assert (
+            called["id"] == 2 and called["result"]["structuredContent"]["text"] == "- the flamingo cache must be warmed"
+        )
+        server.send(_request(3, "tools/list", params))
+        assert server.answer()["result"] == listed  # now the SDK's own answer
+        server.send(_request(4, "initialize", _init("2025-06-18")))  # the SDK serves one era per connection
+        assert "error" in server.answer()
     finally:
         assert server.close() == 0

@@ -21,16 +21,28 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
-from memtui.mcp.front import HANDSHAKE_FILE, LISTS, Front
+from memtui.mcp.front import ENVELOPE, HANDSHAKE_FILE, LISTS, VERSION_KEY, Front
 from memtui.mcp.server import build_server, serve_lines
 
 CLIENT_INFO = {"name": "memtui-describe", "version": "0"}
 
 
-def _answers(server: MCPServer, version: str) -> dict[str, Any]:
-    """One connection to ``server``: ``initialize`` at ``version``, then each start-up list, one at a time."""
+def envelope(version: str, capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The params of a stateless (2026-era) request with nothing but its envelope."""
+    return {
+        "_meta": {
+            VERSION_KEY: version,
+            f"{ENVELOPE}clientInfo": CLIENT_INFO,
+            f"{ENVELOPE}clientCapabilities": capabilities,
+        }
+    }
+
+
+def _answers(server: MCPServer, version: str, capabilities: dict[str, Any]) -> dict[str, Any]:
+    """One connection to ``server``: ``initialize`` at a handshake ``version``, or ``server/discover`` at a
+    stateless one, then each start-up list, one at a time."""
     out: queue.Queue[bytes] = queue.Queue()
     front = Front({}, out.put)
     front.hand_off()  # nothing answered here: every line goes to the SDK server
@@ -47,22 +59,34 @@ def _answers(server: MCPServer, version: str) -> dict[str, Any]:
             raise RuntimeError(f"{method} at {version}: {reply}")
         return reply["result"]
 
-    init = ask(0, "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO})
-    front.receive(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    answers = {"initialize": {k: v for k, v in init.items() if k != "protocolVersion"}}
+    if version in MODERN_PROTOCOL_VERSIONS:
+        params: dict[str, Any] | None = envelope(version, capabilities)
+        answers = {"server/discover": ask(0, "server/discover", params)}
+    else:
+        params = None
+        init = ask(
+            0, "initialize", {"protocolVersion": version, "capabilities": capabilities, "clientInfo": CLIENT_INFO}
+        )
+        front.receive(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        answers = {"initialize": {k: v for k, v in init.items() if k != "protocolVersion"}}
     for n, method in enumerate(LISTS, 1):
-        answers[method] = ask(n, method)
+        if method == "ping" and params is not None:
+            continue  # the stateless protocol has no ping
+        answers[method] = ask(n, method, params)
     front.close()
     done.join(timeout=60)
     return answers
 
 
-def describe(server: MCPServer) -> dict[str, Any]:
+def describe(server: MCPServer, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What ``server`` answers at start-up, per protocol version, to a client declaring ``capabilities``."""
+    versions = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
     return {
         "sdk": f"mcp {dist_version('mcp')}",
         "handshake_versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
         "latest_handshake": LATEST_HANDSHAKE_VERSION,
-        "answers": {v: _answers(server, v) for v in HANDSHAKE_PROTOCOL_VERSIONS},
+        "modern_versions": list(MODERN_PROTOCOL_VERSIONS),
+        "answers": {v: _answers(server, v, capabilities or {}) for v in versions},
     }
 
 

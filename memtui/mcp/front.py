@@ -27,6 +27,8 @@ HANDSHAKE_FILE = Path(__file__).with_name("handshake.json")
 REPLAY_ID = "memtui-front-initialize"  # the id of the SDK's copy of the client's initialize
 LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list", "ping")
 EOF = None  # what the inbox yields when the client closed its end
+ENVELOPE = "io.modelcontextprotocol/"  # the _meta keys of a stateless (2026-era) request
+VERSION_KEY = f"{ENVELOPE}protocolVersion"
 
 
 def load_handshake() -> dict[str, Any]:
@@ -51,19 +53,46 @@ def _is_request(msg: object) -> bool:
     )
 
 
+def _implementation(info: object) -> bool:
+    return isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)
+
+
 def _plain_initialize(params: object) -> bool:
     """Params the SDK accepts as they are (else it answers an error, which is the SDK's to give)."""
-    if not isinstance(params, dict):
-        return False
-    info = params.get("clientInfo")
     return (
-        isinstance(params.get("protocolVersion"), str)
+        isinstance(params, dict)
+        and isinstance(params.get("protocolVersion"), str)
         and isinstance(params.get("capabilities"), dict)
-        and isinstance(info, dict)
-        and isinstance(info.get("name"), str)
-        and isinstance(info.get("version"), str)
-        and not any(str(k).startswith("io.modelcontextprotocol/") for k in (params.get("_meta") or {}))
+        and _implementation(params.get("clientInfo"))
+        and not any(str(k).startswith(ENVELOPE) for k in (params.get("_meta") or {}))
     )
+
+
+def _bare(params: object) -> bool:
+    """No params, or only a progress token (which a list answered at once never uses), as Codex sends."""
+    if params is None or params == {}:
+        return True
+    return isinstance(params, dict) and set(params) == {"_meta"} and _only(params["_meta"], {"progressToken"})
+
+
+def _only(meta: object, keys: set[str]) -> bool:
+    return isinstance(meta, dict) and set(meta) <= keys
+
+
+def _envelope(params: object, versions: list[str]) -> str | None:
+    """The version of a stateless (2026-era) request that carries nothing but its envelope, as Claude Code sends
+    ``server/discover`` and the lists; None for anything else."""
+    if not (isinstance(params, dict) and set(params) == {"_meta"}):
+        return None
+    meta = params["_meta"]
+    if not _only(meta, {VERSION_KEY, f"{ENVELOPE}clientInfo", f"{ENVELOPE}clientCapabilities", "progressToken"}):
+        return None
+    version = meta.get(VERSION_KEY)
+    if version not in versions or not _implementation(meta.get(f"{ENVELOPE}clientInfo")):
+        return None
+    if not isinstance(meta.get(f"{ENVELOPE}clientCapabilities", {}), dict):
+        return None
+    return str(version)
 
 
 class Front:
@@ -74,14 +103,15 @@ class Front:
         self._write = write
         self._lock = threading.Lock()  # one decision at a time: answer here, or queue for the SDK
         self._handed_off = False
-        self.version: str | None = None  # negotiated by the front's own initialize answer
-        self.initialize_answer: dict[str, Any] | None = None
+        self._passive = False  # the client began with something else: the SDK decides everything
+        self.version: str | None = None  # negotiated by the front's first answer
+        self.first_answer: dict[str, Any] | None = None  # what the SDK must answer to the replayed copy
         self.inbox: queue.Queue[bytes | None] = queue.Queue()  # the SDK's input, in the wire's order
 
     def receive(self, line: bytes) -> None:
         """One line from the client: answered now, or queued for the SDK server."""
         with self._lock:
-            if not self._handed_off and line.strip():
+            if not self._handed_off and not self._passive and line.strip():
                 reply = self._answer(line)
                 if reply is not None:
                     self._write(reply)
@@ -100,32 +130,44 @@ class Front:
         try:
             msg = json.loads(line)
         except ValueError:
-            return None  # the SDK answers a parse error its own way
+            msg = None  # the SDK answers a parse error its own way
         if not _is_request(msg):
+            if self.version is None:  # whatever comes first decides the SDK's era: leave it all to the SDK
+                self._passive = True
             return None
+        assert isinstance(msg, dict)
         method, params = msg["method"], msg.get("params")
-        if method == "initialize":
-            if self.version is not None or not _plain_initialize(params):
+        modern: list[str] = self.handshake["modern_versions"]
+        if self.version is None:
+            if method == "initialize" and _plain_initialize(params):
+                version = negotiate(self.handshake, params["protocolVersion"])
+                result = {**self.handshake["answers"][version]["initialize"], "protocolVersion": version}
+            elif method == "server/discover" and (found := _envelope(params, modern)) is not None:
+                version, result = found, self.handshake["answers"][found]["server/discover"]
+            else:
+                self._passive = True
                 return None
-            version = negotiate(self.handshake, params["protocolVersion"])
-            result = {**self.handshake["answers"][version]["initialize"], "protocolVersion": version}
-            self.version, self.initialize_answer = version, result
-            self.inbox.put(json.dumps({**msg, "id": REPLAY_ID}).encode() + b"\n")
+            self.version, self.first_answer = version, result
+            self.inbox.put(json.dumps({**msg, "id": REPLAY_ID}).encode() + b"\n")  # the SDK's era and client
             return _reply(msg["id"], result)
-        if method in LISTS and self.version is not None and not params:
-            return _reply(msg["id"], self.handshake["answers"][self.version][method])
+        answers = self.handshake["answers"][self.version]
+        if self.version in modern:
+            if method in answers and method != "initialize" and _envelope(params, [self.version]) is not None:
+                return _reply(msg["id"], answers[method])
+        elif method in LISTS and _bare(params):
+            return _reply(msg["id"], answers[method])
         return None
 
     def sdk_output(self, line: bytes) -> bytes | None:
-        """A line the SDK server writes, or None for the answer to the front's copy of ``initialize``."""
+        """A line the SDK server writes, or None for its answer to the front's copy of the first request."""
         if REPLAY_ID.encode() not in line:
             return line
         msg = json.loads(line)
         if not (isinstance(msg, dict) and msg.get("id") == REPLAY_ID and "method" not in msg):
             return line
-        if msg.get("result") != self.initialize_answer:
+        if msg.get("result") != self.first_answer:
             print(
-                "memtui mcp: the SDK's initialize answer differs from memtui/mcp/handshake.json; "
+                "memtui mcp: the SDK's first answer differs from memtui/mcp/handshake.json; "
                 "run `python -m memtui.mcp.describe --write`",
                 file=sys.stderr,
             )
