@@ -139,7 +139,7 @@ class Front:
         method, params = msg["method"], msg.get("params")
         modern: list[str] = self.handshake["modern_versions"]
         if self.version is None:
-            if method == "initialize" and _plain_initialize(params):
+            if method == "initialize" and isinstance(params, dict) and _plain_initialize(params):
                 version = negotiate(self.handshake, params["protocolVersion"])
                 result = {**self.handshake["answers"][version]["initialize"], "protocolVersion": version}
             elif method == "server/discover" and (found := _envelope(params, modern)) is not None:
