@@ -251,6 +251,14 @@ def test_a_stateless_client_is_answered_in_the_sdk_s_own_era(memory_home, tmp_pa
         discovered = server.answer()
         assert discovered["result"] == recorded["answers"][version]["server/discover"]
         assert version in discovered["result"]["supportedVersions"]
+        listen = {
+            **params,
+            "notifications": {k: True for k in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")},
+        }
+        server.send(_request("listen:0", "subscriptions/listen", listen))  # Claude Code waits for its acknowledgement
+        ack = server.answer()
+        assert ack["method"] == "notifications/subscriptions/acknowledged"
+        assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen:0"
         server.send(_request(1, "tools/list", params))
         listed = server.answer()["result"]
         assert {t["name"] for t in listed["tools"]} == {"memory_search", "memory_read", "memory_cite"}
@@ -262,7 +270,7 @@ def test_a_stateless_client_is_answered_in_the_sdk_s_own_era(memory_home, tmp_pa
             called["id"] == 2 and called["result"]["structuredContent"]["text"] == "- the flamingo cache must be warmed"
         )
         server.send(_request(3, "tools/list", params))
-        assert server.answer()["result"] == listed  # now the SDK's own answer
+        assert server.answer()["result"] == listed  # now the SDK's own answer (and no second acknowledgement)
         server.send(_request(4, "initialize", _init("2025-06-18")))  # the SDK serves one era per connection
         assert "error" in server.answer()
     finally:

@@ -23,10 +23,11 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
-from memtui.mcp.front import ENVELOPE, HANDSHAKE_FILE, LISTS, VERSION_KEY, Front
+from memtui.mcp.front import ENVELOPE, HANDSHAKE_FILE, LISTEN, LISTS, VERSION_KEY, Front
 from memtui.mcp.server import build_server, serve_lines
 
 CLIENT_INFO = {"name": "memtui-describe", "version": "0"}
+LISTEN_FOR = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}  # as Claude Code
 
 
 def envelope(version: str, capabilities: dict[str, Any]) -> dict[str, Any]:
@@ -73,6 +74,15 @@ def _answers(server: MCPServer, version: str, capabilities: dict[str, Any]) -> d
         if method == "ping" and params is not None:
             continue  # the stateless protocol has no ping
         answers[method] = ask(n, method, params)
+    if params is not None:  # the first frame of a listen stream (the stream stays open until the connection ends)
+        listen = {
+            "jsonrpc": "2.0",
+            "id": "listen:0",
+            "method": LISTEN,
+            "params": {**params, "notifications": LISTEN_FOR},
+        }
+        front.receive(json.dumps(listen).encode() + b"\n")
+        answers[LISTEN] = {"request": LISTEN_FOR, "acknowledgement": json.loads(out.get(timeout=60))}
     front.close()
     done.join(timeout=60)
     return answers

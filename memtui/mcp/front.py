@@ -29,6 +29,9 @@ LISTS = ("tools/list", "resources/list", "resources/templates/list", "prompts/li
 EOF = None  # what the inbox yields when the client closed its end
 ENVELOPE = "io.modelcontextprotocol/"  # the _meta keys of a stateless (2026-era) request
 VERSION_KEY = f"{ENVELOPE}protocolVersion"
+SUBSCRIPTION_KEY = f"{ENVELOPE}subscriptionId"
+LISTEN = "subscriptions/listen"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 
 def load_handshake() -> dict[str, Any]:
@@ -79,10 +82,10 @@ def _only(meta: object, keys: set[str]) -> bool:
     return isinstance(meta, dict) and set(meta) <= keys
 
 
-def _envelope(params: object, versions: list[str]) -> str | None:
-    """The version of a stateless (2026-era) request that carries nothing but its envelope, as Claude Code sends
-    ``server/discover`` and the lists; None for anything else."""
-    if not (isinstance(params, dict) and set(params) == {"_meta"}):
+def _envelope(params: object, versions: list[str], extra: frozenset[str] = frozenset()) -> str | None:
+    """The version of a stateless (2026-era) request that carries nothing but its envelope (and the ``extra``
+    params), as Claude Code sends ``server/discover`` and the lists; None for anything else."""
+    if not (isinstance(params, dict) and set(params) == {"_meta", *extra}):
         return None
     meta = params["_meta"]
     if not _only(meta, {VERSION_KEY, f"{ENVELOPE}clientInfo", f"{ENVELOPE}clientCapabilities", "progressToken"}):
@@ -107,6 +110,8 @@ class Front:
         self.version: str | None = None  # negotiated by the front's first answer
         self.first_answer: dict[str, Any] | None = None  # what the SDK must answer to the replayed copy
         self.inbox: queue.Queue[bytes | None] = queue.Queue()  # the SDK's input, in the wire's order
+        self._forward_too = False  # the line answered goes to the SDK as well (a listen stream it then serves)
+        self._acknowledged: set[str] = set()  # listen streams the front acknowledged: the SDK's ack is dropped
 
     def receive(self, line: bytes) -> None:
         """One line from the client: answered now, or queued for the SDK server."""
@@ -115,7 +120,9 @@ class Front:
                 reply = self._answer(line)
                 if reply is not None:
                     self._write(reply)
-                    return
+                    if not self._forward_too:
+                        return
+                    self._forward_too = False
             self.inbox.put(line)
 
     def close(self) -> None:
@@ -152,14 +159,39 @@ class Front:
             return _reply(msg["id"], result)
         answers = self.handshake["answers"][self.version]
         if self.version in modern:
+            if method == LISTEN:
+                return self._acknowledge(msg, answers[LISTEN])
             if method in answers and method != "initialize" and _envelope(params, [self.version]) is not None:
                 return _reply(msg["id"], answers[method])
         elif method in LISTS and _bare(params):
             return _reply(msg["id"], answers[method])
         return None
 
+    def _acknowledge(self, msg: dict[str, Any], recorded: dict[str, Any]) -> bytes | None:
+        """``subscriptions/listen`` (Claude Code waits for its acknowledgement before listing anything): the
+        acknowledgement the SDK sends first on the stream, now; the request itself goes to the SDK, which serves the
+        stream from then on (its own acknowledgement is dropped)."""
+        params = msg.get("params")
+        if _envelope(params, [str(self.version)], frozenset({"notifications"})) is None:
+            return None
+        assert isinstance(params, dict)
+        if params["notifications"] != recorded["request"] or not isinstance(msg["id"], str):
+            return None
+        ack = recorded["acknowledgement"]
+        ack = {**ack, "params": {**ack["params"], "_meta": {**ack["params"]["_meta"], SUBSCRIPTION_KEY: msg["id"]}}}
+        self._acknowledged.add(msg["id"])
+        self._forward_too = True
+        return json.dumps(ack, separators=(",", ":")).encode() + b"\n"
+
     def sdk_output(self, line: bytes) -> bytes | None:
-        """A line the SDK server writes, or None for its answer to the front's copy of the first request."""
+        """A line the SDK server writes, or None for its answer to the front's copy of the first request and its
+        acknowledgement of a listen stream the front acknowledged."""
+        if self._acknowledged and ACKNOWLEDGED.encode() in line:
+            msg = json.loads(line)
+            sub = msg.get("params", {}).get("_meta", {}).get(SUBSCRIPTION_KEY) if isinstance(msg, dict) else None
+            if msg.get("method") == ACKNOWLEDGED and sub in self._acknowledged:
+                self._acknowledged.discard(sub)
+                return None
         if REPLAY_ID.encode() not in line:
             return line
         msg = json.loads(line)
