@@ -53,3 +53,19 @@ def test_a_command_starts_without_what_it_never_uses(argv: list[str], kept_out: 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_mcp_answers_its_client_before_loading_the_sdk_settings_or_database(tmp_path) -> None:
+    """When `memtui mcp` starts answering the handshake (memtui.mcp.front), none of the slow imports has run: the
+    MCP SDK (about a second alone), pydantic, anyio, memtui's settings, state or services."""
+    from tests.test_mcp_server import HeldBack
+
+    server = HeldBack(tmp_path / "release", "--project", str(tmp_path))
+    try:
+        loaded = server.modules_at_start()
+    finally:
+        (tmp_path / "release").touch()
+        server.close()
+    heavy = ("mcp", "mcp_types", "pydantic", "anyio", "memtui.core.settings", "memtui.state", "memtui.services")
+    assert "memtui.mcp.front" in loaded
+    assert [m for m in loaded if m.startswith(heavy) or m == "memtui.mcp.server"] == []

@@ -15,12 +15,9 @@ import sys
 from pathlib import Path
 
 from memtui import __version__
-from memtui.adapters.memroot.lock import MemoryRootBusy
-from memtui.cli import common
-from memtui.core.paths import resolve_paths
-from memtui.core.private import private_umask, tighten_home
-from memtui.core.settings import SettingsError
-from memtui.state.db import StateError
+
+# The settings, paths and state modules (pydantic among them) load in main() after the arguments are parsed, so a
+# command can start its work first: `memtui mcp` answers its client's handshake while they load.
 
 COMMANDS = [
     "ingest",
@@ -87,6 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.home:
         os.environ["MEMTUI_HOME"] = str(args.home.expanduser().resolve())
+    before = getattr(args, "before_start_up", None)
+    if before is not None:
+        before(args)
+    from memtui.core.private import private_umask
+
     with private_umask():  # every file this run creates (database, WAL, git objects, temp files) is 0600
         _tighten_existing_home()
         return _run(args)
@@ -94,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _tighten_existing_home() -> None:
     """An older memtui made the home 0755 and its files 0644: make them private once and say so."""
+    from memtui.core.paths import resolve_paths
+    from memtui.core.private import tighten_home
+
     try:
         paths = resolve_paths()
         changed = tighten_home(paths.home, paths.memory_root)
@@ -109,6 +114,11 @@ def _tighten_existing_home() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from memtui.adapters.memroot.lock import MemoryRootBusy
+    from memtui.cli import common
+    from memtui.core.settings import SettingsError
+    from memtui.state.db import StateError
+
     try:
         common.set_flag_overrides(args.settings)
         if not args.command:

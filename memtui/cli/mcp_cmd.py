@@ -19,12 +19,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="serve only this project's memory, as `memtui export --project DIR` does (default: the client's "
         "first root when it sends one, else every project)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, before_start_up=take_the_wire)
+
+
+def take_the_wire(args: argparse.Namespace) -> None:
+    """Start answering the client's handshake (``memtui.mcp.front``) before the settings, the database and the MCP
+    SDK load: agents send their first model request without waiting long for a server."""
+    if args.func is run:
+        from memtui.mcp.front import start
+
+        args.front = start()
 
 
 def run(args: argparse.Namespace) -> int:
     from memtui.cli.common import make_context
     from memtui.mcp.server import serve
 
-    serve(make_context(), args.project)
+    front, wire = getattr(args, "front", None) or (None, None)
+    serve(make_context(), args.project, front, wire)
     return 0

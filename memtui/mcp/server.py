@@ -17,18 +17,21 @@ Scope: ``memtui mcp --project DIR`` (or, without it, the first ``file://`` root 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import IO, Annotated, Any, cast
 
 import anyio
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp.server.stdio import stdio_server
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from memtui.adapters.memroot.files import MEMORY_SUMMARY
+from memtui.mcp.front import Front, Wire
 from memtui.mcp.scope import McpScope, root_directory
 from memtui.services.agent_view import AgentView, NotInView, OutOfScope, PathRefused
 from memtui.services.agent_view import confine as agent_confine
@@ -279,11 +282,58 @@ def _strict_arguments(server: MCPServer) -> None:
         tool.parameters = strict.model_json_schema(by_alias=True)
 
 
-def serve(ctx: Context, project: Path | None = None) -> None:
-    """Run over stdin/stdout until the client closes the connection."""
-    ctx.paths.ensure()
-    ctx.conn  # noqa: B018  (open and migrate before the first request: an unusable database fails loudly now)
+def serve(ctx: Context, project: Path | None = None, front: Front | None = None, wire: Wire | None = None) -> None:
+    """Run over stdin/stdout until the client closes the connection; behind ``front`` (which took the wire and
+    answered the handshake while this module loaded) when given."""
     try:
-        build_server(ctx, project).run("stdio")
+        ctx.paths.ensure()
+        ctx.conn  # noqa: B018  (open and migrate before the first tool call: an unusable database fails loudly)
+        server = build_server(ctx, project)
+        if front is None or wire is None:
+            server.run("stdio")
+        else:
+            anyio.run(serve_lines, server, front, wire.write)
     finally:
         ctx.close()
+
+
+async def serve_lines(server: MCPServer, front: Front, write: Callable[[bytes], None]) -> None:
+    """The SDK server over the front's inbox (the client's lines in order, from the copy of its ``initialize``
+    on) and ``write``, through the SDK's own stdio framing (``stdio_server`` with explicit streams)."""
+    stdin = cast("anyio.AsyncFile[str]", anyio.wrap_file(cast("IO[str]", _Inbox(front))))
+    stdout = cast("anyio.AsyncFile[str]", anyio.wrap_file(cast("IO[str]", _Outbox(front, write))))
+    lowlevel = server._lowlevel_server
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):
+        front.hand_off()
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+class _Inbox:
+    """The front's queue as the text file ``stdio_server`` reads lines from."""
+
+    def __init__(self, front: Front) -> None:
+        self._front = front
+
+    def readline(self) -> str:
+        line = self._front.inbox.get()
+        return "" if line is None else line.decode("utf-8", errors="replace")
+
+
+class _Outbox:
+    """The text file ``stdio_server`` writes frames to: each goes to the wire, but for the answer to the front's
+    copy of ``initialize``."""
+
+    def __init__(self, front: Front, write: Callable[[bytes], None]) -> None:
+        self._front, self._write, self._pending = front, write, ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
+            out = self._front.sdk_output(line.encode() + b"\n")
+            if out is not None:
+                self._write(out)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
