@@ -497,13 +497,14 @@ class ListedThread:
     last_usage: int | None
     preview: str
     path: str
+    title: str | None  # redacted: a summary line's or the person's own (``/rename``), else the first prompt's line
     raw_memory: str = ""
     rollout_summary: str = ""
 
 
 _LISTED = f"""t.id, t.updated_at, COALESCE(t.cwd, '') AS cwd, t.source_kind, t.session_source, t.bytes,
     {STATUS_SQL} AS status, t.ingest_status, t.ingest_reason, {NEVER_ELIGIBLE_SQL} AS never,
-    j.last_error, j.lease_until, COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path"""
+    j.last_error, j.lease_until, COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path, t.title"""
 
 
 def list_page(

@@ -227,6 +227,7 @@ class RolloutDetailScreen(MemtuiScreen):
         redactions = sum(count_redactions(b.text + b.args + b.output) for b in loaded.blocks)
         status = detail.status
         lines: list[tuple[str, str] | str] = [
+            *(((detail.title, "bold $text-accent"), " · ") if detail.title else ()),
             (detail.id, "bold"),
             f" · {detail.cwd or '-'} · {detail.source_kind}:{detail.session_source} · ",
             f"{fmt_size(detail.bytes)} · {fmt_time(detail.updated_at)}",
