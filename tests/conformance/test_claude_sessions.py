@@ -7,11 +7,20 @@ session stays exact."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from memtui.adapters.rollouts.filter import memory_items
 from memtui.adapters.rollouts.model import Origin, Transcript
 from memtui.domain.render import render_items
+from memtui.services import views
 from memtui.services.context import open_context
 from memtui.services.ingest import run_ingest
 from memtui.services.search import refresh
@@ -75,5 +84,71 @@ def test_a_sub_agents_first_item_is_the_parent_agents_not_the_users(claude: Clau
             "SELECT role FROM search_docs WHERE kind = 'message' AND source = ?", (sub_id,)
         ).fetchall()
         assert "user" not in {r[0] for r in roles}
+    finally:
+        ctx.close()
+
+
+# ---- /rename, in the real interactive claude (tmux) ---------------------------------------------------------------
+
+RENAMED = "Sitemap hunt"
+TYPED = "Always build the sitemap with pnpm here."
+
+
+def _tmux(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False)
+
+
+def _poll(condition: Callable[[], object], what: str, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the interactive claude")
+def test_a_rename_in_the_real_claude_is_the_title_memtui_shows(claude: ClaudeAgent, project: Path) -> None:
+    claude.api.script(text("noted"))
+    key = claude.env["ANTHROPIC_API_KEY"]
+    # Claude Code asks once whether to use an API key from the environment (remembered by its last 20 characters),
+    # and whether to trust a folder: both answered in its config, as a person's first run leaves them.
+    (claude.home / ".claude.json").write_text(
+        json.dumps(
+            {
+                "hasCompletedOnboarding": True,
+                "theme": "dark",
+                "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+                "projects": {str(project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
+            }
+        )
+    )
+    session = f"memtui-rename-{os.getpid()}"
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**claude.env, "TERM": "xterm-256color"}.items())
+    started = _tmux(
+        "new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(project),
+        f"env -i {env} {shlex.quote(str(claude.bin))}",
+    )  # fmt: skip
+    assert started.returncode == 0, started.stderr
+    try:
+        pane = lambda: _tmux("capture-pane", "-p", "-t", session).stdout  # noqa: E731
+        _poll(lambda: "shortcuts" in pane(), "the prompt")
+        _tmux("send-keys", "-t", session, "-l", TYPED)
+        _tmux("send-keys", "-t", session, "Enter")
+        _poll(lambda: any(TYPED in r.raw for r in claude.api.model_requests()), "the prompt to reach the model")
+        _poll(lambda: "noted" in pane(), "the answer")
+        _tmux("send-keys", "-t", session, "-l", f"/rename {RENAMED}")
+        _poll(lambda: f"/rename {RENAMED}" in pane(), "the typed command")
+        _tmux("send-keys", "-t", session, "Enter")
+        _poll(lambda: any(b"custom-title" in p.read_bytes() for p in claude.transcripts()), "the custom-title line")
+    finally:
+        _tmux("kill-session", "-t", session)
+    [transcript] = claude.transcripts()
+    ctx = open_context()
+    try:
+        run_ingest(ctx)
+        thread = get_thread(ctx.conn, transcript.stem)
+        assert thread is not None and thread.title == RENAMED and thread.preview == TYPED
+        [row] = [r for r in views.rollout_rows(ctx.conn) if r.id == transcript.stem]
+        assert row.title == RENAMED  # what the Rollouts list and the detail show before the first words
     finally:
         ctx.close()
