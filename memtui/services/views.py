@@ -293,6 +293,12 @@ def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[Cita
     return out
 
 
+def thread_titles(conn: sqlite3.Connection, thread_ids: list[str]) -> dict[str, str]:
+    """id -> ``shown_title`` for the threads that have a title of their own (what a CLI listing names them by)."""
+    rows = threads.titles_and_previews(conn, thread_ids)
+    return {tid: shown for tid, (title, preview) in rows.items() if (shown := shown_title(title, preview))}
+
+
 def thread_exists(conn: sqlite3.Connection, thread_id: str) -> bool:
     return threads.exists(conn, thread_id)
 

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -545,6 +545,18 @@ def listed(conn: sqlite3.Connection, thread_id: str) -> ListedThread | None:
 
 def exists(conn: sqlite3.Connection, thread_id: str) -> bool:
     return conn.execute("SELECT 1 FROM threads WHERE id=?", (thread_id,)).fetchone() is not None
+
+
+def titles_and_previews(conn: sqlite3.Connection, thread_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
+    """id -> (title, preview) of the given threads that exist (500 ids per query)."""
+    out: dict[str, tuple[str | None, str]] = {}
+    ids = list(dict.fromkeys(thread_ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for tid, title, preview in conn.execute(f"SELECT id, title, preview FROM threads WHERE id IN ({marks})", chunk):
+            out[tid] = (title, preview)
+    return out
 
 
 def any_exists(conn: sqlite3.Connection, thread_ids: tuple[str, ...]) -> bool:
