@@ -147,6 +147,7 @@ _NOT_MEMORY = {
     "check_tracked": "the export target's git status",
     "project_of_cwd": "the project folder, not memory",
     "_existing_ancestor": "the export target's folders",
+    "_auto_memory_target": "Claude Code's auto memory folder and the project its sessions ran in",
     "confine": "path checks only (symlinks resolved to refuse escapes); the bytes come from the baseline",
     "serve": "starts the server",
     "refresh_messages": "rollout files (their indexed messages), not the memory root",

@@ -412,6 +412,23 @@ def test_offline_is_the_default_without_a_key_or_server(home):
     assert s.offline and s.noop == 1
 
 
+def test_cli_exits_1_and_says_why_when_every_attempted_job_failed(home, capsys):
+    seed(home)
+    Path(home[0].conn.execute("SELECT path FROM threads").fetchone()[0]).unlink()
+    assert main(["phase1", "--offline"]) == 1
+    err = capsys.readouterr().err
+    assert "all 1 attempted job(s) failed, nothing was extracted" in err and "cannot read rollout" in err
+    assert main(["phase1", "--offline"]) == 0  # the next run has nothing to do (backoff): not a failure
+
+
+def test_cli_exits_0_when_some_job_succeeded(home, capsys):
+    seed(home, n=2, user_text="Remember: we deploy with make deploy. Please fix the build.")
+    Path(home[0].conn.execute("SELECT path FROM threads ORDER BY id LIMIT 1").fetchone()[0]).unlink()
+    assert main(["phase1", "--offline", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["succeeded"], data["failed"]) == (1, 1)
+
+
 def test_cli_prints_a_summary(home, capsys):
     seed(home, user_text="Remember: we deploy with make deploy. Please fix the build.")
     assert main(["phase1", "--offline"]) == 0

@@ -171,6 +171,26 @@ def test_cli_search_json_and_exit_codes(ctx, capsys):
     assert capsys.readouterr().out.startswith("MEMORY.md:1\n")
 
 
+def test_cli_search_names_a_renamed_session_by_its_title(ctx, isolated_env, capsys):
+    from tests.fixtures.rollouts import write_claude_session
+
+    sid = "5a1e0c4d-2b3f-4c6d-8e9f-0a1b2c3d4e5f"
+    rename = {"type": "custom-title", "customTitle": "Sitemap hunt", "sessionId": sid}  # Claude Code's /rename line
+    write_claude_session(
+        isolated_env["CLAUDE_CONFIG_DIR"], session_id=sid, user_messages=["where is the okapi sitemap built?"],
+        extra_lines=[rename],
+    )  # fmt: skip
+    write_claude_session(isolated_env["CLAUDE_CONFIG_DIR"], user_messages=["the okapi feed is slow"])
+    assert main(["ingest"]) == 0
+    capsys.readouterr()
+    assert main(["search", "okapi"]) == 0
+    out = capsys.readouterr().out
+    assert f"thread {sid} item 1 (user)  “Sitemap hunt”" in out
+    assert out.count("“") == 1  # a session with no title of its own is not given its first words twice
+    assert main(["search", "okapi", "sitemap", "--json"]) == 0
+    assert [h["title"] for h in json.loads(capsys.readouterr().out)] == ["Sitemap hunt"]
+
+
 def test_very_common_words_are_filtered_but_not_ranked(ctx, monkeypatch):
     """A word in MAX_CANDIDATES documents or more still filters; ranking uses the rarer words, else recency."""
     import memtui.services.search as search_module

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from memtui.adapters.rollouts.filter import memory_items
-from memtui.adapters.rollouts.model import Transcript
+from memtui.adapters.rollouts.model import Origin, Transcript
+from memtui.domain.render import render_item
 from memtui.services.context import open_context
 from memtui.services.ingest import run_ingest
 from memtui.services.phase1.eligibility import select_candidates
@@ -146,7 +147,7 @@ def test_subagents_with_the_same_name_under_two_sessions_are_two_threads(home):
     for w in (flat, nested):
         t = get_thread(ctx.conn, w.thread_id)
         assert t is not None and t.session_source == "subagent" and t.parent_thread_id == w.extra["parent"]
-        assert t.preview == w.prompts[0]
+        assert t.preview == w.extra["parent_prompt"]  # shown as the thread's first message, never as the user's
     assert flat.path.parent.name != "subagents" and nested.path.parent.name == "subagents"
 
 
@@ -320,7 +321,10 @@ def test_sub_agent_threads_show_their_items(home):
     _ctx, written, _ = home
     for w in written["claude_subagents"]:
         items = memory_items(w.path, "claude")
-        assert _user_texts(items) == w.prompts
+        assert _user_texts(items) == w.prompts == []  # the parent model's prompt is not the user's
+        first = Transcript(items)[0]
+        assert (first.origin, first.author, first.text) == (Origin.AGENT, "parent agent", w.extra["parent_prompt"])
+        assert render_item(first) == f'[item 1] agent message from parent agent: "{w.extra["parent_prompt"]}"'
         assert any(i.get("role") == "assistant" for i in items)
 
 

@@ -78,7 +78,31 @@ def _named_command(argv: list[str]) -> str | None:
     return None
 
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away (`| head`)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. A reader that closed the pipe (``memtui status | head``) ends the run quietly with
+    ``EXIT_BROKEN_PIPE``, as a C program killed by SIGPIPE would, never with a traceback (Python's "Note on
+    SIGPIPE": stdout goes to devnull, so the flush at exit cannot raise again)."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # the pipe's buffered output fails here, not in the interpreter's shutdown
+        return code
+    except BrokenPipeError:
+        _stdout_to_devnull()
+        return EXIT_BROKEN_PIPE
+
+
+def _stdout_to_devnull() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout is not a file (a test's capture): nothing to flush
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(_named_command(argv))
     args = parser.parse_args(argv)

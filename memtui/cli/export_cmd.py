@@ -8,14 +8,16 @@ from pathlib import Path
 
 from memtui.cli.common import make_context
 from memtui.domain.scope import tilde
-from memtui.services.export import MarkerError, loader_warnings, render_prompt
+from memtui.services.export import MarkerError, claude_files, loader_warnings, render_prompt
 from memtui.services.export.cap import write_agents_md
 from memtui.services.export.scope import (
+    ExportTarget,
     TrackedTargetError,
     check_tracked,
     render_for,
     render_project_prompt,
     resolve_target,
+    scope_label,
 )
 
 
@@ -35,6 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     q.add_argument("--project", type=Path, help="the project whose memory to export (implies --scope project)")
     q.add_argument("--allow-tracked", action="store_true", help="write even though git tracks the file")
+    q.add_argument(
+        "--force",
+        action="store_true",
+        help="write even though Claude Code loads another file holding memtui's block with this one (the memory "
+        "twice in one session)",
+    )
     q.set_defaults(func=run_agents_md)
 
 
@@ -84,6 +92,9 @@ def run_agents_md(args: argparse.Namespace) -> int:
     ctx = make_context(read_only=True)
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
     target = resolve_target(args.path, ctx.paths, args.scope, args.project)
+    if target.problem:
+        print(f"memtui export: {target.problem}; nothing was written", file=sys.stderr)
+        return 2
     try:
         check_tracked(target, ctx.paths, args.allow_tracked)
     except TrackedTargetError as exc:
@@ -94,8 +105,24 @@ def run_agents_md(args: argparse.Namespace) -> int:
     where = "everything" if target.scope == "global" else f"project {tilde(target.project or Path())}"
     print(f"memtui export: scope {target.scope} ({where}; {target.why})", file=sys.stderr)
     block = render_for(target, root, bpt, include_untrusted=ctx.settings.export_tool_statements)
-    if block is None and not target.path.exists():
-        print(f"memtui export: nothing to export for this scope, so {args.path} was not created", file=sys.stderr)
+    file = claude_files.topic_file(target.path) if target.auto_memory else target.path
+    if block is None and not file.exists():
+        print(f"memtui export: nothing to export for this scope, so {file} was not created", file=sys.stderr)
+        return 1
+    if (
+        block is None
+        and target.auto_memory
+        and (earlier := claude_files.recorded_scope(file))
+        not in (
+            None,
+            scope_label(target),
+        )
+    ):
+        print(
+            f"memtui export: nothing to export for {scope_label(target)}; {file} holds an export with {earlier}, "
+            "which is kept (export with that scope to refresh it)",
+            file=sys.stderr,
+        )
         return 1
     if block is None:
         print(
@@ -104,20 +131,57 @@ def run_agents_md(args: argparse.Namespace) -> int:
         )
     elif target.scope == "global":
         _warn(root, bpt)
+    if block is not None and (twice := duplicate_problem(target, ctx.paths.claude_dir, args.force)) is not None:
+        return twice
     from memtui.services.export.chain import measure_chain
 
     chain = measure_chain(target.path, ctx.paths.codex_home, target.work_tree)
     for message in chain.warnings if chain is not None and block is not None else []:
         print(f"memtui export: warning: {message}", file=sys.stderr)
+
+    def warn(message: str) -> None:
+        print(f"memtui export: warning: {message}", file=sys.stderr)
+
     try:
-        outcome = write_agents_md(
-            target.path,
-            block,
-            warn=lambda message: print(f"memtui export: warning: {message}", file=sys.stderr),
-            cap=chain.cap if chain is not None else None,
-        )
+        if target.auto_memory:
+            topic = None if block is None else claude_files.scoped_block(block, scope_label(target))
+            outcome = write_agents_md(file, topic, warn=warn)
+            pointer = None if block is None else claude_files.auto_memory_pointer()
+            write_agents_md(target.path, pointer, warn=warn)
+        else:
+            outcome = write_agents_md(target.path, block, warn=warn, cap=chain.cap if chain is not None else None)
     except MarkerError as exc:
         print(f"memtui export: {target.path}: {exc}", file=sys.stderr)
         return 1
-    print(f"{outcome} {args.path}")
+    created_local = outcome == "created" and target.path.name == claude_files.CLAUDE_LOCAL_MD
+    if created_local and target.work_tree is not None:
+        ignored = claude_files.ignore_local_file(target.path, target.work_tree)
+        if ignored is not None:
+            print(f"memtui export: {ignored}", file=sys.stderr)
+    if target.auto_memory:
+        print(f"{outcome} {file} (the auto memory index {args.path} points to it)")
+    else:
+        print(f"{outcome} {args.path}")
     return 0
+
+
+def duplicate_problem(target: ExportTarget, claude_dir: Path, force: bool) -> int | None:
+    """Refuse (exit 2) an export whose file Claude Code loads together with another holding memtui's block, unless
+    ``force``: then warn. None when there is no such file."""
+    others = claude_files.duplicates(target.path, claude_dir, cwd=Path.cwd(), project=target.project)
+    if not others:
+        return None
+    listed = ", ".join(str(f) for f in others)
+    said = (
+        f"Claude Code loads {listed} together with {target.path}, and it already holds memtui's block: the memory "
+        "would be in every session twice"
+    )
+    if force:
+        print(f"memtui export: warning: {said} (--force)", file=sys.stderr)
+        return None
+    print(
+        f"memtui export: {said}. Nothing was written: keep one of them (export there, or remove memtui's section "
+        "from the other), or pass --force",
+        file=sys.stderr,
+    )
+    return 2

@@ -71,7 +71,26 @@ def run(args: argparse.Namespace) -> int:
         print_json(summary.model_dump())
     else:
         print_summary(summary)
-    return 0
+    return all_failed_exit(summary)
+
+
+EXIT_ALL_FAILED = 1  # every job this run attempted failed: nothing extracted, a script or hook should know
+
+
+def all_failed_exit(s: Phase1Summary) -> int:
+    """0 when nothing was to do or some job succeeded (or was a no-op); ``EXIT_ALL_FAILED``, said on stderr with
+    the most common reason, when every attempted job failed."""
+    attempted = s.succeeded + s.noop + s.failed
+    if not attempted or s.failed < attempted:
+        return 0
+    reason, n = min(s.failures.items(), key=lambda kv: (-kv[1], kv[0])) if s.failures else ("unknown", s.failed)
+    why = f"; the backend stopped the run: {s.halted}" if s.halted else ""
+    print(
+        f"memtui phase1: all {s.failed} attempted job(s) failed, nothing was extracted "
+        f"(most common reason, {n}x: {reason}){why}",
+        file=sys.stderr,
+    )
+    return EXIT_ALL_FAILED
 
 
 def print_summary(s: Phase1Summary) -> None:

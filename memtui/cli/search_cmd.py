@@ -38,13 +38,20 @@ def run(args: argparse.Namespace) -> int:
         if stats.files_indexed or stats.threads_indexed or stats.docs_removed:
             print(f"memtui search: {stats.message()}", file=sys.stderr)
         hits = search_memory(ctx.conn, ctx.paths.memory_root, query, project=args.project, limit=max(1, args.limit))
+        from memtui.services.views import thread_titles
+
+        titles = thread_titles(ctx.conn, [h.source for h in hits if h.kind != "memory"])
     finally:
         ctx.close()
     if args.json:
-        print_json([{**h.model_dump(), "location": h.location} for h in hits])
+        print_json(
+            [{**h.model_dump(), "location": h.location, "title": titles.get(h.source) if h.kind != "memory" else None}
+             for h in hits]
+        )  # fmt: skip
         return 0 if hits else 1
     for h in hits:
-        print(f"{h.location}\n    {h.snippet}")
+        named = f"  “{titles[h.source]}”" if h.kind != "memory" and h.source in titles else ""
+        print(f"{h.location}{named}\n    {h.snippet}")
     if not hits:
         print(f"no match for {query!r}", file=sys.stderr)
     return 0 if hits else 1

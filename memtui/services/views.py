@@ -34,7 +34,8 @@ class RolloutRow:
     preview: str
     path: str
     source_kind: str
-    lease_expired: bool = False  # running, but its worker's lease ran out: the screens say "stale"
+    lease_expired: bool = False
+    title: str = ""  # a title of its own (``shown_title``), "" when it only repeats the preview  # running, but its worker's lease ran out: the screens say "stale"
 
 
 def count_rollouts(conn: sqlite3.Connection, filter_text: str = "") -> int:
@@ -96,7 +97,18 @@ def _rollout_row(r: threads.ListedThread) -> RolloutRow:
         path=r.path,
         source_kind=r.source_kind,
         lease_expired=_lease_expired(r),
+        title=shown_title(r.title, r.preview),
     )
+
+
+def shown_title(title: str | None, preview: str) -> str:
+    """The thread's title when it says something the preview does not: one a person gave (Claude Code's
+    ``/rename``, a Codex thread name) or a summary line; "" for the first prompt's line the indexer fell back to."""
+    title = (title or "").strip()
+    if not title:
+        return ""
+    head = title.removesuffix("…").rstrip()
+    return "" if preview.strip().startswith(head) else title
 
 
 @dataclass(frozen=True)
@@ -116,6 +128,7 @@ class ThreadDetail:
     rollout_summary: str
     usage_count: int
     last_usage: int | None
+    title: str = ""  # ``shown_title``
 
 
 def thread_detail(conn: sqlite3.Connection, thread_id: str) -> ThreadDetail | None:
@@ -137,6 +150,7 @@ def thread_detail(conn: sqlite3.Connection, thread_id: str) -> ThreadDetail | No
         rollout_summary=r.rollout_summary,
         usage_count=r.usage_count,
         last_usage=r.last_usage,
+        title=shown_title(r.title, r.preview),
     )
 
 
@@ -277,6 +291,12 @@ def citation_event_rows(conn: sqlite3.Connection, limit: int = 200) -> list[Cita
             )
         )
     return out
+
+
+def thread_titles(conn: sqlite3.Connection, thread_ids: list[str]) -> dict[str, str]:
+    """id -> ``shown_title`` for the threads that have a title of their own (what a CLI listing names them by)."""
+    rows = threads.titles_and_previews(conn, thread_ids)
+    return {tid: shown for tid, (title, preview) in rows.items() if (shown := shown_title(title, preview))}
 
 
 def thread_exists(conn: sqlite3.Connection, thread_id: str) -> bool:

@@ -497,13 +497,14 @@ class ListedThread:
     last_usage: int | None
     preview: str
     path: str
+    title: str | None  # redacted: a summary line's or the person's own (``/rename``), else the first prompt's line
     raw_memory: str = ""
     rollout_summary: str = ""
 
 
 _LISTED = f"""t.id, t.updated_at, COALESCE(t.cwd, '') AS cwd, t.source_kind, t.session_source, t.bytes,
     {STATUS_SQL} AS status, t.ingest_status, t.ingest_reason, {NEVER_ELIGIBLE_SQL} AS never,
-    j.last_error, j.lease_until, COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path"""
+    j.last_error, j.lease_until, COALESCE(o.usage_count, 0) AS usage_count, o.last_usage, t.preview, t.path, t.title"""
 
 
 def list_page(
@@ -544,6 +545,18 @@ def listed(conn: sqlite3.Connection, thread_id: str) -> ListedThread | None:
 
 def exists(conn: sqlite3.Connection, thread_id: str) -> bool:
     return conn.execute("SELECT 1 FROM threads WHERE id=?", (thread_id,)).fetchone() is not None
+
+
+def titles_and_previews(conn: sqlite3.Connection, thread_ids: Sequence[str]) -> dict[str, tuple[str | None, str]]:
+    """id -> (title, preview) of the given threads that exist (500 ids per query)."""
+    out: dict[str, tuple[str | None, str]] = {}
+    ids = list(dict.fromkeys(thread_ids))
+    for i in range(0, len(ids), 500):
+        chunk = ids[i : i + 500]
+        marks = ",".join("?" * len(chunk))
+        for tid, title, preview in conn.execute(f"SELECT id, title, preview FROM threads WHERE id IN ({marks})", chunk):
+            out[tid] = (title, preview)
+    return out
 
 
 def any_exists(conn: sqlite3.Connection, thread_ids: tuple[str, ...]) -> bool:

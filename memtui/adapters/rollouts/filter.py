@@ -40,6 +40,17 @@ _HEAD = 112  # bytes of a line that hold the envelope type (and the payload type
 CONTEXT_ROLE = "context"  # injected context kept for the model, never the user's words (see ``user_words``)
 
 
+# A Claude Code sub-agent's transcript starts with the prompt the parent model wrote for it (and any later message the
+# parent sends it) as user-role lines: another model's words, never the person's. They become ``agent_message``
+# items from this author, as Codex records an inter-agent message.
+PARENT_AGENT = "parent agent"
+
+
+def parent_agent_item(text: str) -> dict[str, Any]:
+    """A user-role text of a sub-agent's transcript: the parent model's message to it, not the person's words."""
+    return {"type": "agent_message", "author": PARENT_AGENT, "content": [{"type": "input_text", "text": text}]}
+
+
 def context_item(label: str, text: str) -> dict[str, Any]:
     """Injected context moved out of a user message: shown to the model as context, never as the user."""
     return {"type": "message", "role": CONTEXT_ROLE, "label": label, "content": [{"type": "input_text", "text": text}]}
@@ -350,7 +361,8 @@ def claude_line_items(
 ) -> Iterator[dict[str, Any]]:
     """The Responses-API items one Claude Code transcript line maps to (none for dropped lines).
 
-    ``sidechain_ok``: the file is a sub-agent's own transcript, where every line is a sidechain line."""
+    ``sidechain_ok``: the file is a sub-agent's own transcript, where every line is a sidechain line; its user-role
+    text is the parent model's (``parent_agent_item``), never the person's."""
     kind = obj.get("type")
     if kind == "attachment":
         words = queued_prompt(obj)
@@ -369,10 +381,14 @@ def claude_line_items(
     texts: list[dict[str, Any]] = []
     text_type = "input_text" if kind == "user" else "output_text"
 
+    from_parent = kind == "user" and sidechain_ok and bool(obj.get("isSidechain"))
+
     def flush() -> Iterator[dict[str, Any]]:
-        if texts:
+        if texts and from_parent:
+            yield parent_agent_item("\n".join(t["text"] for t in texts))
+        elif texts:
             yield {"type": "message", "role": kind, "content": list(texts)}
-            texts.clear()
+        texts.clear()
 
     for block in _claude_blocks(message.get("content")):
         btype = block.get("type")

@@ -25,6 +25,7 @@ from memtui.services.export import (
     render_prompt,
     truncate_middle,
 )
+from memtui.services.export.claude_files import is_auto_memory_index, project_of_auto_memory
 
 Scope = Literal["project", "global"]
 LOCAL_ALTERNATIVE = "CLAUDE.local.md"
@@ -39,6 +40,8 @@ class ExportTarget(BaseModel):
     why: str
     tracked: bool = False
     work_tree: Path | None = None
+    auto_memory: bool = False  # Claude Code's auto memory index: the block goes to a topic file beside it
+    problem: str | None = None  # why nothing may be written (the scope cannot be told)
 
 
 class TrackedTargetError(RuntimeError):
@@ -90,7 +93,10 @@ def resolve_target(path: Path, paths: Paths, scope: Scope | None = None, project
             why=f"--project {project}",
             tracked=tracked,
             work_tree=work_tree,
+            auto_memory=is_auto_memory_index(target, paths.claude_dir),
         )
+    if is_auto_memory_index(target, paths.claude_dir):
+        return _auto_memory_target(target, scope)
     if scope is None and any(resolved == f.expanduser().resolve() for f in user_level_files(paths)):
         return ExportTarget(path=target, scope="global", why="a user-level file", tracked=tracked, work_tree=work_tree)
     if scope == "global":
@@ -112,6 +118,31 @@ def resolve_target(path: Path, paths: Paths, scope: Scope | None = None, project
         tracked=tracked,
         work_tree=None,
     )
+
+
+def _auto_memory_target(target: Path, scope: Scope | None) -> ExportTarget:
+    """An auto memory index holds one project's memory: that project's, told from the sessions beside it."""
+    if scope == "global":
+        return ExportTarget(path=target, scope="global", why="--scope global", auto_memory=True)
+    cwd = project_of_auto_memory(target)
+    if cwd is None:
+        return ExportTarget(
+            path=target,
+            scope="project",
+            why="an auto memory index",
+            auto_memory=True,
+            problem=f"no session beside {target.parent} tells which project this auto memory belongs to; pass "
+            "--project DIR (or --scope global)",
+        )
+    project = project_of_cwd(cwd) if cwd.is_dir() else cwd
+    return ExportTarget(
+        path=target, scope="project", project=project, why="the auto memory of this project", auto_memory=True
+    )
+
+
+def scope_label(target: ExportTarget) -> str:
+    """``global`` or ``project ~/src/shop``: what an export's topic file records."""
+    return "global" if target.scope == "global" else f"project {tilde(target.project or Path())}"
 
 
 def tracked_message(target: ExportTarget, paths: Paths) -> str:

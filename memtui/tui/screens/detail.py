@@ -82,6 +82,7 @@ class Block:
     kind: str  # message | tool
     role: str = ""
     text: str = ""
+    who: str = ""  # the heading when it is not the role (a sub-agent's prompt: "agent message from parent agent")
     name: str = ""
     args: str = ""
     output: str = ""
@@ -104,6 +105,11 @@ def conversation(items: Transcript, redact: Callable[[str], str]) -> list[Block]
             text = redact(item.text)
             if text.strip():
                 blocks.append(Block("message", role=item.role or "?", text=text, items=[item.number]))
+        elif item.type == "agent_message":
+            text = redact(item.text)
+            if text.strip():
+                who = f"{item.origin} from {item.author or '?'}"
+                blocks.append(Block("message", role="agent", text=text, who=who, items=[item.number]))
         elif item.is_call:
             args = readable(item.arguments if item.arguments is not None else "")
             block = Block("tool", name=item.name or item.type, args=redact(args), items=[item.number])
@@ -221,6 +227,7 @@ class RolloutDetailScreen(MemtuiScreen):
         redactions = sum(count_redactions(b.text + b.args + b.output) for b in loaded.blocks)
         status = detail.status
         lines: list[tuple[str, str] | str] = [
+            *(((detail.title, "bold $text-accent"), " · ") if detail.title else ()),
             (detail.id, "bold"),
             f" · {detail.cwd or '-'} · {detail.source_kind}:{detail.session_source} · ",
             f"{fmt_size(detail.bytes)} · {fmt_time(detail.updated_at)}",
@@ -290,7 +297,7 @@ class RolloutDetailScreen(MemtuiScreen):
             if block.kind == "message":
                 widgets.append(
                     Label(
-                        Content.assemble(block.role, (f"  {numbers}", "$text-muted")),
+                        Content.assemble(block.who or block.role, (f"  {numbers}", "$text-muted")),
                         classes=f"role role-{block.role}",
                     )
                 )

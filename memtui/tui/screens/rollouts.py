@@ -80,8 +80,14 @@ def row_cells(r: views.RolloutRow, narrow: bool = False) -> dict[str, Any]:
         "status": status_cell(r.status, r.reason, r.lease_expired),
         "usage": CellText(str(r.usage_count) if r.usage_count else "-", justify="right"),
         "last_use": CellText(fmt_time(r.last_usage)[:10]),
-        "preview": CellText(r.preview.replace("\n", " "), no_wrap=True, overflow="ellipsis"),
+        "preview": CellText(preview_text(r), no_wrap=True, overflow="ellipsis"),
     }
+
+
+def preview_text(r: views.RolloutRow) -> str:
+    """The rollout's own title (a ``/rename``, a thread name, a summary), when it has one, before its first words."""
+    preview = r.preview.replace("\n", " ")
+    return f"{r.title.replace(chr(10), ' ')} — {preview}" if r.title else preview
 
 
 class RolloutsScreen(MemtuiScreen):
@@ -324,7 +330,13 @@ class RolloutsScreen(MemtuiScreen):
             (f"{label(row.status)}: {row.reason}", "$text-warning") if row.reason else (row.preview, "italic")
         )
         self.row_detail.update(  # always three lines (its max-height): its size changes only from or to empty
-            Content.assemble((row.id, "bold"), f" · {row.source}{uses} · {row.cwd or '-'}\n", f"{path}\n", third),
+            Content.assemble(
+                *(((row.title, "bold $text-accent"), " · ") if row.title else ()),
+                (row.id, "bold"),
+                f" · {row.source}{uses} · {row.cwd or '-'}\n",
+                f"{path}\n",
+                third,
+            ),
             layout=was_empty,
         )
 
