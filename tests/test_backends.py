@@ -16,6 +16,7 @@ from memtui.services.ingest import run_ingest
 from memtui.services.phase1.run import run_phase1
 from memtui.state.outputs import get_stage1_output
 from tests.support import fake_agents
+from tests.support.waiting import wait_until
 from tests.test_phase1_run import job, runs, seed
 
 PROVIDERS = ["codex", "claude"]
@@ -284,7 +285,6 @@ def test_a_killed_memtui_leaves_no_cli_running(home, fake_clis, monkeypatch, tmp
     import signal
     import subprocess
     import sys
-    import time
 
     seed(home)
     monkeypatch.setenv("FAKE_AGENT_MODE", "hang")
@@ -305,16 +305,10 @@ def test_a_killed_memtui_leaves_no_cli_running(home, fake_clis, monkeypatch, tmp
                 found.append(int(pid))
         return found
 
-    deadline = time.monotonic() + 30
-    while not (fakes() and calls_of(fake_clis)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert fakes(), "the CLI never started"
+    wait_until(lambda: fakes() and calls_of(fake_clis), "the CLI to start", proc=proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    deadline = time.monotonic() + 10
-    while fakes() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert fakes() == []
+    wait_until(lambda: not fakes(), "the orphaned CLI to exit")  # a leaked one never does (it sleeps an hour)
 
 
 def calls_of(log: Path) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from memtui.demo.build import build_demo_home
+from tests.support.waiting import HANG_GUARD
 
 
 def memtui(*args: str, home: Path | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -19,7 +20,7 @@ def memtui(*args: str, home: Path | None = None, cwd: Path | None = None) -> sub
     if home is not None:
         env["MEMTUI_HOME"] = str(home)
     return subprocess.run(
-        [sys.executable, "-m", "memtui", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=120
+        [sys.executable, "-m", "memtui", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=HANG_GUARD
     )
 
 

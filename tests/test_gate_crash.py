@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import get_args
 
@@ -22,6 +21,7 @@ from memtui.services.phase2.tools import sha256
 from memtui.state.db import connect
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls
+from tests.support.waiting import HANG_GUARD, wait_until
 from tests.test_backends import calls, fake_clis  # noqa: F401  (fixture)
 from tests.test_phase2_agent import MEMORY, SUMMARY
 from tests.test_phase2_support import add_output
@@ -33,7 +33,7 @@ B = "0194f5a6-89ab-7cde-8123-456789abcdf0"
 def cli(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW), **env}
     return subprocess.run(
-        [sys.executable, "-m", "memtui", *args], env=full, cwd=cwd, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "memtui", *args], env=full, cwd=cwd, capture_output=True, text=True, timeout=HANG_GUARD
     )
 
 
@@ -164,10 +164,12 @@ def test_a_killed_cli_run_leaves_a_persons_committed_edit_and_no_tombstone(provi
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_for(lambda: _run_status(root.parent) == "running" and _agent_started(fake_clis))
+        wait_until(
+            lambda: _run_status(root.parent) == "running" and _agent_started(fake_clis), "the CLI agent", proc=proc
+        )
     finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
+        proc.kill()  # SIGKILL (a no-op when it already exited)
+        proc.wait(HANG_GUARD)
     ctx = open_context()
     memory = root / "MEMORY.md"
     memory.write_text(memory.read_text() + "- a line I wrote after the kill\n")
@@ -183,13 +185,6 @@ def test_a_killed_cli_run_leaves_a_persons_committed_edit_and_no_tombstone(provi
     assert "running" not in runs.values() and list(runs.values()).count("failed") == 1
     assert not list((ctx.paths.home / "work").glob("phase2-*"))  # the killed agent's copy of the memory is gone
     ctx.close()
-
-
-def _wait_for(predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 def _run_status(home: Path) -> str | None:

@@ -3,15 +3,14 @@ returns before its background work is done, and Codex notify chaining."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shlex
 import sqlite3
 import subprocess
 import sys
-import time
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +18,7 @@ from memtui.cli import main
 from memtui.core.paths import resolve_paths
 from memtui.hooks.install import install, log_path, settings_path, status, uninstall, worker_lock_path
 from tests.fixtures.rollouts import write_codex_rollout
+from tests.support.waiting import wait_until
 
 CLAUDE_BEFORE = b"""{
   "model": "opus",
@@ -36,15 +36,6 @@ CODEX_BEFORE = (
 @pytest.fixture
 def paths(isolated_env):
     return resolve_paths()
-
-
-def _wait_for(predicate, what: str, limit: float = 60.0) -> None:
-    """Poll until ``predicate`` holds; the limit only stops a broken run from hanging the suite."""
-    deadline = time.monotonic() + limit
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def test_install_twice_is_idempotent_and_uninstall_restores_byte_for_byte(paths, capsys):
@@ -121,24 +112,25 @@ def test_the_hook_returns_before_its_background_work_is_done(paths, isolated_env
         assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""  # quiet
 
         def worker_holds_lock() -> bool:
-            fd = os.open(worker_lock_path(paths), os.O_CREAT | os.O_RDWR, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            else:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            """Read from /proc/locks: taking the lock to test it would turn a worker starting that instant away."""
+            lock = worker_lock_path(paths)
+            if not lock.exists():
                 return False
-            finally:
-                os.close(fd)
+            st = os.stat(lock)
+            where = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+            return any(
+                f[1] == "FLOCK" and f[5] == where
+                for f in (line.split() for line in Path("/proc/locks").read_text().splitlines())
+                if len(f) > 5
+            )
 
-        _wait_for(worker_holds_lock, "the worker to start")
+        wait_until(worker_holds_lock, "the worker to start")
         # The hook has returned, the worker is still running: its work is blocked on our lock.
         assert blocker.execute("SELECT COUNT(*) FROM threads").fetchone()[0] == 0
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
-    _wait_for(lambda: "phase1:" in (log_path(paths).read_text() if log_path(paths).exists() else ""), "the worker")
+    wait_until(lambda: "phase1:" in (log_path(paths).read_text() if log_path(paths).exists() else ""), "the worker")
     conn = sqlite3.connect(paths.state_db)
     assert conn.execute("SELECT COUNT(*) FROM threads").fetchone()[0] == 1  # the ingest happened after all
     assert conn.execute("SELECT COUNT(*) FROM phase2_runs").fetchone()[0] == 0  # Phase 2 is a person's decision
@@ -159,8 +151,8 @@ def test_codex_notify_chains_to_the_existing_program(paths, tmp_path):
     payload = json.dumps({"type": "agent-turn-complete", "thread-id": "t", "cwd": "/work"})
     done = subprocess.run([*notify, payload], capture_output=True)  # what Codex does: argv + the JSON argument
     assert done.returncode == 0 and done.stdout == b""
-    _wait_for(received.exists, "the chained notify program")
-    _wait_for(lambda: received.read_text() == payload, "the payload")
+    wait_until(received.exists, "the chained notify program")
+    wait_until(lambda: received.read_text() == payload, "the payload")
     assert "chaining to" in next(s.detail for s in status(paths) if s.agent == "codex")
     assert uninstall(paths, "codex").outcome == "restored"
     assert tomllib.loads(codex.read_text())["notify"] == [sys.executable, str(script)]

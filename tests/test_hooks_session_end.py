@@ -9,6 +9,7 @@ import subprocess
 
 from memtui.hooks.install import install, status, uninstall
 from tests.support import fake_agents
+from tests.support.waiting import HANG_GUARD
 from tests.test_hooks import paths  # noqa: F401  (fixture)
 
 
@@ -40,7 +41,7 @@ def test_a_codex_with_the_session_end_hook_gets_it(paths, tmp_path, monkeypatch)
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_GUARD,
     )
     assert done.returncode == 0 and done.stdout == ""
     (codex,) = [s for s in status(paths) if s.agent == "codex"]

@@ -19,6 +19,7 @@ from memtui.adapters.memroot.lock import (
     memory_root_lock,
     read_holder,
 )
+from tests.support.waiting import HANG_GUARD, wait_until
 
 
 def test_lock_lives_next_to_the_root_never_inside(tmp_path):
@@ -34,11 +35,11 @@ def test_threads_exclude_each_other_and_the_holder_may_reenter(tmp_path):
     def hold():
         with memory_root_lock(root, "Phase 2"):
             got.set()
-            release.wait(10)
+            release.wait(HANG_GUARD)  # held until the test is done with it
 
     t = threading.Thread(target=hold)
     t.start()
-    assert got.wait(10)
+    assert got.wait(HANG_GUARD)
     try:
         with pytest.raises(MemoryRootBusy) as busy, memory_root_lock(root, "approve", wait=0.1):
             pass
@@ -63,13 +64,12 @@ def test_a_waiting_action_gets_the_lock_once_it_is_released(tmp_path):
     def hold():
         with memory_root_lock(root, "save"):
             order.append("first")
-            time.sleep(0.3)
+            time.sleep(0.3)  # the waiter is (most likely) waiting meanwhile; the order holds either way
 
     t = threading.Thread(target=hold)
     t.start()
-    while not order:
-        time.sleep(0.01)
-    with memory_root_lock(root, "approve", wait=5):
+    wait_until(lambda: order, "the first holder")
+    with memory_root_lock(root, "approve", wait=HANG_GUARD):  # waits however long the holder takes
         order.append("second")
     t.join()
     assert order == ["first", "second"]
@@ -79,7 +79,7 @@ def test_a_killed_holder_never_leaves_the_lock_held(tmp_path):
     root = tmp_path / "memories"
     code = (
         "import sys, time\nfrom pathlib import Path\nfrom memtui.adapters.memroot.lock import memory_root_lock\n"
-        "with memory_root_lock(Path(sys.argv[1]), 'Phase 2'):\n    print('held', flush=True)\n    time.sleep(60)\n"
+        "with memory_root_lock(Path(sys.argv[1]), 'Phase 2'):\n    print('held', flush=True)\n    time.sleep(3600)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE, text=True)
     try:
@@ -99,7 +99,7 @@ def test_a_killed_holder_never_leaves_the_lock_held(tmp_path):
 
 
 def _hold_open(path: Path) -> subprocess.Popen:
-    code = "import sys,time; f=open(sys.argv[1],'a'); print('ok',flush=True); time.sleep(60)"
+    code = "import sys,time; f=open(sys.argv[1],'a'); print('ok',flush=True); time.sleep(3600)"  # until killed
     proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "ok"
     return proc

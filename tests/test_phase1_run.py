@@ -8,7 +8,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from memtui.state.outputs import get_stage1_output, upsert_stage1_output
 from tests.conftest import FROZEN_NOW
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 from tests.support.chat_server import reply_error, reply_json, reply_text
+from tests.support.waiting import HANG_GUARD, Gate
 
 IDLE = FROZEN_NOW - 7 * 3600  # old enough to be idle, young enough to be in the window
 VALID = {
@@ -223,8 +223,14 @@ def test_rate_limit_twice_is_a_failure_not_a_loop(home, model_env):
 def test_timeout_fails_the_job(home, model_env, monkeypatch):
     (t,) = seed(home)
     monkeypatch.setenv("MEMTUI_REQUEST_TIMEOUT_SECONDS", "0.2")
-    model_env.script(reply_json(VALID, delay=0.8))
-    s = run_phase1(fresh())
+    with Gate() as never:  # no reply comes while the run waits, however slowly it runs
+
+        def handler(body):
+            never.hold()
+            return reply_json(VALID)
+
+        model_env.handler = handler
+        s = run_phase1(fresh())
     assert s.failed == 1
     assert "timed out" in job(home[0].conn, t)["last_error"]
 
@@ -265,24 +271,26 @@ def test_unreadable_rollout_is_a_recorded_failure(home, model_env):
 # --- leases, races, caps --------------------------------------------------------------------------------------
 
 
-def _wait_for(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.01)
-
-
 def test_slow_worker_that_lost_its_lease_writes_nothing(home, model_env, monkeypatch):
     (t,) = seed(home)
     monkeypatch.setenv("MEMTUI_JOB_LEASE_SECONDS", "10")
     slow = {**VALID, "raw_memory": VALID["raw_memory"].replace("CI runs in UTC", "from the slow worker")}
-    model_env.script(reply_json(slow, delay=0.6), reply_json(VALID))
+    answering = Gate()  # the first worker's reply waits until the second worker has taken its job over
+
+    def handler(body):
+        if len(model_env.requests) == 1:
+            answering.hold()
+            return reply_json(slow)
+        return reply_json(VALID)
+
+    model_env.handler = handler
     first: list = []
     worker = threading.Thread(target=lambda: first.append(run_phase1(fresh())))
-    worker.start()
-    _wait_for(lambda: len(model_env.requests) == 1)
-    clock.freeze(FROZEN_NOW + 11)  # the first lease is now stale
-    second = run_phase1(fresh())
+    with answering:
+        worker.start()
+        answering.wait_reached("the first worker's model call")
+        clock.freeze(FROZEN_NOW + 11)  # the first lease is now stale
+        second = run_phase1(fresh())
     worker.join()
     assert second.succeeded == 1
     assert first[0].lost_lease == 1 and first[0].succeeded == 0
@@ -307,7 +315,7 @@ def test_two_processes_racing_never_extract_a_rollout_twice(home, model_env, mon
     procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
     results = []
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=HANG_GUARD)
         assert p.returncode == 0, err.decode()
         results.append(json.loads(out))
     assert sum(r["succeeded"] for r in results) == 12

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pytest
 
@@ -296,13 +297,25 @@ def test_heartbeat_notices_a_lost_lease_and_the_run_stops(ctx, model_env, monkey
     add_output(c.conn, A, FROZEN_NOW - 3600)
     state_db = c.paths.state_db
 
+    from memtui.state import global_job
+    from tests.support.waiting import HANG_GUARD
+
+    noticed = threading.Event()
+    beat = global_job.heartbeat_global_phase2_job
+
+    def watched_beat(*args, **kwargs):
+        kept = beat(*args, **kwargs)
+        if not kept:
+            noticed.set()
+        return kept
+
+    monkeypatch.setattr(global_job, "heartbeat_global_phase2_job", watched_beat)
+
     def thief(body):
         other = connect(state_db)  # another worker takes the job over while the model is thinking
         other.execute("UPDATE jobs SET ownership_token='thief'")
         other.close()
-        import time
-
-        time.sleep(1.6)
+        noticed.wait(HANG_GUARD)  # the model answers once the heartbeat noticed the loss, however late it ran
         return reply_tool_calls(write("MEMORY.md", MEMORY), write("memory_summary.md", SUMMARY))
 
     model_env.handler = thief

@@ -7,8 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from memtui.services.phase2.consolidate import run_phase2
 from memtui.state.db import connect
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls
+from tests.support.waiting import HANG_GUARD, Gate, communicate_all, wait_until
 from tests.test_phase2_support import add_output, context
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"
@@ -36,14 +35,6 @@ def spawn(*args: str, **env: str) -> subprocess.Popen:
     )
 
 
-def wait_for(predicate, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting")
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def seeded(frozen_clock, model_env):
     ctx = context()
@@ -56,18 +47,24 @@ def seeded(frozen_clock, model_env):
 def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
     server = seeded
     server.script(
-        reply_tool_calls(("write_file", {"path": "MEMORY.md", "content": "partial work of a killed agent\n"})),
-        reply_text("never delivered", delay=30),
+        reply_tool_calls(("write_file", {"path": "MEMORY.md", "content": "partial work of a killed agent\n"}))
     )
-    proc = spawn(MEMTUI_JOB_LEASE_SECONDS="5")
-    try:
-        wait_for(lambda: len(server.requests) >= 2 or proc.poll() is not None)
-        assert proc.poll() is None, proc.communicate()
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    with Gate() as second_turn:  # the agent's second call never gets an answer: it is in flight when the kill lands
+
+        def handler(body):
+            second_turn.hold()
+            return reply_text("never delivered")
+
+        server.handler = handler
+        proc = spawn(MEMTUI_JOB_LEASE_SECONDS="5")
+        try:
+            wait_until(second_turn.reached.is_set, "the agent's second model call", proc=proc)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=HANG_GUARD)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
     ctx = context()
     root = ctx.paths.memory_root
     assert (root / "MEMORY.md").read_text() == "partial work of a killed agent\n"
@@ -93,7 +90,6 @@ def test_kill_9_during_the_agent_leaves_nothing_corrupt(seeded):
 @pytest.mark.slow
 def test_two_processes_at_once_one_consolidates_the_other_is_told_the_lock_is_held(seeded):
     server = seeded
-    release = threading.Event()
     replies = iter(
         [
             reply_tool_calls(
@@ -103,19 +99,22 @@ def test_two_processes_at_once_one_consolidates_the_other_is_told_the_lock_is_he
             reply_text("done"),
         ]
     )
+    with Gate() as first_turn:  # the first process holds the lock, mid-agent, until the second one was turned away
 
-    def handler(body):
-        release.wait(60)  # the first process holds the lock, mid-agent, until the second one has been turned away
-        return next(replies)
+        def handler(body):
+            first_turn.hold()
+            return next(replies)
 
-    server.handler = handler
-    first = spawn("--json")
-    wait_for(lambda: len(server.requests) >= 1 or first.poll() is not None)
-    second = spawn("--json")
-    out2, err2 = second.communicate(timeout=60)
-    release.set()
-    out1, err1 = first.communicate(timeout=60)
-    assert first.returncode == 0 and second.returncode == 0, (err1, err2)
+        server.handler = handler
+        # Its held call outlasts the second process however slow that is to start: no client timeout cuts it short.
+        first = spawn("--json", MEMTUI_REQUEST_TIMEOUT_SECONDS=str(HANG_GUARD))
+        try:
+            wait_until(first_turn.reached.is_set, "the first process's model call", proc=first)
+            ((code2, out2, err2),) = communicate_all([spawn("--json")])
+        finally:
+            first_turn.open()
+            ((code1, out1, err1),) = communicate_all([first])
+    assert code1 == 0 and code2 == 0, (err1, err2)
     one, two = json.loads(out1), json.loads(out2)
     assert one["outcome"] == "awaiting_review" and one["turns"] == 2
     # The memory root is held for the whole run: the second is told "busy", which is not a failure (no backoff).

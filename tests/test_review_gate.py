@@ -25,6 +25,7 @@ from memtui.state.db import checkpoint_wal
 from memtui.state.global_job import read_global_job
 from tests.conftest import FROZEN_NOW
 from tests.support.chat_server import reply_text, reply_tool_calls
+from tests.support.waiting import HANG_GUARD, Gate, wait_until
 from tests.test_phase2_support import add_output, context, git_objects
 
 A = "0194f5a6-89ab-7cde-8123-456789abcdef"
@@ -151,7 +152,7 @@ def test_4_a_failed_runs_undo_keeps_a_file_edited_while_the_run_was_going(agent_
 
 
 @pytest.mark.slow
-def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ctx, model_env, tmp_path):
+def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ctx, model_env):
     """kill -9 mid-agent, a person edits a file the agent wrote, the next run's recovery keeps that edit."""
     ctx, server = agent_ctx, model_env
     root = ctx.paths.memory_root
@@ -159,24 +160,23 @@ def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ct
     run_phase2(ctx, offline=True, auto_approve=True)
     add_output(ctx.conn, B, FROZEN_NOW - 60)
     ctx.close()
-    wrote = tmp_path / "wrote"
+    with Gate() as wrote:  # the agent wrote MEMORY.md; its next call is held: killed before this answers
 
-    def handler(body):
-        turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
-        if turn == 0:
-            return reply_tool_calls(("write_file", {"path": "MEMORY.md", "content": "# agent partial\n"}))
-        wrote.touch()
-        time.sleep(30)  # killed before this answers
-        return reply_text("done")
+        def handler(body):
+            turn = sum(1 for m in body["messages"] if m.get("role") == "assistant")
+            if turn == 0:
+                return reply_tool_calls(("write_file", {"path": "MEMORY.md", "content": "# agent partial\n"}))
+            wrote.hold()
+            return reply_text("done")
 
-    server.handler = handler
-    env = {**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW), "MEMTUI_JOB_LEASE_SECONDS": "60"}
-    proc = subprocess.Popen([sys.executable, "-m", "memtui", "phase2", "--force"], env=env, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not wrote.exists() and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-    proc.kill()
-    proc.wait()
+        server.handler = handler
+        env = {**os.environ, "MEMTUI_FROZEN_TIME": str(FROZEN_NOW), "MEMTUI_JOB_LEASE_SECONDS": "60"}
+        proc = subprocess.Popen([sys.executable, "-m", "memtui", "phase2", "--force"], env=env, stderr=subprocess.PIPE)
+        try:
+            wait_until(wrote.reached.is_set, "the agent's second model call", proc=proc)
+        finally:
+            proc.kill()
+            proc.communicate(timeout=HANG_GUARD)
     assert (root / "MEMORY.md").read_text() == "# agent partial\n"
     (root / "MEMORY.md").write_text("# Memory\n\n- my edit after the agent's write\n")
     from memtui.core import clock
@@ -201,8 +201,10 @@ def test_4_a_killed_runs_undo_keeps_a_file_edited_after_the_run_started(agent_ct
 
 def _hold_open(path: Path) -> subprocess.Popen:
     """A process that holds ``path`` open, as a git process holds its index.lock while writing the index."""
-    code = "import sys,time; f=open(sys.argv[1],'a'); print('ok',flush=True); time.sleep(60)"
-    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    code = "import sys; f=open(sys.argv[1],'a'); print('ok',flush=True); sys.stdin.read()"  # held until killed
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "ok"
     return proc
 

@@ -23,6 +23,7 @@ from typing import Any
 from memtui.adapters.memroot.baseline import run_git
 from memtui.core import clock
 from memtui.services.context import Context, open_context
+from tests.support.waiting import HANG_GUARD
 
 NOW = 1_783_684_800  # 2026-07-10T12:00:00Z, the frozen "now" of every trial
 IDLE = NOW - 7 * 3600  # old enough to be idle, young enough to be in the age window
@@ -113,12 +114,15 @@ def spawn(home: Home, args: list[str], env: dict[str, str]) -> subprocess.Popen:
     )
 
 
-def run_cli(home: Home, args: list[str], env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(
+    home: Home, args: list[str], env: dict[str, str], timeout: float = HANG_GUARD
+) -> subprocess.CompletedProcess:
     return subprocess.run(memtui_cmd(*args), env=env, cwd=home.base, capture_output=True, text=True, timeout=timeout)
 
 
-def kill_when(proc: subprocess.Popen, trigger: Callable[[], bool], timeout: float = 30.0) -> bool:
-    """SIGKILL ``proc`` once ``trigger()`` is true; True if it was still running then (a fault was injected)."""
+def kill_when(proc: subprocess.Popen, trigger: Callable[[], bool], timeout: float = HANG_GUARD) -> bool:
+    """SIGKILL ``proc`` once ``trigger()`` is true; True if it was still running then (a fault was injected).
+    ``timeout`` only stops a hang: a slow process is killed at its trigger, not early."""
     deadline = time.monotonic() + timeout
     try:
         while proc.poll() is None and not trigger():
@@ -132,7 +136,7 @@ def kill_when(proc: subprocess.Popen, trigger: Callable[[], bool], timeout: floa
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=HANG_GUARD)
 
 
 def integrity_ok(db: Path) -> bool:

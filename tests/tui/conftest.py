@@ -14,6 +14,7 @@ from textual.worker import WorkerCancelled, WorkerFailed, WorkerState
 from memtui.core import clock
 from memtui.services.context import Context
 from memtui.tui.app import MemtuiApp, make_app
+from tests.support.waiting import HANG_GUARD
 from tests.tui.homes import FROZEN_NOW, GIT_DATE, build_snapshot_home, build_ui_home
 
 SIZE = (120, 36)
@@ -111,8 +112,8 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
 
 
-async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = 10.0) -> None:
-    """Pause until ``condition()`` holds (a mount finishing on a loaded machine), failing after ``timeout``."""
+async def wait_for(pilot: Pilot, condition: Callable[[], object], timeout: float = HANG_GUARD) -> None:
+    """Pause until ``condition()`` holds (a mount finishing on a loaded machine); ``timeout`` only stops a hang."""
     for _ in range(int(timeout / 0.05)):
         if condition():
             return

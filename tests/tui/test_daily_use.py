@@ -26,6 +26,7 @@ from memtui.tui.tasks import NO_MEMORIES
 from memtui.tui.widgets.status_bar import Tab, status_line
 from memtui.tui.widgets.task_bar import TaskBar, TaskLine
 from memtui.tui.widgets.windowed_table import WindowedTable
+from tests.support.waiting import HANG_GUARD
 from tests.tui.conftest import SIZE, app_for, settle, wait_for
 from tests.tui.homes import T_DOCS, T_FAILED
 
@@ -47,7 +48,7 @@ async def test_progress_has_its_own_row_with_counts_and_the_log_keeps_the_outcom
     def slow_ingest(ctx, progress=None, cancel=None):  # type: ignore[no-untyped-def]
         progress(3, 12, str(ui_home / "a-rollout.jsonl"))
         reached.set()
-        go.wait(5)
+        go.wait(HANG_GUARD)  # the test lets it finish once it has looked at the bar
         return memtui.services.ingest.IngestSummary(new=2, unchanged=10, files=12)
 
     monkeypatch.setattr(memtui.services.ingest, "run_ingest", slow_ingest)
@@ -55,11 +56,15 @@ async def test_progress_has_its_own_row_with_counts_and_the_log_keeps_the_outcom
     async with app.run_test(size=NARROW) as pilot:
         await settle(pilot)
         await pilot.press("f5")
-        while not reached.is_set():
-            await pilot.pause(0.01)
-        await pilot.pause(0.2)
+        await wait_for(pilot, reached.is_set)
         bar = app.screen.query_one(TaskBar)
         footer = app.screen.query_one(Footer)
+
+        def counts() -> str:
+            lines = bar.query(TaskLine)
+            return str(lines.first().query_one(".counts", Label).render()) if lines else ""
+
+        await wait_for(pilot, lambda: counts().startswith("3/12"))  # the progress message was shown
         line = bar.query_one(TaskLine)
         assert bar.has_class("-busy")
         assert bar.region.bottom <= footer.region.y  # its own row, above the footer

@@ -21,6 +21,7 @@ from memtui.tui.screens.memory import MemoryScreen
 from memtui.tui.screens.review import ReviewScreen
 from memtui.tui.screens.rollouts import RolloutsScreen
 from memtui.tui.widgets.windowed_table import WindowedTable
+from tests.support.waiting import HANG_GUARD
 from tests.tui.conftest import SIZE, app_for, settle, wait_for
 from tests.tui.homes import ANSWER, SECRET, T_DOCS, T_FAILED, T_INFRA, T_STALE
 
@@ -423,7 +424,7 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
     def slow_phase2(ctx, *, offline=None, force=False, retry=False, auto_approve=False, progress=None, cancel=None):  # type: ignore[no-untyped-def]
         progress("syncing the workspace [3 files]")
         started.set()
-        assert cancel.wait(5), "never cancelled"
+        assert cancel.wait(HANG_GUARD), "never cancelled"
         return memtui.services.phase2.consolidate.Phase2Result(outcome="failed", reason="failed_agent: cancelled")
 
     monkeypatch.setattr(memtui.services.phase2.consolidate, "run_phase2", slow_phase2)
@@ -433,13 +434,15 @@ async def test_phase2_from_review_shows_progress_and_can_be_cancelled(
         await pilot.press("3")
         await settle(pilot)
         await pilot.press("P")
-        while not started.is_set():
-            await pilot.pause(0.01)
-        await pilot.pause(0.1)
+        await wait_for(pilot, started.is_set)
         bar = app.screen.query_one(TaskBar)
+
+        def detail() -> str:
+            lines = bar.query(TaskLine)
+            return str(lines.first().query_one(".detail").render()) if lines else ""
+
+        await wait_for(pilot, lambda: detail() == "step 1: syncing the workspace [3 files]")  # the progress shown
         assert bar.has_class("-busy")
-        line = bar.query_one(TaskLine)
-        assert str(line.query_one(".detail").render()) == "step 1: syncing the workspace [3 files]"
         await pilot.press("ctrl+g")
         await settle(pilot)
         assert not app.task_states and not bar.has_class("-busy")

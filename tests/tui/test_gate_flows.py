@@ -18,6 +18,7 @@ from memtui.tui.screens.dialogs import TextPromptModal
 from memtui.tui.screens.memory import MemoryScreen
 from memtui.tui.screens.review import ReviewScreen
 from memtui.tui.widgets.diff_view import DiffView
+from tests.support.waiting import HANG_GUARD
 from tests.tui.conftest import SIZE, app_for, settle
 
 
@@ -82,7 +83,7 @@ async def test_save_while_phase2_holds_the_root_is_refused_and_the_text_kept(ui_
     def phase2():
         with memory_root_lock(ui_home / "memories", "Phase 2"):
             holding.set()
-            release.wait(30)
+            release.wait(HANG_GUARD)  # held until the test is done
 
     app = app_for(ui_home)
     async with app.run_test(size=SIZE) as pilot:
@@ -91,7 +92,7 @@ async def test_save_while_phase2_holds_the_root_is_refused_and_the_text_kept(ui_
         t = threading.Thread(target=phase2)
         t.start()
         try:
-            assert holding.wait(10)
+            assert holding.wait(HANG_GUARD)
             await pilot.press("ctrl+s")
             await pilot.pause()
             assert path.read_text() == before and screen.unsaved() == ["MEMORY.md"]
