@@ -136,7 +136,23 @@ def fire_notify(thread):
         subprocess.run([*notify, json.dumps(payload)], check=False)
 
 
+def own_hook_events():
+    # install() writes "# hook events: A, B" at the top of a codex that has them
+    for line in Path(__file__).read_text(encoding="utf-8").splitlines()[:3]:
+        if line.startswith("# hook events: "):
+            return [e.strip() for e in line.split(":", 1)[1].split(",") if e.strip()]
+    return []
+
+
 def codex():
+    if ARGS[:3] == ["app-server", "generate-json-schema", "--out"]:
+        # as the real one: the protocol schema, whose HookEventName enum lists the hook events (camelCase)
+        events = [e[:1].lower() + e[1:] for e in own_hook_events()] or ["preToolUse", "postToolUse", "stop"]
+        out = Path(ARGS[3])
+        out.mkdir(parents=True, exist_ok=True)
+        schema = {"definitions": {"HookEventName": {"enum": events, "type": "string"}}}
+        (out / "codex_app_server_protocol.v2.schemas.json").write_text(json.dumps(schema))
+        sys.exit(0)
     if ARGS[:1] == ["--version"]:
         print(f"codex-cli {os.environ.get('FAKE_CODEX_VERSION', '0.200.0')}")
         sys.exit(0)
