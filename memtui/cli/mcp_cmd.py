@@ -57,11 +57,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _agents(args: argparse.Namespace) -> list[str]:
-    chosen = [a for a in ("claude", "codex") if getattr(args, a)]
-    return chosen or ["claude", "codex"]
-
-
 def _each(args: argparse.Namespace, install: bool) -> int:
     from memtui.core.paths import resolve_paths
     from memtui.hooks import mcp_register as reg
@@ -70,7 +65,12 @@ def _each(args: argparse.Namespace, install: bool) -> int:
     project = getattr(args, "only_project", None)
     project = project.expanduser().resolve() if project else None
     code = 0
-    for agent in _agents(args):
+    chosen = [a for a in reg.AGENTS if getattr(args, a)]
+    for agent in chosen or list(reg.AGENTS):
+        missing = reg.not_installed(paths, agent)
+        if install and missing and not chosen:
+            print(f"{agent}: skipped ({missing})")
+            continue
         try:
             if agent == "claude":
                 results = reg.install_claude(paths, project) if install else reg.uninstall_claude(paths)

@@ -1,5 +1,5 @@
-"""Agents' own hooks keep memory fresh: Claude Code's ``SessionEnd`` hook and Codex's ``notify`` program run
-``memtui ingest`` and ``memtui phase1`` in the background.
+"""Agents' own hooks keep memory fresh: Claude Code's ``SessionEnd`` hook and Codex's (or, for a codex without
+that event, its per-turn ``notify`` program) run ``memtui ingest`` and ``memtui phase1`` in the background.
 
 ``install`` merges one entry into ``$CLAUDE_CONFIG_DIR/settings.json`` (JSON; every other hook kept) and
 ``$CODEX_HOME/config.toml`` (TOML via tomlkit, formatting kept; an existing ``notify`` program is kept by chaining:

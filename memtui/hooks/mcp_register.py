@@ -38,6 +38,7 @@ from tomlkit.exceptions import TOMLKitError
 from memtui.core.paths import Paths
 from memtui.core.private import make_private_dir, write_private_bytes
 from memtui.hooks.install import (
+    AGENTS,
     Agent,
     HookError,
     HookResult,
@@ -63,6 +64,13 @@ class McpStatus(BaseModel):
     path: Path
     installed: bool
     detail: str
+
+
+def not_installed(paths: Paths, agent: Agent) -> str | None:
+    """Why ``agent`` looks absent from this machine (None: it is there): ``install`` without a choice skips it."""
+    if agent == "claude":
+        return None if shutil.which("claude") else "`claude` is not on PATH"
+    return None if shutil.which("codex") or paths.codex_home.exists() else f"no `codex` on PATH, no {paths.codex_home}"
 
 
 def claude_rule(tool: str) -> str:

@@ -224,6 +224,28 @@ def claude():
         old = os.environ.get("FAKE_CLAUDE_OLD") == "1"
         print("\n".join(l for l in CLAUDE_HELP.splitlines() if not (old and ("--tools " in l or "--strict" in l or "--no-session" in l))))
         sys.exit(0)
+    if ARGS[:1] == ["mcp"] and ARGS[1:2] in (["add-json"], ["remove"]):
+        # as the real CLI: user scope in the state file's mcpServers, local scope under projects[<cwd>]
+        log("")
+        home = os.environ.get("CLAUDE_CONFIG_DIR")
+        state = Path(home) / ".claude.json" if home else Path.home() / ".claude.json"
+        data = json.loads(state.read_text()) if state.exists() else {}
+        scope = opt("-s", "--scope") or "local"
+        table = data if scope == "user" else data.setdefault("projects", {}).setdefault(os.getcwd(), {})
+        servers = table.setdefault("mcpServers", {})
+        name = [a for a in ARGS[2:] if not a.startswith("-") and a != scope][0]
+        if ARGS[1] == "remove":
+            if name not in servers:
+                print(f'No MCP server named "{name}" in {scope} scope', file=sys.stderr)
+                sys.exit(1)
+            del servers[name]
+        else:
+            if name in servers:
+                print(f"MCP server {name} already exists in {scope} config", file=sys.stderr)
+                sys.exit(1)
+            servers[name] = json.loads(ARGS[-1])
+        state.write_text(json.dumps(data, indent=2))
+        sys.exit(0)
     if ARGS[:2] == ["auth", "status"]:
         log("")
         logged = MODE != "not_logged_in"
