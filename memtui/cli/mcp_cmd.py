@@ -60,13 +60,14 @@ def run(args: argparse.Namespace) -> int:
 def _each(args: argparse.Namespace, install: bool) -> int:
     from memtui.core.paths import resolve_paths
     from memtui.hooks import mcp_register as reg
+    from memtui.hooks.install import AGENTS, HookError
 
     paths = resolve_paths()
     project = getattr(args, "only_project", None)
     project = project.expanduser().resolve() if project else None
     code = 0
-    chosen = [a for a in reg.AGENTS if getattr(args, a)]
-    for agent in chosen or list(reg.AGENTS):
+    chosen = [a for a in AGENTS if getattr(args, a)]
+    for agent in chosen or list(AGENTS):
         missing = reg.not_installed(paths, agent)
         if install and missing and not chosen:
             print(f"{agent}: skipped ({missing})")
@@ -76,7 +77,7 @@ def _each(args: argparse.Namespace, install: bool) -> int:
                 results = reg.install_claude(paths, project) if install else reg.uninstall_claude(paths)
             else:
                 results = [reg.install_codex(paths, project) if install else reg.uninstall_codex(paths)]
-        except reg.HookError as exc:
+        except HookError as exc:
             print(f"memtui mcp: {agent}: {exc}", file=sys.stderr)
             code = 2
             continue

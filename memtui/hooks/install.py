@@ -52,7 +52,8 @@ CHAIN_SEPARATOR = "--"
 ENTRY_MODULE = "memtui.hook_entry"  # the fast, stdlib-only command the agents run
 
 
-TRUST_HINT = "Codex runs it once you trust it: start `codex`, open /hooks and trust memtui's SessionEnd hook"
+# Codex runs a hook only once a person trusted it in its TUI (exec skips an untrusted one without a word).
+TRUST_HINT = "start `codex`, type /hooks, pick SessionEnd, press enter, then t to trust memtui's hook"
 
 
 class HookError(RuntimeError):
@@ -352,7 +353,7 @@ def _codex_trust_text(paths: Paths) -> str:
         return "Codex did not say whether it trusts it"
     if trust.status in ("trusted", "managed"):
         return f"Codex trusts it ({trust.status})"
-    return f"Codex does not run it yet ({trust.status}): {TRUST_HINT}"
+    return f"Codex skips it until you trust it ({trust.status}): {TRUST_HINT}"
 
 
 def status(paths: Paths) -> list[HookStatus]:

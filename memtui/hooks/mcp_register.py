@@ -38,7 +38,6 @@ from tomlkit.exceptions import TOMLKitError
 from memtui.core.paths import Paths
 from memtui.core.private import make_private_dir, write_private_bytes
 from memtui.hooks.install import (
-    AGENTS,
     Agent,
     HookError,
     HookResult,

@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from memtui.cli import main
 from memtui.core.paths import resolve_paths
 from memtui.hooks import codex_probe
@@ -65,7 +63,7 @@ def _plant_memory() -> Path:
 
 
 def test_claude_session_end_hook_ingests_the_session_after_claude_p(
-    claude: ClaudeAgent, agent_path: Path, project: Path, capsys: pytest.CaptureFixture[str]
+    claude: ClaudeAgent, agent_path: Path, project: Path
 ) -> None:
     assert main(["hooks", "install", "--claude"]) == 0
     claude.api.script(text("noted"))
