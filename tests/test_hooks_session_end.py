@@ -7,6 +7,7 @@ import json
 import shlex
 import subprocess
 
+from memtui.hooks import codex_probe
 from memtui.hooks.install import install, status, uninstall
 from tests.support import fake_agents
 from tests.support.waiting import HANG_GUARD
@@ -55,3 +56,86 @@ def test_an_older_codex_keeps_the_notify_fallback(paths, tmp_path, monkeypatch):
     assert result.path.name == "config.toml" and "notify" in result.path.read_text()
     (codex,) = [s for s in status(paths) if s.agent == "codex"]
     assert codex.installed and "notify program, after every turn" in codex.detail
+
+
+# --- the codex on PATH, whatever its install method ---------------------------------------------------------------
+
+
+def _fake_native(path, events: tuple[str, ...], *, runnable: bool) -> None:
+    """A codex program in a vendor folder: runnable (answers the protocol-schema question like the real one) or an
+    opaque binary that only names its hook events."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if runnable:
+        fake_agents.install(path.parent, codex_hook_events=events)  # writes <bin>/codex (and claude)
+    else:
+        path.write_bytes(b"\x7fELF\x02\x01\x01" + b"\0" * 64 + ",".join(events).encode() + b"\0" * 64)
+        path.chmod(0o755)  # executable, but not a program this machine can run
+
+
+def _npm_launcher(package) -> None:
+    (package / "bin").mkdir(parents=True, exist_ok=True)
+    (package / "package.json").write_text(json.dumps({"name": "@openai/codex", "bin": {"codex": "bin/codex.js"}}))
+    launcher = package / "bin" / "codex.js"
+    launcher.write_text("#!/usr/bin/env node\n// finds the platform package and spawns its binary\n")
+    launcher.chmod(0o755)
+
+
+def _triple() -> str:
+    return codex_probe._target_triples()[0]
+
+
+def test_a_local_npm_install_is_followed_to_the_platform_packages_program(paths, tmp_path, monkeypatch):  # noqa: F811
+    modules = tmp_path / "proj" / "node_modules"
+    _npm_launcher(modules / "@openai" / "codex")
+    native = modules / "@openai" / "codex-linux-x64" / "vendor" / _triple() / "bin" / "codex"
+    _fake_native(native, ("SessionStart", "SessionEnd"), runnable=True)
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "codex").symlink_to("../@openai/codex/bin/codex.js")
+    monkeypatch.setenv("PATH", fake_agents.path_with(modules / ".bin"))
+    program = codex_probe.find_codex()
+    assert program is not None and program.native == native.resolve()
+    assert codex_probe.schema_hook_events(program) == {"sessionstart", "sessionend"}
+    result = install(paths, "codex")
+    assert result.path.name == "hooks.json" and "trust" in result.detail
+    handler = json.loads(result.path.read_text())["hooks"]["SessionEnd"][0]["hooks"][0]
+    assert handler["timeout"] == 3  # Codex's cap for SessionEnd (its default is 1 s)
+
+
+def test_a_global_npm_install_nests_the_platform_package(paths, tmp_path, monkeypatch):  # noqa: F811
+    prefix = tmp_path / "prefix"
+    package = prefix / "lib" / "node_modules" / "@openai" / "codex"
+    _npm_launcher(package)
+    native = package / "node_modules" / "@openai" / "codex-linux-x64" / "vendor" / _triple() / "bin" / "codex"
+    _fake_native(native, ("SessionEnd",), runnable=False)  # cannot answer: its bytes name the event
+    (prefix / "bin").mkdir()
+    (prefix / "bin" / "codex").symlink_to("../lib/node_modules/@openai/codex/bin/codex.js")
+    monkeypatch.setenv("PATH", fake_agents.path_with(prefix / "bin"))
+    program = codex_probe.find_codex()
+    assert program is not None and program.native == native.resolve()
+    assert install(paths, "codex").path.name == "hooks.json"
+
+
+def test_an_npm_codex_without_the_event_keeps_notify(paths, tmp_path, monkeypatch):  # noqa: F811
+    modules = tmp_path / "node_modules"
+    _npm_launcher(modules / "@openai" / "codex")
+    _fake_native(modules / "@openai" / "codex-linux-x64" / "vendor" / _triple() / "bin" / "codex", (), runnable=True)
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "codex").symlink_to("../@openai/codex/bin/codex.js")
+    monkeypatch.setenv("PATH", fake_agents.path_with(modules / ".bin"))
+    assert install(paths, "codex").path.name == "config.toml"
+
+
+def test_a_standalone_binary_behind_a_symlink_or_a_shell_wrapper(tmp_path, monkeypatch):
+    cellar = tmp_path / "Cellar" / "codex" / "0.169.0" / "bin" / "codex"
+    _fake_native(cellar, ("SessionEnd",), runnable=False)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").symlink_to(cellar)
+    monkeypatch.setenv("PATH", fake_agents.path_with(bin_dir, only=True))
+    program = codex_probe.find_codex()
+    assert program is not None and program.native == cellar.resolve() and codex_probe.knows_session_end(program)
+    (bin_dir / "codex").unlink()
+    (bin_dir / "codex").write_text(f'#!/bin/sh\nexec "{cellar}" "$@"\n')
+    (bin_dir / "codex").chmod(0o755)
+    program = codex_probe.find_codex()
+    assert program is not None and program.native == cellar.resolve() and codex_probe.knows_session_end(program)

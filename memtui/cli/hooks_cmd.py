@@ -23,7 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     ]:
         q = hk.add_parser(name, help=help_)
         q.add_argument("--claude", action="store_true", help="Claude Code ($CLAUDE_CONFIG_DIR/settings.json)")
-        q.add_argument("--codex", action="store_true", help="Codex ($CODEX_HOME/config.toml)")
+        q.add_argument(
+            "--codex",
+            action="store_true",
+            help="Codex ($CODEX_HOME/hooks.json, or notify in config.toml for an older codex)",
+        )
         q.set_defaults(func=func)
     q = hk.add_parser("status", help="which hook is installed where, and when each last fired")
     q.add_argument("--json", action="store_true")

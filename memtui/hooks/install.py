@@ -1,5 +1,5 @@
-"""Agents' own hooks keep memory fresh: Claude Code's ``SessionEnd`` hook and Codex's ``notify`` program run
-``memtui ingest`` and ``memtui phase1`` in the background.
+"""Agents' own hooks keep memory fresh: Claude Code's ``SessionEnd`` hook and Codex's (or, for a codex without
+that event, its per-turn ``notify`` program) run ``memtui ingest`` and ``memtui phase1`` in the background.
 
 ``install`` merges one entry into ``$CLAUDE_CONFIG_DIR/settings.json`` (JSON; every other hook kept) and
 ``$CODEX_HOME/config.toml`` (TOML via tomlkit, formatting kept; an existing ``notify`` program is kept by chaining:
@@ -35,6 +35,7 @@ from memtui.core import clock
 from memtui.core.paths import Paths
 from memtui.core.private import make_private_dir, write_private_bytes
 from memtui.hook_entry import LOG
+from memtui.hooks import codex_probe
 
 Agent = Literal["claude", "codex"]
 AGENTS: tuple[Agent, ...] = ("claude", "codex")
@@ -43,9 +44,16 @@ CLAUDE_EVENT = "SessionEnd"
 # settings), for a codex whose own program knows that event; older ones get the per-turn ``notify`` program.
 CODEX_EVENT = "SessionEnd"
 CODEX_HOOKS_FILE = "hooks.json"
+# Codex gives a SessionEnd hook 1 s unless told, and at most 3 s (it warns about more): the hook only starts the
+# worker (0.08 s), but a busy machine can take longer than 1 s to start Python.
+CODEX_SESSION_END_TIMEOUT = 3
 SESSION_END_FLAG = "--session-end"
 CHAIN_SEPARATOR = "--"
 ENTRY_MODULE = "memtui.hook_entry"  # the fast, stdlib-only command the agents run
+
+
+# Codex runs a hook only once a person trusted it in its TUI (exec skips an untrusted one without a word).
+TRUST_HINT = "start `codex`, type /hooks, pick SessionEnd, press enter, then t to trust memtui's hook"
 
 
 class HookError(RuntimeError):
@@ -75,38 +83,16 @@ class HookStatus(BaseModel):
 
 
 def codex_knows_session_end(command: str = "codex") -> bool:
-    """Whether the installed codex has the ``SessionEnd`` hook event: its own executable (or, for the npm
-    launcher script, the native binaries it ships) names the event. Read from the program, never assumed."""
-    import mmap
-    import shutil
-
-    exe = shutil.which(command)
-    if exe is None:
-        return False
-    real = Path(os.path.realpath(exe))
-    candidates = [real]
-    try:
-        with real.open("rb") as fh:
-            if fh.read(2) == b"#!":  # a launcher: look at the binaries of its package
-                candidates = [p for p in real.parent.parent.rglob("codex*") if p.is_file() and p != real][:8]
-                candidates.append(real)
-    except OSError:
-        return False
-    for path in candidates:
-        try:
-            with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                if data.find(CODEX_EVENT.encode()) >= 0:
-                    return True
-        except (OSError, ValueError):
-            continue
-    return False
+    """Whether the codex on PATH has the ``SessionEnd`` hook event: asked of its native program, found through
+    symlinks and the npm launcher (``codex_probe``). Read from the program, never assumed."""
+    return codex_probe.knows_session_end(codex_probe.find_codex(command))
 
 
 def codex_uses_session_end(paths: Paths) -> bool:
     """Session-end hook when the codex on PATH has it, or when memtui's entry is already in hooks.json."""
     hooks_json = paths.codex_home / CODEX_HOOKS_FILE
     try:
-        if _claude_installed(_parse_claude(hooks_json, _read(hooks_json)), "codex"):
+        if _claude_installed(parse_settings_json(hooks_json, read_bytes(hooks_json)), "codex"):
             return True
     except HookError:
         pass
@@ -119,20 +105,20 @@ def settings_path(paths: Paths, agent: Agent) -> Path:
     return paths.codex_home / (CODEX_HOOKS_FILE if codex_uses_session_end(paths) else "config.toml")
 
 
-def _state_dir(paths: Paths) -> Path:
+def state_dir(paths: Paths) -> Path:
     return paths.home / hook_entry.STATE_DIR
 
 
-def _backup(paths: Paths, agent: Agent) -> Path:
-    return _state_dir(paths) / f"{agent}.orig"
+def _backup(paths: Paths, agent: str) -> Path:
+    return state_dir(paths) / f"{agent}.orig"
 
 
-def _absent_marker(paths: Paths, agent: Agent) -> Path:
-    return _state_dir(paths) / f"{agent}.absent"
+def _absent_marker(paths: Paths, agent: str) -> Path:
+    return state_dir(paths) / f"{agent}.absent"
 
 
-def _written_hash(paths: Paths, agent: Agent) -> Path:
-    return _state_dir(paths) / f"{agent}.installed-sha256"
+def _written_hash(paths: Paths, agent: str) -> Path:
+    return state_dir(paths) / f"{agent}.installed-sha256"
 
 
 def hook_argv(paths: Paths, agent: Agent, session_end: bool = False) -> list[str]:
@@ -153,14 +139,14 @@ def _is_ours_codex(notify: Any) -> TypeGuard[list[Any]]:
 # --- file handling -------------------------------------------------------------------------------------------
 
 
-def _read(path: Path) -> bytes | None:
+def read_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
     except FileNotFoundError:
         return None
 
 
-def _write_keeping_mode(path: Path, data: bytes) -> None:
+def write_keeping_mode(path: Path, data: bytes) -> None:
     """Atomic replace; an existing file keeps its mode, a new one is 0600 (a symlink is followed)."""
     path = path.resolve() if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,7 +166,7 @@ def _sha(data: bytes | None) -> str:
     return hashlib.sha256(data or b"").hexdigest()
 
 
-def _parse_claude(path: Path, raw: bytes | None) -> dict[str, Any]:
+def parse_settings_json(path: Path, raw: bytes | None) -> dict[str, Any]:
     if raw is None or not raw.strip():
         return {}
     try:
@@ -216,15 +202,16 @@ def _claude_installed(data: dict[str, Any], agent: Agent = "claude") -> bool:
     return False
 
 
-def _render_claude(data: dict[str, Any]) -> bytes:
+def render_settings_json(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 # --- install / uninstall / status ----------------------------------------------------------------------------
 
 
-def _remember_original(paths: Paths, agent: Agent, raw: bytes | None) -> None:
-    make_private_dir(_state_dir(paths))
+def _remember_original(paths: Paths, agent: str, raw: bytes | None) -> None:
+    """Save the file as it was before memtui's first change (``agent``: whose state, e.g. ``codex``, ``mcp-codex``)."""
+    make_private_dir(state_dir(paths))
     if _backup(paths, agent).exists() or _absent_marker(paths, agent).exists():
         return  # an earlier install already saved the file as it was before memtui
     if raw is None:
@@ -235,16 +222,21 @@ def _remember_original(paths: Paths, agent: Agent, raw: bytes | None) -> None:
 
 def install(paths: Paths, agent: Agent) -> HookResult:
     path = settings_path(paths, agent)
-    raw = _read(path)
+    raw = read_bytes(path)
     if agent == "claude" or path.name == CODEX_HOOKS_FILE:
-        data = _parse_claude(path, raw)
+        data = parse_settings_json(path, raw)
         if _claude_installed(data, agent):
             return HookResult(agent=agent, path=path, outcome="already_installed")
         command = shlex.join(hook_argv(paths, agent, session_end=agent == "codex"))
-        entry = {"hooks": [{"type": "command", "command": command}]}
+        handler: dict[str, Any] = {"type": "command", "command": command}
+        if agent == "codex":
+            handler["timeout"] = CODEX_SESSION_END_TIMEOUT
+        entry = {"hooks": [handler]}
         data.setdefault("hooks", {}).setdefault(CLAUDE_EVENT, []).append(entry)
-        new = _render_claude(data)
-        detail = f"{CLAUDE_EVENT} hook added" + (" (this codex has the session-end hook)" if agent == "codex" else "")
+        new = render_settings_json(data)
+        detail = f"{CLAUDE_EVENT} hook added" + (
+            f" (this codex has the session-end hook; {TRUST_HINT})" if agent == "codex" else ""
+        )
     else:
         doc = _parse_codex(path, raw)
         old = doc.get("notify")
@@ -254,13 +246,33 @@ def install(paths: Paths, agent: Agent) -> HookResult:
         doc["notify"] = [*hook_argv(paths, agent), CHAIN_SEPARATOR, *chained]
         new = tomlkit.dumps(doc).encode("utf-8")
         detail = f"notify set; the existing notify {chained!r} still runs" if chained else "notify set"
-    _remember_original(paths, agent, raw)
-    _write_keeping_mode(path, new)
-    write_private_bytes(_written_hash(paths, agent), _sha(new).encode())
+    write_remembering(paths, agent, path, raw, new)
     return HookResult(agent=agent, path=path, outcome="installed", detail=detail)
 
 
-def _forget_state(paths: Paths, agent: Agent) -> None:
+def write_remembering(paths: Paths, key: str, path: Path, raw: bytes | None, new: bytes) -> None:
+    """Write ``new`` over ``path`` (whose bytes were ``raw``), keeping the file as it was before memtui's first
+    change and the hash of what memtui wrote, under the state ``key``."""
+    _remember_original(paths, key, raw)
+    write_keeping_mode(path, new)
+    write_private_bytes(_written_hash(paths, key), _sha(new).encode())
+
+
+def restore_if_unchanged(paths: Paths, key: str, path: Path, raw: bytes | None) -> bool:
+    """Put ``path`` back byte for byte as before memtui when it still holds what memtui wrote (True); else False."""
+    written = read_bytes(_written_hash(paths, key))
+    if written is None or raw is None or _sha(raw) != written.decode().strip():
+        return False
+    original = read_bytes(_backup(paths, key))
+    if original is not None:
+        write_keeping_mode(path, original)
+    elif _absent_marker(paths, key).exists():
+        path.unlink()
+    forget_state(paths, key)
+    return True
+
+
+def forget_state(paths: Paths, agent: str) -> None:
     for p in (_backup(paths, agent), _absent_marker(paths, agent), _written_hash(paths, agent)):
         p.unlink(missing_ok=True)
 
@@ -268,20 +280,13 @@ def _forget_state(paths: Paths, agent: Agent) -> None:
 def uninstall(paths: Paths, agent: Agent) -> HookResult:
     """Put the file back as it was before memtui when nobody changed it since; else remove memtui's entry only."""
     path = settings_path(paths, agent)
-    raw = _read(path)
-    written = _read(_written_hash(paths, agent))
-    if written is not None and raw is not None and _sha(raw) == written.decode().strip():
-        original = _read(_backup(paths, agent))
-        if original is not None:
-            _write_keeping_mode(path, original)
-        elif _absent_marker(paths, agent).exists():
-            path.unlink()
-        _forget_state(paths, agent)
+    raw = read_bytes(path)
+    if restore_if_unchanged(paths, agent, path, raw):
         return HookResult(agent=agent, path=path, outcome="restored", detail="byte for byte as before the install")
     if agent == "claude" or path.name == CODEX_HOOKS_FILE:
-        data = _parse_claude(path, raw)
+        data = parse_settings_json(path, raw)
         if not _claude_installed(data, agent):
-            _forget_state(paths, agent)
+            forget_state(paths, agent)
             return HookResult(agent=agent, path=path, outcome="not_installed")
         groups = []
         for group in data["hooks"][CLAUDE_EVENT]:
@@ -298,12 +303,12 @@ def uninstall(paths: Paths, agent: Agent) -> HookResult:
             del data["hooks"][CLAUDE_EVENT]
             if not data["hooks"]:
                 del data["hooks"]
-        new = _render_claude(data)
+        new = render_settings_json(data)
     else:
         doc = _parse_codex(path, raw)
         notify = doc.get("notify")
         if not _is_ours_codex(notify):
-            _forget_state(paths, agent)
+            forget_state(paths, agent)
             return HookResult(agent=agent, path=path, outcome="not_installed")
         argv = [str(a) for a in notify]
         chained = argv[argv.index(CHAIN_SEPARATOR) + 1 :] if CHAIN_SEPARATOR in argv else []
@@ -312,15 +317,15 @@ def uninstall(paths: Paths, agent: Agent) -> HookResult:
         else:
             del doc["notify"]
         new = tomlkit.dumps(doc).encode("utf-8")
-    _write_keeping_mode(path, new)
-    _forget_state(paths, agent)
+    write_keeping_mode(path, new)
+    forget_state(paths, agent)
     return HookResult(agent=agent, path=path, outcome="removed_entry", detail="the file changed since the install")
 
 
 def last_fired(paths: Paths, agent: Agent) -> int | None:
     """When the agent last ran memtui's hook (seconds since the epoch), from the stamp ``hook_entry`` leaves."""
     try:
-        return int((_state_dir(paths) / f"{agent}{hook_entry.FIRED_SUFFIX}").stat().st_mtime)
+        return int((state_dir(paths) / f"{agent}{hook_entry.FIRED_SUFFIX}").stat().st_mtime)
     except OSError:
         return None
 
@@ -333,16 +338,36 @@ def _fired_text(paths: Paths, agent: Agent) -> str:
     return f"last fired {clock.iso(when)} ({ago // 3600} h {ago % 3600 // 60} min ago)"
 
 
+def codex_trust(paths: Paths) -> codex_probe.HookTrust | None:
+    """Codex's trust state for memtui's SessionEnd hook (None: the codex on PATH could not say)."""
+    program = codex_probe.find_codex()
+    if program is None:
+        return None
+    command = shlex.join(hook_argv(paths, "codex", session_end=True))
+    return codex_probe.hook_trust(program, paths.codex_home, paths.codex_home, command)
+
+
+def _codex_trust_text(paths: Paths) -> str:
+    trust = codex_trust(paths)
+    if trust is None:
+        return "Codex did not say whether it trusts it"
+    if trust.status in ("trusted", "managed"):
+        return f"Codex trusts it ({trust.status})"
+    return f"Codex skips it until you trust it ({trust.status}): {TRUST_HINT}"
+
+
 def status(paths: Paths) -> list[HookStatus]:
     out = []
     for agent in AGENTS:
         path = settings_path(paths, agent)
         try:
-            raw = _read(path)
+            raw = read_bytes(path)
             if agent == "claude" or path.name == CODEX_HOOKS_FILE:
-                installed = _claude_installed(_parse_claude(path, raw), agent)
+                installed = _claude_installed(parse_settings_json(path, raw), agent)
                 kind = "session-end hook" if agent == "codex" else f"{CLAUDE_EVENT} hook"
                 detail = kind if installed else f"no memtui hook (this {agent} has the session-end hook)"
+                if installed and agent == "codex":
+                    detail += "; " + _codex_trust_text(paths)
             else:
                 notify = _parse_codex(path, raw).get("notify")
                 installed = _is_ours_codex(notify)
@@ -375,14 +400,14 @@ def run_hook(paths: Paths, agent: Agent, rest: list[str]) -> None:
 
 
 def worker_lock_path(paths: Paths) -> Path:
-    return _state_dir(paths) / "worker.lock"
+    return state_dir(paths) / "worker.lock"
 
 
 def run_worker(paths: Paths, work: Callable[[Callable[[str], None]], None]) -> bool:
     """Run ``work`` under the worker lock while runs are pending; False when another worker holds the lock (it
     will see the pending request). ``work`` gets a logger."""
-    make_private_dir(_state_dir(paths))
-    pending = _state_dir(paths) / hook_entry.PENDING
+    make_private_dir(state_dir(paths))
+    pending = state_dir(paths) / hook_entry.PENDING
     ran = False
     while pending.exists():
         fd = os.open(worker_lock_path(paths), os.O_CREAT | os.O_RDWR, 0o600)

@@ -34,6 +34,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     call_id: str = ""
+    namespace: str = ""  # Responses API: a tool inside a namespace tool (Codex lists an MCP server's tools so)
 
 
 @dataclass
@@ -56,6 +57,11 @@ def json_reply(obj: Any) -> AgentReply:
 
 def tool(name: str, **arguments: Any) -> AgentReply:
     return AgentReply(tool_calls=[ToolCall(name, arguments)])
+
+
+def namespaced_tool(namespace: str, name: str, **arguments: Any) -> AgentReply:
+    """A call of ``name`` in the namespace tool ``namespace`` (Codex: ``mcp__<server>``, holding its tools)."""
+    return AgentReply(tool_calls=[ToolCall(name, arguments, namespace=namespace)])
 
 
 def error(status: int, message: str = "scripted error") -> AgentReply:
@@ -248,16 +254,17 @@ class ResponsesServer(_Server):
                 }
             )
         for i, call in enumerate(reply.tool_calls):
-            items.append(
-                {
-                    "type": "function_call",
-                    "id": f"fc_{n}_{i}",
-                    "call_id": call.call_id or f"call_{n}_{i}",
-                    "name": call.name,
-                    "arguments": json.dumps(call.arguments),
-                    "status": "completed",
-                }
-            )
+            item = {
+                "type": "function_call",
+                "id": f"fc_{n}_{i}",
+                "call_id": call.call_id or f"call_{n}_{i}",
+                "name": call.name,
+                "arguments": json.dumps(call.arguments),
+                "status": "completed",
+            }
+            if call.namespace:
+                item["namespace"] = call.namespace
+            items.append(item)
         usage = {
             "input_tokens": 100,
             "input_tokens_details": {"cached_tokens": 0},

@@ -136,7 +136,23 @@ def fire_notify(thread):
         subprocess.run([*notify, json.dumps(payload)], check=False)
 
 
+def own_hook_events():
+    # install() writes "# hook events: A, B" at the top of a codex that has them
+    for line in Path(__file__).read_text(encoding="utf-8").splitlines()[:3]:
+        if line.startswith("# hook events: "):
+            return [e.strip() for e in line.split(":", 1)[1].split(",") if e.strip()]
+    return []
+
+
 def codex():
+    if ARGS[:3] == ["app-server", "generate-json-schema", "--out"]:
+        # as the real one: the protocol schema, whose HookEventName enum lists the hook events (camelCase)
+        events = [e[:1].lower() + e[1:] for e in own_hook_events()] or ["preToolUse", "postToolUse", "stop"]
+        out = Path(ARGS[3])
+        out.mkdir(parents=True, exist_ok=True)
+        schema = {"definitions": {"HookEventName": {"enum": events, "type": "string"}}}
+        (out / "codex_app_server_protocol.v2.schemas.json").write_text(json.dumps(schema))
+        sys.exit(0)
     if ARGS[:1] == ["--version"]:
         print(f"codex-cli {os.environ.get('FAKE_CODEX_VERSION', '0.200.0')}")
         sys.exit(0)
@@ -207,6 +223,28 @@ def claude():
         # FAKE_CLAUDE_OLD=1: a Claude Code from before --tools, --strict-mcp-config and --no-session-persistence
         old = os.environ.get("FAKE_CLAUDE_OLD") == "1"
         print("\n".join(l for l in CLAUDE_HELP.splitlines() if not (old and ("--tools " in l or "--strict" in l or "--no-session" in l))))
+        sys.exit(0)
+    if ARGS[:1] == ["mcp"] and ARGS[1:2] in (["add-json"], ["remove"]):
+        # as the real CLI: user scope in the state file's mcpServers, local scope under projects[<cwd>]
+        log("")
+        home = os.environ.get("CLAUDE_CONFIG_DIR")
+        state = Path(home) / ".claude.json" if home else Path.home() / ".claude.json"
+        data = json.loads(state.read_text()) if state.exists() else {}
+        scope = opt("-s", "--scope") or "local"
+        table = data if scope == "user" else data.setdefault("projects", {}).setdefault(os.getcwd(), {})
+        servers = table.setdefault("mcpServers", {})
+        name = [a for a in ARGS[2:] if not a.startswith("-") and a != scope][0]
+        if ARGS[1] == "remove":
+            if name not in servers:
+                print(f'No MCP server named "{name}" in {scope} scope', file=sys.stderr)
+                sys.exit(1)
+            del servers[name]
+        else:
+            if name in servers:
+                print(f"MCP server {name} already exists in {scope} config", file=sys.stderr)
+                sys.exit(1)
+            servers[name] = json.loads(ARGS[-1])
+        state.write_text(json.dumps(data, indent=2))
         sys.exit(0)
     if ARGS[:2] == ["auth", "status"]:
         log("")

@@ -1,0 +1,108 @@
+"""``memtui mcp install|uninstall|status`` on temporary homes: the server registered with the home it must serve and
+this Python, Claude's read-only tools allowed, nothing in a project's shared ``.mcp.json``, files put back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tomllib
+
+import pytest
+
+from memtui.cli import main
+from memtui.core.paths import resolve_paths
+from memtui.hooks import mcp_register as reg
+from tests.support import fake_agents
+
+CODEX_BEFORE = b'# mine\nmodel = "gpt-5.5"  # keep\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n'
+CLAUDE_SETTINGS = b'{\n  "model": "opus",\n  "permissions": {"allow": ["Bash(git status)"]}\n}\n'
+
+
+@pytest.fixture
+def paths(isolated_env, tmp_path, monkeypatch):
+    fake_agents.install(tmp_path / "bin")
+    monkeypatch.setenv("PATH", fake_agents.path_with(tmp_path / "bin"))
+    return resolve_paths()
+
+
+def test_codex_gets_the_server_with_its_home_and_uninstall_restores_the_file(paths, capsys):
+    config = paths.codex_home / "config.toml"
+    config.write_bytes(CODEX_BEFORE)
+    assert main(["mcp", "install", "--codex"]) == 0
+    entry = tomllib.loads(config.read_text())["mcp_servers"]["memtui"]
+    assert entry["command"] == sys.executable and entry["args"] == ["-m", "memtui", "mcp"]
+    assert entry["env"] == {"MEMTUI_HOME": str(paths.home)}  # the agent's environment need not carry it
+    assert entry["startup_timeout_sec"] > 10  # Codex's default, which a busy machine's start-up can pass
+    assert config.read_text().startswith(CODEX_BEFORE.decode())  # the rest kept as it was, comments and all
+    assert main(["mcp", "install", "--codex"]) == 0 and "already installed" in capsys.readouterr().out
+    (status,) = [s for s in reg.status(paths) if s.agent == "codex"]
+    assert status.installed and status.detail == f"serves {paths.home}"
+    assert main(["mcp", "uninstall", "--codex"]) == 0
+    assert config.read_bytes() == CODEX_BEFORE
+
+
+def test_the_old_documented_line_is_replaced_and_a_foreign_entry_is_refused(paths, capsys):
+    config = paths.codex_home / "config.toml"
+    config.write_text(
+        '[mcp_servers.memtui]\ncommand = "memtui"\nargs = ["mcp"]\n'
+    )  # `codex mcp add memtui -- memtui mcp`
+    (status,) = [s for s in reg.status(paths) if s.agent == "codex"]
+    assert "without MEMTUI_HOME" in status.detail
+    result = reg.install_codex(paths)
+    assert result.outcome == "installed" and "replaced" in result.detail
+    assert tomllib.loads(config.read_text())["mcp_servers"]["memtui"]["env"]["MEMTUI_HOME"] == str(paths.home)
+    config.write_text('[mcp_servers.memtui]\ncommand = "someone-elses-server"\n')
+    assert main(["mcp", "install", "--codex"]) == 2
+    assert "runs something else" in capsys.readouterr().err
+    assert config.read_text() == '[mcp_servers.memtui]\ncommand = "someone-elses-server"\n'
+
+
+def test_claude_gets_a_user_scope_server_and_the_permission_rules(paths, tmp_path, monkeypatch):
+    settings = paths.claude_dir / "settings.json"
+    settings.write_bytes(CLAUDE_SETTINGS)
+    project = tmp_path / "repo"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert main(["mcp", "install", "--claude"]) == 0
+    state = json.loads((paths.claude_dir / ".claude.json").read_text())
+    assert state["mcpServers"]["memtui"] == {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "memtui", "mcp"],
+        "env": {"MEMTUI_HOME": str(paths.home)},
+    }
+    allow = json.loads(settings.read_text())["permissions"]["allow"]
+    assert allow == ["Bash(git status)", *(f"mcp__memtui__{t}" for t in reg.READ_ONLY_TOOLS)]
+    assert not (project / ".mcp.json").exists()  # never the project's shared file
+    (status,) = [s for s in reg.status(paths) if s.agent == "claude"]
+    assert status.installed and "its tools are allowed" in status.detail
+    assert main(["mcp", "uninstall", "--claude"]) == 0
+    assert json.loads((paths.claude_dir / ".claude.json").read_text())["mcpServers"] == {}
+    assert settings.read_bytes() == CLAUDE_SETTINGS
+
+
+def test_claude_project_scope_is_the_local_unshared_entry(paths, tmp_path):
+    project = (tmp_path / "repo").resolve()
+    project.mkdir()
+    assert main(["mcp", "install", "--claude", "--project", str(project)]) == 0
+    state = json.loads((paths.claude_dir / ".claude.json").read_text())
+    entry = state["projects"][str(project)]["mcpServers"]["memtui"]
+    assert entry["args"] == ["-m", "memtui", "mcp", "--project", str(project)]
+    assert "memtui" not in state.get("mcpServers", {}) and not (project / ".mcp.json").exists()
+    assert main(["mcp", "uninstall", "--claude"]) == 0
+    assert json.loads((paths.claude_dir / ".claude.json").read_text())["projects"][str(project)]["mcpServers"] == {}
+
+
+def test_the_registered_names_are_the_servers_own(isolated_env):
+    from memtui.cli.common import make_context
+    from memtui.mcp.server import SERVER_NAME, build_server
+
+    ctx = make_context()
+    try:
+        tools = asyncio.run(build_server(ctx).list_tools())
+    finally:
+        ctx.close()
+    assert reg.SERVER == SERVER_NAME
+    assert set(reg.READ_ONLY_TOOLS) == {t.name for t in tools}
+    assert all(t.annotations is not None and t.annotations.read_only_hint for t in tools)
