@@ -34,6 +34,7 @@ class ToolCall:
     name: str
     arguments: dict[str, Any]
     call_id: str = ""
+    namespace: str = ""  # a tool inside a namespace Codex offers (``multi_agent_v1`` for ``spawn_agent``)
 
 
 @dataclass
@@ -54,8 +55,8 @@ def json_reply(obj: Any) -> AgentReply:
     return AgentReply(text=json.dumps(obj))
 
 
-def tool(name: str, **arguments: Any) -> AgentReply:
-    return AgentReply(tool_calls=[ToolCall(name, arguments)])
+def tool(name: str, *, namespace: str = "", **arguments: Any) -> AgentReply:
+    return AgentReply(tool_calls=[ToolCall(name, arguments, namespace=namespace)])
 
 
 def error(status: int, message: str = "scripted error") -> AgentReply:
@@ -256,6 +257,7 @@ class ResponsesServer(_Server):
                     "name": call.name,
                     "arguments": json.dumps(call.arguments),
                     "status": "completed",
+                    **({"namespace": call.namespace} if call.namespace else {}),
                 }
             )
         usage = {
