@@ -19,7 +19,7 @@ from memtui.domain.render import render_items
 from memtui.services.context import open_context
 from memtui.services.ingest import run_ingest
 from memtui.services.phase1.eligibility import Candidate, select_candidates
-from memtui.services.phase1.extractor import read_items
+from memtui.services.phase1.extractor import MEMORY_TURNED_OFF, read_items
 from memtui.services.phase1.run import run_phase1
 from memtui.state.threads import get_thread
 from tests.fixtures import codex_homes
@@ -224,6 +224,19 @@ def test_turned_off_after_extraction_the_memory_is_forgotten(ctx, isolated_env):
     assert run_ingest(ctx).updated == 1
     summary = run_phase1(ctx, offline=True, all_threads=True)
     assert summary.opted_out == [TUI_OFF]
+    assert ctx.conn.execute("SELECT COUNT(*) FROM stage1_outputs").fetchone()[0] == 0
+
+
+def test_memories_turned_off_in_codexs_state_after_ingest_are_honoured_before_the_next_ingest(ctx, isolated_env):
+    home = isolated_env["CODEX_HOME"]
+    codex_homes.install("tui_memories_off", home)
+    codex_homes.set_state(home, TUI_OFF, memory_mode="enabled")
+    run_ingest(ctx)
+    codex_homes.set_state(home, TUI_OFF, memory_mode="disabled")
+    summary = run_phase1(ctx, offline=True, all_threads=True)
+    assert summary.succeeded == 0 and summary.failed == 1
+    error = ctx.conn.execute("SELECT error FROM job_runs ORDER BY rowid DESC LIMIT 1").fetchone()[0]
+    assert error == MEMORY_TURNED_OFF
     assert ctx.conn.execute("SELECT COUNT(*) FROM stage1_outputs").fetchone()[0] == 0
 
 

@@ -125,6 +125,24 @@ def read_state(codex_home: Path) -> StateRead:
     return result
 
 
+def memory_off_now(rollout: Path, thread_id: str) -> bool:
+    """True when Codex's state says this thread's memory is off now (one row read; False when it cannot say):
+    the check an extraction makes right before reading, as it re-reads the rollout's own ``session_meta``."""
+    home = codex_home_of(rollout)
+    path = newest_state_db(home) if home is not None else None
+    if path is None:
+        return False
+    try:
+        conn = _connect(path)
+        try:
+            row = conn.execute("SELECT memory_mode FROM threads WHERE id = ?", (thread_id,)).fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return row is not None and isinstance(row[0], str) and row[0] not in ("", "enabled")
+
+
 def _text(value: Any) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
