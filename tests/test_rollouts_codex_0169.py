@@ -252,10 +252,16 @@ def test_archived_in_codexs_state_is_archived(ctx, isolated_env):
 def test_the_state_database_is_read_without_writing_creating_or_locking_anything(ctx, isolated_env):
     home = isolated_env["CODEX_HOME"]
     codex_homes.install("tui_memories_off", home)
+    conn = sqlite3.connect(home / "state_5.sqlite")
+    assert conn.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"  # as Codex keeps it
+    conn.close()  # the last connection closed: -wal and -shm removed, as when Codex has exited
     before = {p.name: p.stat().st_mtime_ns for p in home.iterdir()}
+    assert "state_5.sqlite-wal" not in before
     run_ingest(ctx)
     after = {p.name: p.stat().st_mtime_ns for p in home.iterdir()}
     assert after == before  # no -wal, no -shm, nothing touched
+    thread = get_thread(ctx.conn, TUI_OFF)
+    assert thread is not None and thread.memory_mode == "disabled"  # and it was read
 
 
 def test_no_state_database_is_no_warning_and_none_is_created(ctx, isolated_env):
