@@ -138,7 +138,7 @@ def test_claim_stage1_jobs_filters_by_age_idle(db):
     assert [c.thread_id for c in select_candidates(db, settings, thread_id="fresh")[0]] == ["fresh"]
 
 
-def test_claim_stage1_jobs_skips_threads_without_legacy_enabled_memory(db):
+def test_claim_stage1_jobs_skips_threads_without_enabled_memory_legacy_or_paginated(db):
     settings = Settings()
     t = NOW - 7 * 3600
     add_thread(db, "ok", t)
@@ -153,8 +153,9 @@ def test_claim_stage1_jobs_skips_threads_without_legacy_enabled_memory(db):
     add_thread(db, "archived", t, archived=1)
     add_thread(db, "no-preview", t, preview="")
     candidates, skipped = select_candidates(db, settings)
-    assert {c.thread_id for c in candidates} == {"ok", "claude-main", "vscode"}
-    assert skipped == {"memory_disabled": 3, "not_interactive": 3, "archived": 1, "no_preview": 1}
+    # a paginated history (Codex's default since 0.1xx) is memory as much as a legacy one (issue 31.1)
+    assert {c.thread_id for c in candidates} == {"ok", "paginated", "claude-main", "vscode"}
+    assert skipped == {"memory_disabled": 2, "not_interactive": 3, "archived": 1, "no_preview": 1}
     # Forcing a thread never overrides the user's opt-out.
     assert select_candidates(db, settings, thread_id="disabled")[0] == []
 

@@ -201,7 +201,7 @@ def test_selection_prefers_recent_thread_updates_over_recent_generation(conn):
     assert ids(get_phase2_input_selection(conn, 1, 30)) == ["newer-source"]
 
 
-def test_selection_excludes_polluted_disabled_paginated_missing_and_blank(conn):
+def test_selection_excludes_polluted_disabled_missing_and_blank_but_not_paginated(conn):
     add_output(conn, "ok", FROZEN_NOW - 10)
     add_output(conn, "polluted", FROZEN_NOW - 10, memory_mode="polluted")
     add_output(conn, "disabled", FROZEN_NOW - 10, memory_mode="disabled")
@@ -210,7 +210,7 @@ def test_selection_excludes_polluted_disabled_paginated_missing_and_blank(conn):
     add_output(conn, "no-thread", FROZEN_NOW - 10, thread=False)
     add_output(conn, "blank", FROZEN_NOW - 10, raw="  \n", summary=" ")
     add_output(conn, "half-blank", FROZEN_NOW - 10, raw="", summary="kept")
-    assert ids(get_phase2_input_selection(conn, 10, 30)) == ["half-blank", "ok"]
+    assert ids(get_phase2_input_selection(conn, 10, 30)) == ["half-blank", "ok", "paginated"]
 
 
 def test_selection_returns_regenerated_rows_while_flag_stays_on_old_snapshot(conn):

@@ -89,6 +89,7 @@ def render(s: IngestSummary) -> str:
         f"citations found  {s.citations_found}",
         f"seconds          {s.seconds:.2f}",
     ]
+    lines += [f"warning: {w}" for w in s.warnings]
     if s.cancelled:
         lines.append("cancelled: the files read so far are saved; run again to continue")
     return "\n".join(lines)

@@ -21,10 +21,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memtui.adapters.redact import redact_text
-from memtui.adapters.rollouts import claude, codex, jsonl
+from memtui.adapters.rollouts import claude, codex, codex_state, jsonl
 from memtui.adapters.rollouts.codex_names import thread_names
 from memtui.adapters.rollouts.discover import Found, discover, source_roots
-from memtui.adapters.rollouts.model import CITATION_MARKER, PREVIEW_CHARS, FileResult
+from memtui.adapters.rollouts.model import CITATION_MARKER, PREVIEW_CHARS, FileResult, Thread
 from memtui.adapters.selfcalls import SKIP_REASON as OWN_SESSION
 from memtui.adapters.selfcalls import is_own_session, own_dirs
 from memtui.core import clock
@@ -55,6 +55,7 @@ class IngestSummary(BaseModel):
     missing: int = 0
     cancelled: bool = False
     citation_errors: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)  # said once per run (Codex's state database unreadable...)
 
 
 def load(found: Found) -> tuple[bytes, str | None] | BaseException:
@@ -70,9 +71,12 @@ def read_file(
     now: int,
     loaded: tuple[bytes, str | None] | BaseException | None = None,
     own: tuple[str, ...] = (),
+    state: codex_state.StateRead | None = None,
+    locate: codex_state.Locate | None = None,
 ) -> tuple[FileResult, list[Any]]:
     """Index one file (``loaded``: its bytes, if already read). Never raises: anything unexpected becomes a skip
-    reason on that file alone. ``own``: memtui's working folders; a session run there is memtui's, not a person's."""
+    reason on that file alone. ``own``: memtui's working folders; a session run there is memtui's, not a person's.
+    ``state``: Codex's own thread rows (``apply_codex_state``); ``locate``: where a history base's file is."""
     path = Path(found.path)
     result = FileResult(path=found.path, source_kind=found.source_kind, size=found.size, mtime_ns=found.mtime_ns)
     try:
@@ -83,8 +87,10 @@ def read_file(
         data, warning = loaded
         if found.source_kind == "codex":
             result = codex.index_file(
-                path, data, size=found.size, mtime_ns=found.mtime_ns, archived=found.archived, now=now
+                path, data, size=found.size, mtime_ns=found.mtime_ns, archived=found.archived, now=now, locate=locate
             )
+            if result.thread is not None and state is not None:
+                apply_codex_state(result.thread, state)
         else:
             result = claude.index_file(path, data, size=found.size, mtime_ns=found.mtime_ns, now=now)
         if result.thread is not None and is_own_session(result.thread.cwd, result.thread.preview, own):
@@ -118,10 +124,14 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
     known = store.known_files(conn)
     summary.files = len(found)
     found_paths = {f.path for f in found}
+    state = codex_state.read_state(ctx.paths.codex_home)
+    if state.warning:
+        summary.warnings.append(state.warning)
+    locate = _locate(state, [f.path for f in found if f.source_kind == "codex"])
     todo = []
     for f in found:
         k = known.get(f.path)
-        if k is not None and k.size == f.size and k.mtime_ns == f.mtime_ns:
+        if k is not None and k.size == f.size and k.mtime_ns == f.mtime_ns and not _state_changed(k, state):
             summary.unchanged += 1
         else:
             todo.append(f)
@@ -138,7 +148,7 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.cancelled = True
             break
         readahead.advance(i)
-        result, citations = read_file(f, now, own=own)
+        result, citations = read_file(f, now, own=own, state=state, locate=locate)
         keep_watermark_moving(result, known.get(f.path))
         batch.append((result, citations))
         if len(batch) >= BATCH:
@@ -155,6 +165,44 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             apply_thread_names(conn, ctx.paths.codex_home)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
+
+
+def apply_codex_state(thread: Thread, state: codex_state.StateRead) -> None:
+    """Codex's own row for the thread decides its switches where it says more than the rollout: memory turned off
+    there (the TUI's ``/memories`` writes only there) or archived there. The stricter of the two wins: a rollout's
+    own opt-out (a second ``session_meta``) is never undone by a row that says less."""
+    row = state.rows.get(thread.id)
+    if row is None:
+        return
+    if row.memory_mode != "enabled":
+        thread.memory_mode = row.memory_mode
+    if row.archived:
+        thread.archived = True
+
+
+def _state_changed(known: store.KnownFile, state: codex_state.StateRead) -> bool:
+    """An unchanged file whose thread Codex's state now judges otherwise than the stored row (a switch flipped
+    without a new line): read again, so the row follows."""
+    row = state.rows.get(known.thread_id) if known.thread_id else None
+    if row is None or known.memory_mode is None:
+        return False
+    disabled_now = row.memory_mode != "enabled"
+    return disabled_now != (known.memory_mode != "enabled") or (bool(row.archived) and not known.archived)
+
+
+def _locate(state: codex_state.StateRead, codex_paths: list[str]) -> codex_state.Locate:
+    """Where a thread's files are: the ones discovered in this run (by the id in their names), then Codex's
+    ``rollout_path``."""
+    among = codex_state.locate_among(codex_paths)
+
+    def locate(thread_id: str) -> list[Path]:
+        found = among(thread_id)
+        row = state.rows.get(thread_id.lower())
+        if row is not None and row.rollout_path and Path(row.rollout_path) not in found:
+            found.append(Path(row.rollout_path))
+        return found
+
+    return locate
 
 
 def keep_watermark_moving(result: FileResult, previous: store.KnownFile | None) -> None:

@@ -111,7 +111,7 @@ class Stage1Output:
 _ELIGIBLE = """
     (TRIM(o.raw_memory, :ws) != '' OR TRIM(o.rollout_summary, :ws) != '')
     AND (o.last_usage >= :cutoff OR (o.last_usage IS NULL AND o.source_updated_at >= :cutoff))
-    AND t.memory_mode = 'enabled' AND t.history_mode = 'legacy'
+    AND t.memory_mode = 'enabled'
 """
 
 

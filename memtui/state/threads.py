@@ -31,15 +31,17 @@ class KnownFile:
     thread_id: str | None
     status: str
     updated_at: int | None = None  # of the thread this file held, when it still holds it
+    memory_mode: str | None = None  # that thread's, as stored (Codex's state may have changed it since)
+    archived: bool | None = None
 
 
 def known_files(conn: sqlite3.Connection) -> dict[str, KnownFile]:
     """Every ``ingest_files`` row by path: one SELECT, the whole incremental check's database cost."""
     return {
-        r[0]: KnownFile(r[1], r[2], r[3], r[4], r[5])
+        r[0]: KnownFile(r[1], r[2], r[3], r[4], r[5], r[6], None if r[7] is None else bool(r[7]))
         for r in conn.execute(
-            "SELECT f.path, f.size, f.mtime_ns, f.thread_id, f.status, t.updated_at FROM ingest_files f"
-            " LEFT JOIN threads t ON t.id = f.thread_id AND t.path = f.path"
+            "SELECT f.path, f.size, f.mtime_ns, f.thread_id, f.status, t.updated_at, t.memory_mode, t.archived"
+            " FROM ingest_files f LEFT JOIN threads t ON t.id = f.thread_id AND t.path = f.path"
         )
     }
 
@@ -260,14 +262,16 @@ def skipped_files(conn: sqlite3.Connection, limit: int = 1000) -> list[SkippedFi
 
 INTERACTIVE_CODEX_SOURCES = ("cli", "vscode")
 
-# Why a thread (alias t) can never be extracted, whatever the time: the user's opt-outs and the reference's
-# source rules. NULL when none applies. The UI shows the same reasons.
+# Why a thread (alias t) can never be extracted, whatever the time: the user's opt-outs and Codex's claim rules
+# (``claim_stage1_jobs_for_startup``: not archived, an interactive source, ``memory_mode = 'enabled'``, legacy or
+# paginated history alike since Codex 0.16x; docs/faithful-input.md). NULL when none applies. The UI shows the same
+# reasons.
 NEVER_ELIGIBLE_SQL = """CASE
     WHEN EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id) THEN 'forgotten'
     WHEN t.archived != 0 THEN 'archived'
     WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
               OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
-    WHEN t.memory_mode != 'enabled' OR t.history_mode != 'legacy' THEN 'memory_disabled'
+    WHEN t.memory_mode != 'enabled' THEN 'memory_disabled'
     WHEN t.preview = '' THEN 'no_preview'
   END""".format(codex_sources=", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
 

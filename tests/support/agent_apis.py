@@ -55,8 +55,8 @@ def json_reply(obj: Any) -> AgentReply:
     return AgentReply(text=json.dumps(obj))
 
 
-def tool(name: str, **arguments: Any) -> AgentReply:
-    return AgentReply(tool_calls=[ToolCall(name, arguments)])
+def tool(name: str, *, namespace: str = "", **arguments: Any) -> AgentReply:
+    return AgentReply(tool_calls=[ToolCall(name, arguments, namespace=namespace)])
 
 
 def namespaced_tool(namespace: str, name: str, **arguments: Any) -> AgentReply:

@@ -20,7 +20,8 @@ import orjson
 from pydantic import BaseModel
 
 from memtui.adapters.redact import redact_text
-from memtui.adapters.rollouts import jsonl
+from memtui.adapters.rollouts import codex_state, jsonl
+from memtui.adapters.rollouts.codex_names import thread_id_from_name
 from memtui.adapters.rollouts.filter import codex_items, user_message_items
 from memtui.adapters.rollouts.model import (
     PREVIEW_CHARS,
@@ -41,8 +42,6 @@ from memtui.adapters.rollouts.model import (
 )
 from memtui.adapters.rollouts.user_words import user_words
 
-_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_NAME_ID = re.compile(rf"^rollout-.*?({_UUID})(?:_[^.]*)?\.jsonl(?:\.zst)?$")
 _LINE_START = b'{"timestamp":"'
 _BOUNDARY = b'}\n{"timestamp":"'
 _MAX_PREVIEW_CANDIDATES = 200
@@ -60,12 +59,6 @@ _LINE_MODELS: dict[str, type[BaseModel]] = {
     "compacted": Compacted,
     "inter_agent_communication": InterAgentCommunication,
 }
-
-
-def thread_id_from_name(name: str) -> str | None:
-    """``rollout-<ts>-<uuid>.jsonl[.zst]`` (or ``..._<rollout id>.jsonl``) -> the thread uuid."""
-    m = _NAME_ID.match(name)
-    return m.group(1).lower() if m else None
 
 
 def session_source(source: Any, payload: dict[str, Any]) -> tuple[SessionSource, str | None, str | None]:
@@ -212,7 +205,9 @@ def rolled_back(data: bytes, scan: jsonl.LineScan | None = None) -> bool:
 
 
 def standing_preview(data: bytes) -> str:
-    """The first prompt of the turns that stand (``filter.codex_items``, which undoes rolled-back turns)."""
+    """The first prompt of the turns that stand (``filter.codex_items``, which undoes rolled-back turns); for a file
+    with a history base, ``data`` is its prefix and its own lines (a fork's preview is its parent's first prompt, as
+    Codex shows it)."""
     for item in codex_items(data):
         if item.get("type") == "message" and item.get("role") == "user":
             text = content_text(item.get("content")).strip()
@@ -270,8 +265,20 @@ def _cwd_from_context(data: bytes) -> str | None:
     return text.strip() or None if isinstance(text, str) else None
 
 
-def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: bool, now: int) -> FileResult:
+def index_file(
+    path: Path,
+    data: bytes,
+    *,
+    size: int,
+    mtime_ns: int,
+    archived: bool,
+    now: int,
+    locate: codex_state.Locate | None = None,
+) -> FileResult:
     """The index row of one Codex rollout, or the reason it has none.
+
+    A paginated fork or revert (``history_base``) is previewed from its prefix and its own lines (``locate``
+    finds the base's file; by default a search of the Codex home); its line counts and citations are its own.
 
     Dates come from the transcript: ``created_at`` from ``session_meta`` (or the old header), ``updated_at`` from
     the last line's timestamp; the file time only when the file holds no timestamp at all (a copied or synced
@@ -305,6 +312,9 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
     source, detail, parent = session_source(meta.source if meta else None, payload)
     turn = _first_envelope(data, "turn_context")
     turn_payload = turn["payload"] if turn else {}
+    prefix = codex_state.history_prefix(path, data, locate) if meta is not None and meta.history_base else None
+    if prefix is not None and prefix.warning:
+        warnings.append(prefix.warning)
     git = meta.git if meta else None
     created = iso_to_epoch((meta.timestamp if meta else None) or (found.get("timestamp") if found else None))
     updated = jsonl.transcript_updated_at(data, created, mtime_ns)
@@ -331,7 +341,11 @@ def index_file(path: Path, data: bytes, *, size: int, mtime_ns: int, archived: b
         model=turn_payload.get("model") if isinstance(turn_payload.get("model"), str) else None,
         created_at=created,
         updated_at=updated,
-        preview=standing_preview(data) if rolled_back(data, scan) else find_preview(data),
+        preview=standing_preview(prefix.data + data)
+        if prefix is not None and prefix.data
+        else standing_preview(data)
+        if rolled_back(data, scan)
+        else find_preview(data),
         items=stats.records,
         bytes=size,
         archived=archived,

@@ -5,6 +5,7 @@ it: ``memtui.services.ingest.apply_thread_names``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import orjson
@@ -30,3 +31,13 @@ def thread_names(codex_home: Path) -> dict[str, str]:
         if isinstance(tid, str) and isinstance(name, str) and name.strip():
             names[tid.lower()] = name.strip()
     return names
+
+
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_NAME_ID = re.compile(rf"^rollout-.*?({_UUID})(?:_[^.]*)?\.jsonl(?:\.zst)?$")
+
+
+def thread_id_from_name(name: str) -> str | None:
+    """``rollout-<ts>-<uuid>.jsonl[.zst]`` (or ``..._<rollout id>.jsonl``) -> the thread uuid."""
+    m = _NAME_ID.match(name)
+    return m.group(1).lower() if m else None

@@ -3,8 +3,12 @@
 Codex: ``response_item`` lines pass ``sanitize_response_item`` (developer messages dropped; only the item types
 of ``should_persist_response_item_for_memories`` kept); ``inter_agent_communication`` lines become
 ``agent_message`` items; every other line type is dropped (session_meta, turn_context, compacted, world_state,
-inter_agent_communication_metadata, unknown), except ``user_message`` events holding a prompt no user message
-carries (Codex Desktop). The oldest format (a bare header line, then bare response items) is read the same way.
+token_usage_record, inter_agent_communication_metadata, unknown), except the events that carry the person's words
+where no user message does: ``user_message`` (Codex Desktop) and, in paginated history (Codex 0.16x), ``item_completed``
+with a ``UserMessage`` item (a paginated file writes every prompt both ways: it is read once). The oldest format
+(a bare header line, then bare response items) is read the same way. A paginated fork's or revert's file starts
+from the prefix its ``history_base`` names (``codex_state.history_prefix``): a fork's inherited turns are the
+parent's, shown as ``context`` (``INHERITED``), never said again; a revert's prefix is the thread's own history.
 
 Claude Code transcripts are mapped onto the same Responses-API item shapes so that everything downstream is
 source-agnostic: user text -> ``message``/user/``input_text``, assistant text -> ``message``/assistant/
@@ -28,16 +32,19 @@ from typing import Any
 
 import orjson
 
-from memtui.adapters.rollouts import claude_tree, jsonl
+from memtui.adapters.rollouts import claude_tree, codex_state, jsonl
 from memtui.adapters.rollouts.claude_tree import SpillReader
-from memtui.adapters.rollouts.model import CALL_TYPES, OUTPUT_TYPES, Transcript
+from memtui.adapters.rollouts.model import CALL_TYPES, OUTPUT_TYPES, Transcript, content_text
 from memtui.adapters.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, classify_kind, user_words
 
 # should_persist_response_item_for_memories (codex-rs/rollout/src/policy.rs)
 PERSISTED_ITEM_TYPES = CALL_TYPES | OUTPUT_TYPES | {"agent_message"}
 
-_HEAD = 112  # bytes of a line that hold the envelope type (and the payload type) in Codex's field order
+# Bytes of a line that hold the envelope type and the payload type in Codex's field order (``timestamp``,
+# ``ordinal``, ``type``, ``payload``), and for an ``item_completed`` event the type of its item (after two ids).
+_HEAD = 320
 CONTEXT_ROLE = "context"  # injected context kept for the model, never the user's words (see ``user_words``)
+INHERITED = "inherited_from_fork_parent"  # the label of a fork's inherited turns (context, never said again)
 
 
 # A Claude Code sub-agent's transcript starts with the prompt the parent model wrote for it (and any later message the
@@ -156,6 +163,7 @@ _DROPPED_LINES = frozenset(
         b"session_meta",
         b"compacted",
         b"world_state",
+        b"token_usage_record",
         b"inter_agent_communication_metadata",
     }
 )
@@ -167,19 +175,58 @@ _DROPPED_ITEMS = frozenset(
         b"context_compaction",
         b"compaction_trigger",
         b"image_generation_call",
+        b"additional_tools",
+    }
+)
+# What each line kind of a Codex rollout gives (``kind`` or ``kind:payload type``; ``item_completed`` by its item's
+# type), as ``tests/test_rollouts_codex_0169.py`` checks on real 0.169 sessions. Read: the memory items above, the
+# events that carry the person's words or undo turns, and the lines the index reads (``rollouts.codex``). Skipped,
+# knowingly: bookkeeping, settings, usage, world snapshots (``world_state`` repeats AGENTS.md and the environment,
+# never the person), reasoning, and the events that repeat an item a ``response_item`` already holds.
+CODEX_LINES_READ = frozenset(
+    {
+        "session_meta",  # the index: id, source, memory mode, history mode and base
+        "turn_context",  # the index: model, cwd
+        "inter_agent_communication",
+        "event_msg:user_message",
+        "event_msg:item_completed:UserMessage",
+        "event_msg:thread_rolled_back",
+        "response_item:message",
+        *(f"response_item:{t}" for t in sorted(PERSISTED_ITEM_TYPES)),
+    }
+)
+CODEX_LINES_SKIPPED = frozenset(
+    {
+        *(k.decode() for k in _DROPPED_LINES if k not in (b"event_msg", b"turn_context", b"session_meta")),
+        *(f"response_item:{k.decode()}" for k in _DROPPED_ITEMS),
+        "event_msg:item_completed:AgentMessage",  # the assistant message's response_item
+        "event_msg:item_completed:CollabAgentToolCall",  # the spawn call's function_call
+        "event_msg:item_completed:Reasoning",
+        "event_msg:item_completed:CommandExecution",
+        "event_msg:task_started",
+        "event_msg:task_complete",
+        "event_msg:thread_settings_applied",
+        "event_msg:token_count",
+        "event_msg:turn_aborted",
+        "event_msg:agent_message",
+        "event_msg:agent_reasoning",
+        "event_msg:exec_command_begin",
+        "event_msg:exec_command_end",
     }
 )
 _TYPE = b'"type":"'
 _USER_MESSAGE_EVENT = b'"payload":{"type":"user_message"'
 _ROLLBACK_EVENT = b'"payload":{"type":"thread_rolled_back"'
+_ITEM_COMPLETED_EVENT = b'"payload":{"type":"item_completed"'
+_USER_MESSAGE_ITEM = b'"item":{"type":"UserMessage"'
 _PAYLOAD_TYPE = b'"payload":{"type":"'
 
 
 def _droppable(line: bytes) -> bool:
     """True when the line's head alone shows it can only be dropped (Codex writes ``timestamp``, ``type``,
     ``payload`` in that order and the item's ``type`` first): saves parsing event_msg and reasoning blobs.
-    ``user_message`` events are read: some prompts (Codex Desktop) exist only there; ``thread_rolled_back`` events
-    undo turns."""
+    ``user_message`` events and ``item_completed`` events of a ``UserMessage`` are read: some prompts exist only
+    there; ``thread_rolled_back`` events undo turns."""
     head = line[:_HEAD]
     i = head.find(_TYPE)
     if i < 0:
@@ -187,6 +234,8 @@ def _droppable(line: bytes) -> bool:
     i += len(_TYPE)
     kind = head[i : head.find(b'"', i)]
     if kind == b"event_msg":
+        if _ITEM_COMPLETED_EVENT in head:
+            return _USER_MESSAGE_ITEM not in head
         return _USER_MESSAGE_EVENT not in head and _ROLLBACK_EVENT not in head
     if kind in _DROPPED_LINES:
         return True
@@ -199,9 +248,10 @@ def _droppable(line: bytes) -> bool:
     return head[j : head.find(b'"', j)] in _DROPPED_ITEMS
 
 
-def _kept_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
-    """``(stripped line, is_last)`` of the lines ``jsonl.iter_raw_lines`` yields, less those ``_droppable`` by their
-    head: judged on a slice of the head, so the bytes of a dropped line (reasoning blobs, events) are never copied."""
+def _kept_lines(data: bytes) -> Iterator[tuple[bytes, bool, int]]:
+    """``(stripped line, is_last, start offset)`` of the lines ``jsonl.iter_raw_lines`` yields, less those
+    ``_droppable`` by their head: judged on a slice of the head, so the bytes of a dropped line (reasoning blobs,
+    events) are never copied."""
     n = len(data)
     ends_open = not data.endswith(b"\n")
     pos = 3 if data.startswith(jsonl.BOM) else 0  # the BOM that may open line one
@@ -214,11 +264,11 @@ def _kept_lines(data: bytes) -> Iterator[tuple[bytes, bool]]:
         head = data[pos : min(stop, pos + _HEAD)]
         if head and not head.isspace():
             if not _droppable(head):
-                yield data[pos:stop], ends_open and end == n
+                yield data[pos:stop], ends_open and end == n, pos
         elif head and not data[pos:stop].isspace():
             line = data[pos:stop]  # starts with more whitespace than a head holds
             if not _droppable(line):
-                yield line, ends_open and end == n
+                yield line, ends_open and end == n, pos
         pos = end + 1
 
 
@@ -229,6 +279,17 @@ def _event_user_text(payload: dict[str, Any]) -> str | None:
     if not isinstance(message, str) or payload.get("kind") not in (None, "plain"):
         return None
     return user_words(message)
+
+
+def _completed_user_text(payload: dict[str, Any]) -> str | None:
+    """The person's words in an ``item_completed`` event of a ``UserMessage`` item (paginated history): its text
+    parts, judged like any user text."""
+    item = payload.get("item")
+    if not isinstance(item, dict) or item.get("type") != "UserMessage":
+        return None
+    parts = item.get("content")
+    texts = [p["text"] for p in parts or () if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return user_words("\n".join(texts)) if texts else None
 
 
 def _response_payload(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -247,32 +308,53 @@ def _is_user_turn(what: str, value: dict[str, Any]) -> bool:
     return what == "event" or (value.get("type") == "message" and value.get("role") == "user")
 
 
-def roll_back(parsed: list[tuple[str, dict[str, Any]]], num_turns: Any) -> None:
+Parsed = list[tuple[str, dict[str, Any], bool]]  # (item | event, value, inherited from a fork's parent)
+
+
+def roll_back(parsed: Parsed, num_turns: Any) -> None:
     """``thread_rolled_back`` (codex-rs ``ThreadRolledBackEvent { num_turns }``): the last ``num_turns`` user turns
     are undone, as Codex drops them when it rebuilds the history; a turn starts at a user message (a user message
     and its ``user_message`` event are one turn)."""
     if not isinstance(num_turns, int) or isinstance(num_turns, bool) or num_turns <= 0:
         return
     starts: list[int] = []
-    for index, (what, value) in enumerate(parsed):
+    for index, (what, value, _) in enumerate(parsed):
         if not _is_user_turn(what, value):
             continue
-        if starts and all(_is_user_turn(*parsed[j]) for j in range(starts[-1], index + 1)):
+        if starts and all(_is_user_turn(*parsed[j][:2]) for j in range(starts[-1], index + 1)):
             continue  # the event that repeats the message just before it: the same turn
         starts.append(index)
     if starts:
         del parsed[starts[-min(num_turns, len(starts))] :]
 
 
-def codex_items(data: bytes) -> list[dict[str, Any]]:
+def _inherited(item: dict[str, Any]) -> dict[str, Any] | None:
+    """A fork's inherited item, as its Phase 1 input holds it: the parent's messages (its person's words and its
+    assistant's) as context, said once in the parent, never again here; its tool calls and outputs left to the
+    parent's own extraction; context stays context."""
+    if item.get("type") == "message":
+        if item.get("role") == CONTEXT_ROLE:
+            return item
+        text = content_text(item.get("content")).strip()
+        return context_item(INHERITED, text) if text else None
+    if item.get("type") == "agent_message":
+        text = content_text(item.get("content")).strip()
+        return context_item(INHERITED, text) if text else None
+    return None
+
+
+def codex_items(data: bytes, inherited_until: int = 0) -> list[dict[str, Any]]:
     """The memory items of a Codex rollout's bytes. Lines that can only be dropped are not even parsed.
 
-    A ``user_message`` event whose text no user message carries (Codex Desktop keeps some prompts only there)
-    becomes a user message at its place; one that repeats a user message is a duplicate and is dropped."""
-    parsed: list[tuple[str, dict[str, Any]]] = []
+    A ``user_message`` or ``item_completed`` ``UserMessage`` event whose text no user message carries (Codex Desktop
+    keeps some prompts only there) becomes a user message at its place; one that repeats a user message is a
+    duplicate and is dropped. ``inherited_until``: the bytes before it are another thread's history (a fork's
+    parent): its items become context (``_inherited``), after rollbacks and dedup."""
+    parsed: Parsed = []
     said: Counter[str] = Counter()
     loads = orjson.loads
-    for line, last in _kept_lines(data):
+    for line, last, start in _kept_lines(data):
+        inherited = start < inherited_until
         try:
             obj = loads(line)
         except orjson.JSONDecodeError:
@@ -282,41 +364,71 @@ def codex_items(data: bytes) -> list[dict[str, Any]]:
         kind = obj.get("type")
         payload = obj.get("payload")
         if kind == "event_msg":
-            if isinstance(payload, dict) and payload.get("type") == "user_message":
-                text = _event_user_text(payload)
+            event = payload.get("type") if isinstance(payload, dict) else None
+            if event in ("user_message", "item_completed"):
+                assert isinstance(payload, dict)
+                text = _event_user_text(payload) if event == "user_message" else _completed_user_text(payload)
                 if text:
-                    parsed.append(("event", {"text": text}))
-            elif isinstance(payload, dict) and payload.get("type") == "thread_rolled_back":
+                    parsed.append(("event", {"text": text}, inherited))
+            elif event == "thread_rolled_back":
+                assert isinstance(payload, dict)
                 roll_back(parsed, payload.get("num_turns"))
             continue
         if kind == "inter_agent_communication" and isinstance(payload, dict):
-            parsed.append(("item", inter_agent_to_item(payload)))
+            parsed.append(("item", inter_agent_to_item(payload), inherited))
             continue
         item = _response_payload(obj)
         if item is None:
             continue
         if item.get("type") in PERSISTED_ITEM_TYPES:  # kept as is (``sanitize_response_item``), never a message
-            parsed.append(("item", item))
+            parsed.append(("item", item, inherited))
             continue
         for kept in sanitize_response_item(item):
-            parsed.append(("item", kept))
-    for what, kept in parsed:
+            parsed.append(("item", kept, inherited))
+    for what, kept, _ in parsed:
         if what == "item" and kept.get("type") == "message" and kept.get("role") == "user":
             texts = [p["text"].strip() for p in kept["content"] if isinstance(p, dict) and "text" in p]
             said.update(texts)
             if len(texts) > 1:
                 said["\n".join(texts)] += 1
     out: list[dict[str, Any]] = []
-    for what, value in parsed:
+    for what, value, inherited in parsed:
         if what == "item":
-            out.append(value)
+            item = _inherited(value) if inherited else value
+        elif said[value["text"]] > 0:
+            said[value["text"]] -= 1
             continue
-        text = value["text"]
-        if said[text] > 0:
-            said[text] -= 1
         else:
-            out.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+            item = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": value["text"]}]}
+            item = _inherited(item) if inherited else item
+        if item is not None:
+            out.append(item)
     return out
+
+
+def codex_items_at(path: Path | None, data: bytes) -> list[dict[str, Any]]:
+    """``codex_items`` of a file read from where its history begins: a paginated fork's or revert's prefix
+    (``codex_state.history_prefix``, found from ``path``) first, then its own lines."""
+    prefix = codex_state.history_prefix(path, data) if path is not None else None
+    if prefix is None or not prefix.data:
+        items = codex_items(data)
+    else:
+        inherited = prefix.inherited_bytes(codex_state.thread_id_of(data))
+        if inherited and path is not None and not codex_state.parents_enabled(path, prefix):
+            # A parent whose person turned its memory off: its words reach no memory, not even through a fork.
+            items = codex_items(prefix.data[inherited:] + data)
+        else:
+            items = codex_items(prefix.data + data, inherited_until=inherited)
+    parent = codex_state.spawning_parent(data)
+    return [_from_parent_agent(i, parent) for i in items] if parent is not None else items
+
+
+def _from_parent_agent(item: dict[str, Any], parent: str) -> dict[str, Any]:
+    """In a sub-agent's thread a user-role prompt is the task its parent agent gave (Codex records it as
+    ``user.text`` with a ``user`` provenance, like a person's): an agent message from the parent, never the user."""
+    if item.get("type") != "message" or item.get("role") != "user":
+        return item
+    return {"type": "agent_message", "author": parent, "recipient": "", "content": item.get("content", [])}
 
 
 # --- Claude Code ------------------------------------------------------------------------------------------------
@@ -442,7 +554,7 @@ def claude_items(data: bytes, path: Path | None = None) -> list[dict[str, Any]]:
 def items_from_bytes(data: bytes, source_kind: str, path: Path | None = None) -> list[dict[str, Any]]:
     """The memory items of a rollout's bytes; ``path`` lets a Claude Code reader follow spilled tool output."""
     if source_kind == "codex":
-        return codex_items(data)
+        return codex_items_at(path, data)
     if source_kind == "claude":
         return claude_items(data, path)
     raise ValueError(f"unknown source kind {source_kind!r}")

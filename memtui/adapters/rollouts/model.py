@@ -48,6 +48,15 @@ class GitInfo(_Loose):
     repository_url: str | None = None
 
 
+class HistoryBase(_Loose):
+    """``session_meta.history_base`` (paginated history, Codex 0.16x): the first ``end_byte_offset`` bytes (the lines
+    with ``ordinal`` below ``end_ordinal_exclusive``) of ``thread_id``'s file are this file's prefix."""
+
+    thread_id: str = ""
+    end_ordinal_exclusive: int | None = None
+    end_byte_offset: int | None = None
+
+
 class SessionMeta(_Loose):
     """``session_meta`` payload: ``SessionMeta`` fields flattened plus ``git`` (§15.1)."""
 
@@ -65,7 +74,8 @@ class SessionMeta(_Loose):
     agent_role: str | None = Field(default=None, alias="agent_type")
     model_provider: str | None = None
     memory_mode: str | None = None
-    history_mode: str | None = None
+    history_mode: str | None = None  # "legacy" | "paginated" (every new session since Codex 0.16x)
+    history_base: HistoryBase | None = None
     git: GitInfo | None = None
 
     @property

@@ -181,7 +181,9 @@ def classify_kind(kind: str, text: str) -> Fragment:
     if kind.startswith(_DROPPED_KIND_PREFIXES):
         return Fragment("drop", "")
     trimmed = text.strip()
-    return Fragment("context", trimmed, kind) if trimmed else Fragment("drop", "")
+    if not trimmed or classify(trimmed).kind == "drop":
+        return Fragment("drop", "")  # a marker or wrapper (``generic.turn_aborted``...) whatever its kind
+    return Fragment("context", trimmed, kind)
 
 
 def user_words(text: str) -> str | None:

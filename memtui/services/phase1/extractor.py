@@ -17,7 +17,7 @@ from memtui.adapters.llm.backends.base import Backend, FailureKind
 from memtui.adapters.llm.backends.choose import model_if_set
 from memtui.adapters.llm.structured import InvalidReply, StructuredCallError
 from memtui.adapters.redact import redact
-from memtui.adapters.rollouts import codex, jsonl
+from memtui.adapters.rollouts import codex, codex_state, jsonl
 from memtui.adapters.rollouts.filter import items_from_bytes
 from memtui.adapters.rollouts.model import Transcript
 from memtui.core.hidden import strip_hidden
@@ -119,7 +119,9 @@ def keep_faithful_quotes(info: Extraction) -> None:
         info.output = out.model_copy(update={"raw_memory": raw.text, "rollout_summary": summary.text})
 
 
-MEMORY_TURNED_OFF = "memory turned off for this thread (its last session_meta); nothing was read or sent"
+MEMORY_TURNED_OFF = (
+    "memory turned off for this thread (its last session_meta, or Codex's state); nothing was read or sent"
+)
 
 
 def mark_trust(info: Extraction, out: StageOneOutput, items: Transcript | None = None) -> StageOneOutput:
@@ -143,7 +145,10 @@ def read_items(job: Candidate) -> Transcript:
         data, _ = jsonl.read_bytes(Path(job.path))
     except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
-    if job.source_kind == "codex" and codex.memory_mode_of(data, job.thread_id) != "enabled":
+    if job.source_kind == "codex" and (
+        codex.memory_mode_of(data, job.thread_id) != "enabled"
+        or codex_state.memory_off_now(Path(job.path), job.thread_id)
+    ):
         raise ExtractionFailed(MEMORY_TURNED_OFF)
     try:
         return Transcript(items_from_bytes(data, job.source_kind, Path(job.path)))
