@@ -62,8 +62,10 @@ def test_the_cli_agent_writes_memory_which_is_redacted_and_awaits_review(cli_ctx
         argv = agent_call["argv"]
         out = argv[argv.index("-o") + 1]
         assert argv == [
-            "codex", "exec", "-c", "notify=[]", "--sandbox", "workspace-write", "-C", folder, "--skip-git-repo-check",
-            "--json", "--color", "never", "-o", out, "-",
+            "codex", "exec", "-c", "notify=[]", "--sandbox", "workspace-write",
+            "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+            "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+            "-C", folder, "--skip-git-repo-check", "--json", "--color", "never", "-o", out, "-",
         ]  # fmt: skip
         assert agent_call["codex_home"] == str(ctx.paths.home / "codex-home")
     else:

@@ -30,10 +30,20 @@ against real files. Formats: see the docstrings of ``memtui.adapters.llm.backend
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
 from pathlib import Path
+
+# A valid stage-one output for the rollout ``tests.test_phase1_run.write_rollout`` writes (what the stand-ins and
+# the conformance tier's fake model answer a Phase 1 call with).
+STAGE_ONE_REPLY = {
+    "rollout_summary": "# Fixed the flaky checkout test\n\nThe user ran the tests under TZ=UTC.\n",
+    "rollout_slug": "fix-checkout-test",
+    "raw_memory": "---\ndescription: tests need TZ=UTC\ntask: fix test\ntask_group: shop-api\ntask_outcome: success\n"
+    "cwd: /home/ana/src/shop-api\nkeywords: tz\n---\n### Task 1: fix test\n- run the suite with TZ=UTC\n",
+}
 
 SCRIPT = r"""
 import json, os, subprocess, sys, time, uuid
@@ -41,12 +51,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 MODE = os.environ.get("FAKE_AGENT_MODE", "success")
-DEFAULT_REPLY = {
-    "rollout_summary": "# Fixed the flaky checkout test\n\nThe user ran the tests under TZ=UTC.\n",
-    "rollout_slug": "fix-checkout-test",
-    "raw_memory": "---\ndescription: tests need TZ=UTC\ntask: fix test\ntask_group: shop-api\ntask_outcome: success\n"
-    "cwd: /home/ana/src/shop-api\nkeywords: tz\n---\n### Task 1: fix test\n- run the suite with TZ=UTC\n",
-}
+DEFAULT_REPLY = json.loads(__STAGE_ONE_REPLY__)
 NAME = Path(sys.argv[0]).name
 ARGS = sys.argv[1:]
 
@@ -321,7 +326,8 @@ def install(bin_dir: Path, codex_hook_events: tuple[str, ...] = ()) -> dict[str,
     for name in ("codex", "claude"):
         path = bin_dir / name
         known = f"# hook events: {', '.join(codex_hook_events)}\n" if name == "codex" and codex_hook_events else ""
-        path.write_text(f"#!{sys.executable}\n{known}{SCRIPT}", encoding="utf-8")
+        script = SCRIPT.replace("__STAGE_ONE_REPLY__", repr(json.dumps(STAGE_ONE_REPLY)))
+        path.write_text(f"#!{sys.executable}\n{known}{script}", encoding="utf-8")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         out[name] = path
     return out

@@ -40,7 +40,12 @@ import orjson
 
 from memtui.adapters.llm.backends.base import AgentOutcome, AgentRequest, BackendError, FailureKind, M, cli_model
 from memtui.adapters.llm.backends.capabilities import AGENT_TOOLS, CliCaps, claude_quiet_args, detect
-from memtui.adapters.llm.backends.cleanroom import claude_dirs, claude_project_files, claude_settings
+from memtui.adapters.llm.backends.cleanroom import (
+    CLAUDE_FILE_TOOLS,
+    claude_dirs,
+    claude_project_files,
+    claude_settings,
+)
 from memtui.adapters.llm.backends.cli_common import classify, json_lines, probe, run_cli, short
 from memtui.adapters.llm.structured import StructuredResult, strict_json_schema, validate_reply
 from memtui.adapters.selfcalls import with_marker, work_dir
@@ -141,6 +146,18 @@ def parse_result(stdout: bytes, stderr: bytes, returncode: int) -> dict[str, Any
     return result
 
 
+def denied_writes(denials: object) -> list[str]:
+    """The paths of file writes Claude refused in the run (the result's ``permission_denials``): an agent that tried
+    to write outside its work copy is not trusted with the rest of its run either."""
+    out = []
+    for d in denials if isinstance(denials, list) else []:
+        if isinstance(d, dict) and d.get("tool_name") in CLAUDE_FILE_TOOLS:
+            given = d.get("tool_input")
+            args = given if isinstance(given, dict) else {}
+            out.append(str(args.get("file_path") or args.get("notebook_path") or d.get("tool_name")))
+    return out
+
+
 def main_model(usage: object) -> str | None:
     """The model that did most of the run's work in the result's ``modelUsage`` (side calls may use a small one)."""
     if not isinstance(usage, dict) or not usage:
@@ -225,6 +242,13 @@ class ClaudeCliBackend:
             )
         result = parse_result(done.stdout, done.stderr, done.returncode)
         ptok, ctok = result["_tokens"]
+        if tried := denied_writes(result.get("permission_denials")):
+            raise BackendError(
+                FailureKind.ERROR,
+                short(f"the claude agent tried to write outside its work copy ({', '.join(tried[:3])}); refused"),
+                prompt_tokens=ptok,
+                completion_tokens=ctok,
+            )
         turns = int(result.get("num_turns") or 1)
         if request.on_turn:
             request.on_turn(turns, [])

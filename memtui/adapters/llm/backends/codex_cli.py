@@ -75,10 +75,18 @@ def structured_argv(
     return [*argv, "-"]
 
 
+# ``workspace-write`` also lets commands write in /tmp and $TMPDIR; the agent may write only its work copy.
+AGENT_SANDBOX = ["-c", "sandbox_workspace_write.exclude_slash_tmp=true"]
+AGENT_SANDBOX += ["-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true"]
+# What a command gets when the sandbox refuses a write (Linux; macOS's seatbelt says "Operation not permitted").
+SANDBOX_REFUSED = ("Read-only file system", "Operation not permitted")
+
+
 def agent_argv(
     root: Path, out: Path, model: str | None, command: str = COMMAND, quiet: list[str] | None = None
 ) -> list[str]:
-    argv = [command, "exec", *(quiet or []), "--sandbox", "workspace-write", "-C", str(root), "--skip-git-repo-check"]
+    argv = [command, "exec", *(quiet or []), "--sandbox", "workspace-write", *AGENT_SANDBOX]
+    argv += ["-C", str(root), "--skip-git-repo-check"]
     argv += ["--json", "--color", "never", "-o", str(out)]
     if model:
         argv += ["-m", model]
@@ -95,6 +103,7 @@ class Events:
     kinds: list[str] = field(default_factory=list)
     last_message: str = ""
     thread_id: str | None = None
+    refused: list[str] = field(default_factory=list)  # commands the sandbox stopped from writing
 
 
 def _events_summary(stdout: bytes) -> Events:
@@ -122,17 +131,30 @@ def _events_summary(stdout: bytes) -> Events:
             out.kinds.append(item_type)
             if item_type == "agent_message" and isinstance(item.get("text"), str):
                 out.last_message = item["text"]
+            said = str(item.get("aggregated_output") or "")
+            if item_type == "command_execution" and any(r in said for r in SANDBOX_REFUSED):
+                out.refused.append(short(str(item.get("command") or "")))
     if out.failure is None and last_error is not None and not completed:
         out.failure = last_error
     return out
 
 
-def take_session_model(home: Path, thread_id: str | None) -> str | None:
-    """The model of the thread's last turn (``turn_context``, else ``session_meta``) from its session file in memtui's
-    private CODEX_HOME, which is then deleted: memtui keeps no copy of its own calls' sessions."""
+@dataclass
+class Session:
+    """What memtui reads from its own call's session file: the model and the writes the sandbox refused."""
+
+    model: str | None = None
+    refused: list[str] = field(default_factory=list)
+
+
+def take_session(home: Path, thread_id: str | None) -> Session:
+    """The model of the thread's last turn (``turn_context``, else ``session_meta``) and the tool outputs that say
+    the sandbox refused a write, from its session file in memtui's private CODEX_HOME, which is then deleted:
+    memtui keeps no copy of its own calls' sessions. (The ``--json`` events do not always carry a refused
+    command's output; the session always has what the model was told.)"""
+    out = Session()
     if not thread_id:
-        return None
-    model = None
+        return out
     for path in sorted((home / "sessions").glob(f"**/rollout-*{thread_id}.jsonl")):
         try:
             lines = path.read_bytes().splitlines()
@@ -144,11 +166,17 @@ def take_session_model(home: Path, thread_id: str | None) -> str | None:
             except orjson.JSONDecodeError:
                 continue
             payload = obj.get("payload") if isinstance(obj, dict) else None
-            named = payload.get("model") if isinstance(payload, dict) else None
+            if not isinstance(payload, dict):
+                continue
+            named = payload.get("model")
             if isinstance(named, str) and named and obj.get("type") in ("session_meta", "turn_context"):
-                model = named
+                out.model = named
+            if payload.get("type") in ("function_call_output", "custom_tool_call_output"):
+                said = str(payload.get("output") or "")
+                if any(r in said for r in SANDBOX_REFUSED):
+                    out.refused.append(short(said))
         path.unlink(missing_ok=True)
-    return model
+    return out
 
 
 class CodexCliBackend:
@@ -187,9 +215,9 @@ class CodexCliBackend:
         kind = classify(f"{message}\n{stderr.decode('utf-8', 'replace')}")
         return BackendError(kind, short(f"codex exec exit {rc}: {text}"), prompt_tokens=ptok, completion_tokens=ctok)
 
-    def _used(self, ev: Events, asked: str | None) -> str | None:
+    def _session(self, ev: Events) -> Session:
         assert self.home is not None
-        return take_session_model(self.home, ev.thread_id) or asked
+        return take_session(self.home, ev.thread_id)
 
     async def structured(
         self, *, model: str | None, system: str, user: str, output_model: type[M], schema_name: str
@@ -208,7 +236,7 @@ class CodexCliBackend:
                 env=self.env,
             )
             ev = _events_summary(done.stdout)
-            used = self._used(ev, model)
+            used = self._session(ev).model or model
             ptok, ctok = ev.prompt_tokens, ev.completion_tokens
             if done.returncode != 0 or ev.failure:
                 raise self._fail(done.returncode, ev.failure or "", done.stderr, ptok, ctok)
@@ -236,10 +264,18 @@ class CodexCliBackend:
                 env=self.env,
             )
             ev = _events_summary(done.stdout)
-            used = self._used(ev, request.model)
+            session = self._session(ev)
+            used = session.model or request.model
             ptok, ctok = ev.prompt_tokens, ev.completion_tokens
             if done.returncode != 0 or ev.failure:
                 raise self._fail(done.returncode, ev.failure or "", done.stderr, ptok, ctok)
+            if refused := ev.refused or session.refused:
+                raise BackendError(
+                    FailureKind.ERROR,
+                    short(f"the codex agent tried to write outside its work copy ({'; '.join(refused[:3])}); refused"),
+                    prompt_tokens=ptok,
+                    completion_tokens=ctok,
+                )
             final = out.read_text(encoding="utf-8") if out.is_file() else ev.last_message
         if request.on_turn:
             request.on_turn(1, ev.kinds)
