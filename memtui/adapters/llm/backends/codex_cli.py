@@ -40,6 +40,7 @@ from memtui.adapters.llm.backends.capabilities import codex_quiet_args, detect
 from memtui.adapters.llm.backends.cleanroom import codex_api_key_login, codex_config, codex_env, codex_home
 from memtui.adapters.llm.backends.cli_common import classify, json_lines, probe, run_cli, short
 from memtui.adapters.llm.structured import StructuredResult, strict_json_schema, validate_reply
+from memtui.adapters.rollouts.model import OUTPUT_TYPES
 from memtui.adapters.selfcalls import with_marker, work_dir
 from memtui.core.paths import Paths, resolve_paths
 from memtui.core.settings import Settings
@@ -171,7 +172,7 @@ def take_session(home: Path, thread_id: str | None) -> Session:
             named = payload.get("model")
             if isinstance(named, str) and named and obj.get("type") in ("session_meta", "turn_context"):
                 out.model = named
-            if payload.get("type") in ("function_call_output", "custom_tool_call_output"):
+            if payload.get("type") in OUTPUT_TYPES:
                 said = str(payload.get("output") or "")
                 if any(r in said for r in SANDBOX_REFUSED):
                     out.refused.append(short(said))
