@@ -64,15 +64,68 @@ def test_codex_exec_gets_exactly_the_documented_flags(home, fake_clis, isolated_
     schema, out = argv[argv.index("--output-schema") + 1], argv[argv.index("-o") + 1]
     assert Path(schema).parent == Path(out).parent and Path(schema).parent.parent == Path(work)
     assert argv == [
-        "codex", "exec", "-c", "notify=[]", "--sandbox", "read-only", "--skip-git-repo-check", "--ephemeral", "--json",
+        "codex", "exec", "-c", "notify=[]", "--sandbox", "read-only", "--skip-git-repo-check", "--json",
         "--color", "never", "-C", work, "--output-schema", schema, "-o", out, "-",
     ]  # fmt: skip
+    private = str(isolated_env["MEMTUI_HOME"] / "codex-home")
+    assert login["codex_home"] == exec_call["codex_home"] == private  # memtui's own CODEX_HOME, for both
+    assert not list(Path(private).glob("sessions/**/*.jsonl"))  # the call's session was read for its model, then gone
     assert exec_call["cwd"] == work
     assert exec_call["stdin"].startswith(MARKER)  # the prompt goes on stdin, marked as memtui's own
     assert "The checkout tests fail on CI" in exec_call["stdin"]
     assert not Path(schema).parent.exists()  # the temporary schema and output files are gone
     assert get_stage1_output(home[0].conn, t)["rollout_slug"] == "fix-checkout-test"
-    assert runs(home[0].conn, t)[0]["model"] == "codex (its default model)"
+    assert runs(home[0].conn, t)[0]["model"] == "codex:gpt-5.5"  # what codex says it used (its session's turn)
+
+
+def test_codex_calls_carry_none_of_the_users_instructions_or_memory(home, fake_clis, isolated_env, monkeypatch):
+    """Item 5: the user's global AGENTS.md (memtui's exported block) and Codex's memory summary stay out of
+    memtui's own calls, while the user's provider and login come along."""
+    user = isolated_env["CODEX_HOME"]
+    (user / "AGENTS.md").write_text("USER-AGENTS-MD exported memory block\n")
+    (user / "memories").mkdir()
+    (user / "memories" / "memory_summary.md").write_text("USER-MEMORY-SUMMARY\n")
+    (user / "auth.json").write_text('{"OPENAI_API_KEY": null}')
+    (user / "config.toml").write_text(
+        'model = "gpt-5.4"\nmodel_provider = "corp"\nnotify = ["notify-send"]\n[features]\nmemories = true\n'
+        '[mcp_servers.docs]\ncommand = "docs-mcp"\n'
+        '[model_providers.corp]\nname = "corp"\nbase_url = "https://llm.corp.example/v1"\nenv_key = "CORP_KEY"\n'
+    )
+    seed(home)
+    assert run_phase1(ctx_for("codex")).succeeded == 1
+    exec_call = calls(fake_clis)[-1]
+    assert exec_call["instructions"] == ""  # the fake loads what the real codex would: nothing of the user's
+    private = Path(exec_call["codex_home"])
+    config = (private / "config.toml").read_text()
+    assert 'model_provider = "corp"' in config and "llm.corp.example" in config and 'env_key = "CORP_KEY"' in config
+    assert "notify" not in config and "mcp_servers" not in config and "memories = false" in config
+    assert (private / "auth.json").is_symlink() and (private / "auth.json").resolve() == (user / "auth.json")
+    assert not (private / "AGENTS.md").exists() and not (private / "memories").exists()
+
+
+def test_codex_with_an_api_key_provider_counts_as_logged_in(home, fake_clis, isolated_env, monkeypatch):
+    """Item 9: ``codex login status`` says "Not logged in" for a provider that takes its key from ``env_key``,
+    but ``codex exec`` works with it: memtui runs when the key is set and refuses, clearly, when it is not."""
+    monkeypatch.setenv("FAKE_CODEX_LOGIN_STATUS", "logged_out")
+    (isolated_env["CODEX_HOME"] / "config.toml").write_text(
+        'model_provider = "corp"\n[model_providers.corp]\nname = "corp"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'env_key = "CORP_KEY"\n'
+    )
+    ok, said = codex_cli.login_status()
+    assert ok is False and "Not logged in" in said  # no key in $CORP_KEY: nothing would work
+    monkeypatch.setenv("CORP_KEY", "sk-corp")
+    ok, said = codex_cli.login_status()
+    assert ok is True and "$CORP_KEY" in said
+    seed(home)
+    assert run_phase1(ctx_for("codex")).succeeded == 1
+
+
+def test_the_recorded_model_is_the_one_codex_used(home, fake_clis, monkeypatch):
+    """Item 9: no model asked for, codex picks its own; the run says which (not memtui's configured default)."""
+    monkeypatch.setenv("FAKE_CODEX_DEFAULT_MODEL", "gpt-6-codex")
+    (t,) = seed(home)
+    assert run_phase1(ctx_for("codex")).succeeded == 1
+    assert runs(home[0].conn, t)[0]["model"] == "codex:gpt-6-codex"
 
 
 def test_codex_calls_do_not_fire_the_users_notify_program(home, fake_clis, isolated_env, tmp_path):
@@ -105,9 +158,16 @@ def test_config_says_which_cli_flags_are_used_and_why(home, fake_clis):
 
     capabilities.forget()
     codex_line, claude_line = capabilities.describe("codex"), capabilities.describe("claude")
-    assert codex_line.startswith("codex 0.200.0 at ") and "-c notify=[]" in codex_line and "--ephemeral" in codex_line
+    assert codex_line.startswith("codex 0.200.0 at ") and "-c notify=[]" in codex_line
+    assert "private CODEX_HOME" in codex_line
     assert claude_line.startswith("claude 2.1.300 at ")
-    for flag in ('--tools ""', "--strict-mcp-config", "--no-session-persistence"):
+    for flag in (
+        '--tools ""',
+        "--safe-mode",
+        '--setting-sources ""',
+        "--strict-mcp-config",
+        "--no-session-persistence",
+    ):
         assert flag in claude_line
 
 
@@ -125,10 +185,13 @@ def test_claude_p_gets_exactly_the_documented_flags(home, fake_clis, isolated_en
     auth, call = calls(fake_clis)
     assert auth["argv"] == ["claude", "auth", "status"]
     schema = json.loads(call["argv"][5])
+    settings = call["argv"][call["argv"].index("--settings") + 1]
     assert call["argv"] == [
         "claude", "-p", "--output-format", "json", "--json-schema", call["argv"][5],
-        "--tools", "", "--strict-mcp-config", "--no-session-persistence", "--model", "claude-haiku-5",
+        "--tools", "", "--safe-mode", "--setting-sources", "", "--settings", settings,
+        "--strict-mcp-config", "--no-session-persistence", "--model", "claude-haiku-5",
     ]  # fmt: skip
+    assert json.loads(settings) == {"disableAllHooks": True, "autoMemoryEnabled": False}
     assert schema["additionalProperties"] is False and set(schema["required"]) == {
         "rollout_summary",
         "rollout_slug",
@@ -137,6 +200,29 @@ def test_claude_p_gets_exactly_the_documented_flags(home, fake_clis, isolated_en
     assert call["cwd"] == str(isolated_env["MEMTUI_HOME"] / "work")
     assert call["stdin"].startswith(MARKER)
     assert get_stage1_output(home[0].conn, t)["raw_memory"].startswith("---\ndescription: tests need TZ=UTC")
+
+
+def test_claude_calls_load_none_of_the_users_setup_and_record_the_model_used(home, fake_clis, isolated_env, tmp_path):
+    """Item 10: the user's CLAUDE.md (memtui's exported block) stays out and their SessionEnd hook does not run; the
+    user's auth settings come along; the run is labelled with the model that did the work (``modelUsage``)."""
+    claude_dir = isolated_env["CLAUDE_CONFIG_DIR"]
+    ran = tmp_path / "session-end-ran"
+    (claude_dir / "CLAUDE.md").write_text("USER-CLAUDE-MD exported memory block\n")
+    hook = {"hooks": [{"type": "command", "command": f"touch {ran}"}]}
+    user = {"hooks": {"SessionEnd": [hook]}, "env": {"ANTHROPIC_BASE_URL": "https://gw.corp.example"}, "model": "opus"}
+    (claude_dir / "settings.json").write_text(json.dumps(user))
+    (t,) = seed(home)
+    assert run_phase1(ctx_for("claude")).succeeded == 1
+    call = calls(fake_clis)[-1]
+    assert call["instructions"] == "" and not ran.exists()
+    settings = json.loads(call["argv"][call["argv"].index("--settings") + 1])
+    assert settings == {
+        "env": {"ANTHROPIC_BASE_URL": "https://gw.corp.example"},
+        "model": "opus",
+        "disableAllHooks": True,
+        "autoMemoryEnabled": False,
+    }
+    assert runs(home[0].conn, t)[0]["model"] == "claude:opus"  # the fake runs the settings' model
 
 
 # --- failures, classified -----------------------------------------------------------------------------------------
@@ -215,7 +301,9 @@ def test_ingest_after_a_phase1_run_adds_no_thread(
     assert s.succeeded == 2
     own_root = isolated_env["CODEX_HOME" if provider == "codex" else "CLAUDE_CONFIG_DIR"]
     own_files = [p for p in own_root.rglob("*.jsonl") if not any(t in p.name for t in ids)]
-    assert len(own_files) == (2 if ignore_ephemeral else 0)
+    # codex writes its sessions in memtui's private CODEX_HOME (read for the model, then deleted), never the user's
+    assert len(own_files) == (2 if ignore_ephemeral and provider == "claude" else 0)
+    assert not list((isolated_env["MEMTUI_HOME"] / "codex-home").rglob("*.jsonl"))
     summary = run_ingest(ctx)
     threads = {r[0] for r in ctx.conn.execute("SELECT id FROM threads")}
     assert threads == set(ids)
@@ -324,7 +412,8 @@ def test_codex_events_a_transient_error_in_a_completed_turn_is_not_a_failure():
         {"type": "turn.completed", "usage": {"input_tokens": 10, "cached_input_tokens": 0, "output_tokens": 2}},
     ]
     data = "\n".join(json.dumps(x) for x in lines).encode()
-    assert codex_cli._events_summary(data)[:3] == (10, 2, None)
+    ev = codex_cli._events_summary(data)
+    assert (ev.prompt_tokens, ev.completion_tokens, ev.failure, ev.thread_id) == (10, 2, None, "t")
     failed = data.replace(b'"turn.completed"', b'"turn.failed"')
-    assert codex_cli._events_summary(failed)[2] == "codex reported a failed turn"
-    assert codex_cli._events_summary(b"\n".join(data.splitlines()[:2]))[2].startswith("stream disconnected")
+    assert codex_cli._events_summary(failed).failure == "codex reported a failed turn"
+    assert str(codex_cli._events_summary(b"\n".join(data.splitlines()[:2])).failure).startswith("stream disconnected")

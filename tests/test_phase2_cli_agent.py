@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from memtui.adapters.llm.backends import claude_cli
 from memtui.adapters.memroot.baseline import head_commit
 from memtui.adapters.memroot.files import DIFF_FILENAME
 from memtui.adapters.selfcalls import MARKER
@@ -63,19 +62,73 @@ def test_the_cli_agent_writes_memory_which_is_redacted_and_awaits_review(cli_ctx
         argv = agent_call["argv"]
         out = argv[argv.index("-o") + 1]
         assert argv == [
-            "codex", "exec", "-c", "notify=[]", "--sandbox", "workspace-write", "-C", folder, "--skip-git-repo-check",
-            "--ephemeral", "--json", "--color", "never", "-o", out, "-",
+            "codex", "exec", "-c", "notify=[]", "--sandbox", "workspace-write",
+            "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+            "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+            "-C", folder, "--skip-git-repo-check", "--json", "--color", "never", "-o", out, "-",
         ]  # fmt: skip
+        assert agent_call["codex_home"] == str(ctx.paths.home / "codex-home")
     else:
-        assert agent_call["argv"] == [
-            "claude", "-p", "--strict-mcp-config", "--no-session-persistence", "--permission-mode", "acceptEdits",
-            "--allowedTools", "Read,Edit,Write,Glob,Grep",
-            "--disallowedTools", claude_cli.AGENT_DISALLOWED, "--output-format", "json",
+        argv = agent_call["argv"]
+        settings = argv[argv.index("--settings") + 1]
+        assert argv == [
+            "claude", "-p", "--tools", "Read,Edit,Write,Glob,Grep", "--safe-mode", "--setting-sources", "",
+            "--settings", settings, "--permission-prompts", "none", "--strict-mcp-config", "--no-session-persistence",
+            "--permission-mode", "acceptEdits", "--output-format", "json",
         ]  # fmt: skip
+        assert "--allowedTools" not in argv  # a bare Write there would allow writes anywhere
+        deny = json.loads(settings)["permissions"]["deny"]
+        assert f"Write(/{ctx.paths.claude_dir}/**)" in deny and f"Edit(/{ctx.paths.claude_dir}/**)" in deny
     run = review.pending_run(ctx.conn)
     assert SECRET not in run.diff
     review.reject(ctx, reason="not now")
     assert not (root / "MEMORY.md").exists() and not (root / "skills").exists()
+
+
+def test_the_agent_loads_none_of_the_users_setup_and_records_the_model_it_used(cli_ctx, monkeypatch, tmp_path):
+    """Items 5, 9 and 10: no instruction file or memory of the user's in the agent's prompt, none of the user's
+    hooks run, and the run is labelled with the model the CLI says it used (not memtui's configured default)."""
+    ctx, provider, log = cli_ctx
+    ran = tmp_path / "session-end-ran"
+    (ctx.paths.claude_dir / "CLAUDE.md").write_text("USER-CLAUDE-MD\n")
+    hook = {"hooks": [{"type": "command", "command": f"touch {ran}"}]}
+    (ctx.paths.claude_dir / "settings.json").write_text(json.dumps({"hooks": {"SessionEnd": [hook]}}))
+    (ctx.paths.codex_home / "AGENTS.md").write_text("USER-AGENTS-MD\n")
+    monkeypatch.setenv(f"FAKE_{provider.upper()}_DEFAULT_MODEL", "model-the-cli-chose")
+    edits(monkeypatch, {"MEMORY.md": MEMORY, "memory_summary.md": SUMMARY})
+    result = run_phase2(ctx)
+    assert result.outcome == "awaiting_review", result.reason
+    assert calls(log)[-1]["instructions"] == ""
+    assert not ran.exists()
+    model = ctx.conn.execute("SELECT model FROM phase2_runs WHERE id = ?", (result.run_id,)).fetchone()[0]
+    assert model == f"{provider}:model-the-cli-chose"
+
+
+@pytest.mark.parametrize("ignores_the_rule", [False, True])
+def test_a_claude_agent_write_into_its_auto_memory_is_denied_or_refused(
+    frozen_clock,
+    fake_clis,  # noqa: F811
+    monkeypatch,
+    ignores_the_rule,
+):
+    """Item 11: Claude lets a Write into its auto-memory folder for the work copy through with no permission asked.
+    memtui's deny rule stops it; a Claude that writes anyway gets its run refused and the file removed."""
+    monkeypatch.setenv("MEMTUI_PROVIDER", "claude")
+    monkeypatch.setenv("FAKE_CLAUDE_AUTOMEMORY", "1")
+    if ignores_the_rule:
+        monkeypatch.setenv("FAKE_CLAUDE_IGNORE_DENY", "1")
+    ctx = open_context()
+    add_output(ctx.conn, A, FROZEN_NOW - 3600)
+    edits(monkeypatch, {"MEMORY.md": MEMORY, "memory_summary.md": SUMMARY})
+    result = run_phase2(ctx)
+    projects = ctx.paths.claude_dir / "projects"
+    assert not [p for p in projects.rglob("*") if p.is_file()]  # nothing left in Claude's folder
+    if ignores_the_rule:
+        assert result.outcome == "failed" and "wrote outside its work copy" in str(result.reason)
+        assert not (ctx.paths.memory_root / "MEMORY.md").exists()
+    else:
+        assert result.outcome == "awaiting_review", result.reason
+    ctx.close()
 
 
 @pytest.mark.parametrize(

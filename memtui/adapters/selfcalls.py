@@ -1,9 +1,10 @@
 """memtui's own model sessions must never come back as the user's sessions (no self-learning).
 
-Agent CLIs may persist what memtui asked them (Claude Code always writes a transcript; an old ``codex`` may ignore
-``--ephemeral``). Three guards, each enough on its own: ``--ephemeral`` where the CLI has it, a memtui-owned working
-directory (and the memory root for Phase 2), and a marker on the first line of every prompt memtui sends. Ingest
-skips a session whose cwd is one of those folders or whose first user message starts with the marker.
+Agent CLIs may persist what memtui asked them (an older Claude Code always writes a transcript). Three guards, each
+enough on its own: no session in the user's folders (codex runs with memtui's private ``CODEX_HOME``, claude with
+``--no-session-persistence`` where it has it; ``llm.backends.cleanroom``), a memtui-owned working directory (and the
+memory root for Phase 2), and a marker on the first line of every prompt memtui sends. Ingest skips a session whose
+cwd is one of those folders or whose first user message starts with the marker.
 """
 
 from __future__ import annotations

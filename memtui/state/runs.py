@@ -187,6 +187,11 @@ def insert_running(
     return int(cur.lastrowid or 0)
 
 
+def set_model(conn: sqlite3.Connection, run_id: int, model: str) -> None:
+    """The model the agent really used, once its run said (the row starts with the one asked for)."""
+    conn.execute("UPDATE phase2_runs SET model=? WHERE id=?", (model, run_id))
+
+
 def insert_restore(
     conn: sqlite3.Connection,
     *,

@@ -10,6 +10,18 @@ from the environment, so a test sets it with ``monkeypatch.setenv`` and the subp
 - ``FAKE_AGENT_DELAY``: seconds an agent run works before it applies its edits (a window to kill memtui in).
 - ``FAKE_AGENT_LOG``: a JSONL file; each invocation appends ``{"argv", "cwd", "stdin"}``.
 - ``FAKE_CODEX_IGNORE_EPHEMERAL=1``: persist a session even with ``--ephemeral`` (an old or buggy CLI).
+- ``FAKE_CODEX_DEFAULT_MODEL`` / ``FAKE_CLAUDE_DEFAULT_MODEL``: the model a run uses when none is asked for (codex
+  names it in its session's ``turn_context``, claude in the result's ``modelUsage``).
+- ``FAKE_CLAUDE_AUTOMEMORY=1``: the agent also writes into Claude's auto-memory folder for its cwd, as Claude Code
+  2.1.328 lets it with no permission asked, unless a ``--settings`` deny rule covers the folder
+  (``FAKE_CLAUDE_IGNORE_DENY=1``: even then).
+- ``FAKE_CODEX_LOGIN_STATUS=logged_out``: ``codex login status`` says "Not logged in" while ``codex exec`` works
+  (a provider that takes its API key from ``env_key``).
+
+Each log line also says what the real CLI would have loaded of the user's setup: ``instructions`` (codex:
+``$CODEX_HOME/AGENTS.md`` and, with ``[features] memories``, ``memories/memory_summary.md``; claude:
+``$CLAUDE_CONFIG_DIR/CLAUDE.md`` unless ``--safe-mode``), and claude runs the user's ``SessionEnd`` hooks from
+``settings.json`` unless ``--setting-sources`` leaves out ``user`` or ``--settings`` sets ``disableAllHooks``.
 
 Like the real CLIs, codex writes a rollout under ``$CODEX_HOME/sessions`` unless ``--ephemeral``, and claude always
 writes a transcript under ``$CLAUDE_CONFIG_DIR/projects/<cwd>``, so "memtui never ingests its own sessions" is tested
@@ -18,10 +30,20 @@ against real files. Formats: see the docstrings of ``memtui.adapters.llm.backend
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
 from pathlib import Path
+
+# A valid stage-one output for the rollout ``tests.test_phase1_run.write_rollout`` writes (what the stand-ins and
+# the conformance tier's fake model answer a Phase 1 call with).
+STAGE_ONE_REPLY = {
+    "rollout_summary": "# Fixed the flaky checkout test\n\nThe user ran the tests under TZ=UTC.\n",
+    "rollout_slug": "fix-checkout-test",
+    "raw_memory": "---\ndescription: tests need TZ=UTC\ntask: fix test\ntask_group: shop-api\ntask_outcome: success\n"
+    "cwd: /home/ana/src/shop-api\nkeywords: tz\n---\n### Task 1: fix test\n- run the suite with TZ=UTC\n",
+}
 
 SCRIPT = r"""
 import json, os, subprocess, sys, time, uuid
@@ -29,21 +51,40 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 MODE = os.environ.get("FAKE_AGENT_MODE", "success")
-DEFAULT_REPLY = {
-    "rollout_summary": "# Fixed the flaky checkout test\n\nThe user ran the tests under TZ=UTC.\n",
-    "rollout_slug": "fix-checkout-test",
-    "raw_memory": "---\ndescription: tests need TZ=UTC\ntask: fix test\ntask_group: shop-api\ntask_outcome: success\n"
-    "cwd: /home/ana/src/shop-api\nkeywords: tz\n---\n### Task 1: fix test\n- run the suite with TZ=UTC\n",
-}
+DEFAULT_REPLY = json.loads(__STAGE_ONE_REPLY__)
 NAME = Path(sys.argv[0]).name
 ARGS = sys.argv[1:]
 
 
-def log(stdin):
+def log(stdin, **more):
     path = os.environ.get("FAKE_AGENT_LOG")
     if path:
+        entry = {"argv": [NAME, *ARGS], "cwd": os.getcwd(), "stdin": stdin, "codex_home": os.environ.get("CODEX_HOME")}
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"argv": [NAME, *ARGS], "cwd": os.getcwd(), "stdin": stdin}) + "\n")
+            fh.write(json.dumps({**entry, **more}) + "\n")
+
+
+def codex_home():
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def codex_config():
+    import tomllib
+
+    try:
+        return tomllib.loads((codex_home() / "config.toml").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def codex_instructions():
+    # What codex 0.169.0 prepends to a prompt from its home: the global AGENTS.md and, with memories on, the summary.
+    home, out = codex_home(), []
+    if (home / "AGENTS.md").is_file():
+        out.append((home / "AGENTS.md").read_text())
+    if codex_config().get("features", {}).get("memories") and (home / "memories" / "memory_summary.md").is_file():
+        out.append((home / "memories" / "memory_summary.md").read_text())
+    return "\n".join(out)
 
 
 def opt(*names):
@@ -88,6 +129,7 @@ CODEX_HELP = "\n".join([
     '  -C, --cd <DIR>',
     '      --skip-git-repo-check',
     '      --ephemeral',
+    '      --disable <FEATURE>',
     '      --output-schema <FILE>',
     '      --color <COLOR>',
     '      --json',
@@ -102,6 +144,10 @@ CLAUDE_HELP = "\n".join([
     '  --allowedTools, --allowed-tools <tools...>',
     '  --disallowedTools, --disallowed-tools <tools...>',
     '  --tools <tools...>              Specify the list of available tools ("" disables all tools)',
+    '  --safe-mode                     Start with all customizations (CLAUDE.md, hooks...) disabled',
+    '  --setting-sources <sources>     Comma-separated list of setting sources to load (user, project, local)',
+    '  --settings <file-or-json>       Settings file or JSON string to load more settings from',
+    '  --permission-prompts <target>   Who answers permission prompts with --print: "host" or "none"',
     '  --strict-mcp-config             Only use MCP servers from --mcp-config',
     '  --no-session-persistence        Disable session persistence (only with --print)',
     '  --permission-mode <mode>',
@@ -121,13 +167,7 @@ def config_overrides():
 
 def fire_notify(thread):
     # As codex does after each turn: run the user's notify program from config.toml, unless overridden.
-    import tomllib
-
-    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-    try:
-        notify = tomllib.loads((home / "config.toml").read_text()).get("notify")
-    except (OSError, ValueError):
-        notify = None
+    notify = codex_config().get("notify")
     override = config_overrides().get("notify")
     if override is not None:
         notify = json.loads(override)
@@ -161,7 +201,7 @@ def codex():
         sys.exit(0)
     if ARGS[:2] == ["login", "status"]:
         log("")
-        if MODE == "not_logged_in":
+        if MODE == "not_logged_in" or os.environ.get("FAKE_CODEX_LOGIN_STATUS") == "logged_out":
             print("Not logged in", file=sys.stderr)
             sys.exit(1)
         print("Logged in using ChatGPT", file=sys.stderr)
@@ -170,16 +210,18 @@ def codex():
         print("error: unknown command", file=sys.stderr)
         sys.exit(2)
     prompt = sys.stdin.read() if ARGS[-1] == "-" else ARGS[-1]
-    log(prompt)
+    log(prompt, instructions=codex_instructions())
     root = opt("-C", "--cd") or os.getcwd()
     thread = str(uuid.uuid4())
+    model = opt("-m", "--model") or codex_config().get("model") or os.environ.get("FAKE_CODEX_DEFAULT_MODEL", "gpt-5.5")
     if "--ephemeral" not in ARGS or os.environ.get("FAKE_CODEX_IGNORE_EPHEMERAL") == "1":
-        home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+        home = codex_home()
         day = datetime.now(timezone.utc)
         path = home / "sessions" / day.strftime("%Y/%m/%d") / f"rollout-{day.strftime('%Y-%m-%dT%H-%M-%S')}-{thread}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         lines = [
             {"timestamp": now_iso(), "type": "session_meta", "payload": {"id": thread, "timestamp": now_iso(), "cwd": root, "originator": "codex_exec", "cli_version": "0.200.0", "source": "exec"}},
+            {"timestamp": now_iso(), "type": "turn_context", "payload": {"cwd": root, "model": model}},
             {"timestamp": now_iso(), "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": prompt}]}},
         ]
         path.write_text("".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines), encoding="utf-8")
@@ -222,7 +264,8 @@ def claude():
     if ARGS[:1] == ["--help"]:
         # FAKE_CLAUDE_OLD=1: a Claude Code from before --tools, --strict-mcp-config and --no-session-persistence
         old = os.environ.get("FAKE_CLAUDE_OLD") == "1"
-        print("\n".join(l for l in CLAUDE_HELP.splitlines() if not (old and ("--tools " in l or "--strict" in l or "--no-session" in l))))
+        new = ("--tools ", "--strict", "--no-session", "--safe-mode", "--setting", "--permission-prompts")
+        print("\n".join(l for l in CLAUDE_HELP.splitlines() if not (old and any(f in l for f in new))))
         sys.exit(0)
     if ARGS[:1] == ["mcp"] and ARGS[1:2] in (["add-json"], ["remove"]):
         # as the real CLI: user scope in the state file's mcpServers, local scope under projects[<cwd>]
@@ -255,16 +298,28 @@ def claude():
         print("error: interactive mode is not available here", file=sys.stderr)
         sys.exit(2)
     prompt = sys.stdin.read()
-    log(prompt)
-    session = str(uuid.uuid4())
     home = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-    project = home / "projects" / os.getcwd().replace("/", "-")
+    claude_md = home / "CLAUDE.md"
+    log(prompt, instructions=claude_md.read_text() if claude_md.is_file() and "--safe-mode" not in ARGS else "")
+    session = str(uuid.uuid4())
+    flag_settings = json.loads(opt("--settings") or "{}")
+    try:
+        user_settings = json.loads((home / "settings.json").read_text()) if opt("--setting-sources") != "" else {}
+    except (OSError, ValueError):
+        user_settings = {}
+    model = opt("--model") or flag_settings.get("model") or os.environ.get("FAKE_CLAUDE_DEFAULT_MODEL", "claude-sonnet-5")
+    project = home / "projects" / "".join(c if c.isalnum() else "-" for c in os.getcwd())
     project.mkdir(parents=True, exist_ok=True)
     transcript = os.devnull if "--no-session-persistence" in ARGS else project / f"{session}.jsonl"
     with open(transcript, "w", encoding="utf-8") as fh:
         fh.write(json.dumps({"type": "user", "sessionId": session, "cwd": os.getcwd(), "version": "2.1.300", "isSidechain": False, "timestamp": now_iso(), "message": {"role": "user", "content": prompt}}) + "\n")
         fh.write(json.dumps({"type": "assistant", "sessionId": session, "cwd": os.getcwd(), "isSidechain": False, "timestamp": now_iso(), "message": {"role": "assistant", "model": "claude-sonnet-5", "content": [{"type": "text", "text": "done"}]}}) + "\n")
-    base = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1200, "duration_api_ms": 1100, "num_turns": 1, "session_id": session, "total_cost_usd": 0.0123, "usage": {"input_tokens": len(prompt) // 4, "output_tokens": 120, "cache_read_input_tokens": 0}}
+    base = {"type": "result", "subtype": "success", "is_error": False, "duration_ms": 1200, "duration_api_ms": 1100, "num_turns": 1, "session_id": session, "total_cost_usd": 0.0123, "usage": {"input_tokens": len(prompt) // 4, "output_tokens": 120, "cache_read_input_tokens": 0}, "modelUsage": {model: {"inputTokens": len(prompt) // 4, "outputTokens": 120}, "claude-haiku-4-5": {"inputTokens": 10, "outputTokens": 2}}}
+    if not flag_settings.get("disableAllHooks"):
+        # "Session" + "End": not spelled whole, since memtui reads the hook events a codex knows from its program
+        for group in user_settings.get("hooks", {}).get("Session" + "End", []):
+            for h in group.get("hooks", []):
+                subprocess.run(h["command"], shell=True, check=False)
     if MODE == "hang":
         time.sleep(3600)
     if MODE == "not_logged_in":
@@ -278,6 +333,13 @@ def claude():
         sys.exit(0)
     if opt("--permission-mode") == "acceptEdits":
         apply_edits(os.getcwd())
+        if os.environ.get("FAKE_CLAUDE_AUTOMEMORY") == "1":
+            target = project / "memory" / "notes.md"
+            denied = flag_settings.get("permissions", {}).get("deny", [])
+            ignore = os.environ.get("FAKE_CLAUDE_IGNORE_DENY") == "1"
+            if ignore or not any(r.startswith("Write(/") and str(target).startswith(r[len("Write(/"):-len("/**)")]) for r in denied):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text("remembered outside the work copy\n")
         print(json.dumps({**base, "num_turns": 4, "result": "Updated MEMORY.md and memory_summary.md."}))
         sys.exit(0)
     schema = opt("--json-schema")
@@ -302,7 +364,8 @@ def install(bin_dir: Path, codex_hook_events: tuple[str, ...] = ()) -> dict[str,
     for name in ("codex", "claude"):
         path = bin_dir / name
         known = f"# hook events: {', '.join(codex_hook_events)}\n" if name == "codex" and codex_hook_events else ""
-        path.write_text(f"#!{sys.executable}\n{known}{SCRIPT}", encoding="utf-8")
+        script = SCRIPT.replace("__STAGE_ONE_REPLY__", repr(json.dumps(STAGE_ONE_REPLY)))
+        path.write_text(f"#!{sys.executable}\n{known}{script}", encoding="utf-8")
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         out[name] = path
     return out

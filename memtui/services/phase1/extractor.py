@@ -232,6 +232,7 @@ class ModelExtractor:
             if attempt == INVALID_OUTPUT_ATTEMPTS:
                 raise ExtractionFailed("invalid_output: " + "; ".join(problems), info)
         info.output = result.output
+        info.model = result.model  # the model the backend says answered (an agent CLI may pick its own)
         keep_faithful_quotes(info)
         return info
 

@@ -29,6 +29,7 @@ from memtui.adapters.memroot.lock import (
 )
 from memtui.adapters.memroot.view import remove_leftover_views
 from memtui.core import clock
+from memtui.core.settings import Settings
 from memtui.services.context import Context
 from memtui.services.health.consolidation import HealthInputs, binding_inputs, record_drops
 from memtui.services.phase2 import forgotten, review, unchanged
@@ -162,13 +163,14 @@ def _run_agent(
     say: Callable[[str], None],
     cancel: Cancel,
     folder: Path | None = None,
+    run_id: int | None = None,
 ) -> tuple[int, int, int]:
     """The agent run on the configured backend, with a heartbeat task; returns (turns, prompt, completion tokens).
 
     ``tools`` serve the HTTP tool loop; a CLI backend (codex / claude) edits ``folder`` (a copy of the memory root)
-    with its own tools (``tools`` None).
+    with its own tools (``tools`` None). The run's row gets the model the agent says it used.
     """
-    from memtui.adapters.llm.backends.base import AgentRequest
+    from memtui.adapters.llm.backends.base import AgentOutcome, AgentRequest
     from memtui.adapters.llm.backends.choose import make_backend, model_if_set
 
     s = ctx.settings
@@ -186,7 +188,7 @@ def _run_agent(
                 lost.append("lost the Phase 2 lock (lease taken over)")
                 return
 
-    async def main() -> tuple[int, int, int]:
+    async def main() -> AgentOutcome:
         backend = make_backend(s, ctx.paths)
         model = model_if_set(s, "consolidation_model") if backend.own_tools else s.consolidation_model
         beat = asyncio.create_task(heartbeat())
@@ -207,9 +209,12 @@ def _run_agent(
         finally:
             beat.cancel()
             await backend.aclose()
-        return result.turns, result.prompt_tokens, result.completion_tokens
+        return result
 
-    return asyncio.run(main())
+    result = asyncio.run(main())
+    if run_id is not None and result.model:
+        runs.set_model(ctx.conn, run_id, result.model)
+    return result.turns, result.prompt_tokens, result.completion_tokens
 
 
 def _health_inputs(ctx: Context, say: Callable[[str], None], base: str) -> HealthInputs:
@@ -471,6 +476,18 @@ def _no_changes(
     return Phase2Result(outcome=Outcome.NO_CHANGES, run_id=run_id, selected=selected, offline=attempt.offline)
 
 
+def asked_model(s: Settings) -> str:
+    """The run's model label before the agent says which it used: an agent CLI runs its own default unless the user
+    chose one (``model_if_set``), so that is what the label says, not memtui's default."""
+    from memtui.adapters.llm.backends.base import cli_model
+    from memtui.adapters.llm.backends.choose import model_if_set
+
+    provider = resolved_provider(s)
+    if provider in CLI_PROVIDERS:
+        return cli_model(provider, model_if_set(s, "consolidation_model"))
+    return s.consolidation_model
+
+
 def start(ctx: Context, attempt: Attempt, synced: Synced, say: Callable[[str], None]) -> Started:
     """The diff file for the agent, the run's row (``running``) and the journal persisted with it: from here on a
     crash is undone by the next run's recovery."""
@@ -483,7 +500,7 @@ def start(ctx: Context, attempt: Attempt, synced: Synced, say: Callable[[str], N
         conn,
         started_at=clock.now_s(),
         offline=attempt.offline,
-        model=None if attempt.offline else s.consolidation_model,
+        model=None if attempt.offline else asked_model(s),
         base=synced.base,
         claimed=attempt.claimed.input_watermark,
         new_watermark=synced.new_watermark,
@@ -542,14 +559,14 @@ def agent(
         if resolved_provider(s) in CLI_PROVIDERS:  # codex / claude edit a copy with their own tools
             from memtui.services.phase2.cli_agent import run_cli_agent
 
-            run = lambda text, folder: _run_agent(ctx, token, None, text, say, cancel, folder)  # noqa: E731
+            run = lambda text, folder: _run_agent(ctx, token, None, text, say, cancel, folder, run_id=started.run_id)  # noqa: E731
             prompt_for = lambda folder: render_consolidation_prompt(folder, s, inputs)  # noqa: E731
             turns, ptok, ctok = run_cli_agent(ctx, journal, prompt_for, say, run)
         else:
             prompt = render_consolidation_prompt(root, s, inputs)
             tools = MemoryTools(root, journal, s.agent_max_write_bytes)
             say(f"agent: {s.consolidation_model}, at most {s.agent_max_turns} turns")
-            turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel)
+            turns, ptok, ctok = _run_agent(ctx, token, tools, prompt, say, cancel, run_id=started.run_id)
         attempt.turns = turns
     if scrubbed := forgotten.scrub_workspace(conn, root, journal.write):
         say(f"forgotten rollouts: removed the lines derived from them in {', '.join(scrubbed)}")

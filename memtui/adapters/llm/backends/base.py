@@ -77,6 +77,13 @@ class AgentOutcome:
     completion_tokens: int = 0
     cost_usd: float | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    #: The label of the model the agent really used, from its own events or result (None: not known).
+    model: str | None = None
+
+
+def cli_model(cli: str, model: str | None) -> str:
+    """How a run on an agent CLI names its model: ``codex:gpt-5.5``, or the CLI's default when it did not say."""
+    return f"{cli}:{model}" if model else f"{cli} (its default model)"
 
 
 class Backend(Protocol):

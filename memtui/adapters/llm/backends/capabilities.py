@@ -1,9 +1,11 @@
 """What the installed agent CLIs can do, asked once per CLI and version: ``--version``, then its ``--help`` text.
 
-memtui's own calls must stay out of the user's way: no ``notify`` program fired (``codex exec -c notify=[]``), no
-tools and none of the user's MCP servers for an extraction (``claude -p --tools "" --strict-mcp-config``), no
-transcript written (``codex exec --ephemeral``, ``claude -p --no-session-persistence``). Each flag is used only
-when the CLI's own help lists it, and ``memtui config`` says which are used and why (``describe``).
+memtui's own calls must stay out of the user's way and out of the user's setup (``cleanroom``): no ``notify``
+program fired (``codex exec -c notify=[]``, and a private CODEX_HOME), none of the user's CLAUDE.md, settings, hooks
+or auto memory (``claude -p --safe-mode --setting-sources "" --settings {...}``), exactly the documented tools
+(``--tools ""`` for an extraction, ``--tools Read,Edit,Write,Glob,Grep`` for the agent), none of the user's MCP
+servers (``--strict-mcp-config``), no transcript (``--no-session-persistence``). Each flag is used only when the
+CLI's own help lists it, and ``memtui config`` says which are used and why (``describe``).
 """
 
 from __future__ import annotations
@@ -58,11 +60,25 @@ def codex_quiet_args(caps: CliCaps) -> list[str]:
     return ["-c", "notify=[]"] if caps.has("--config") or caps.has("-c") or not caps.flags else []
 
 
-def claude_quiet_args(caps: CliCaps, *, tool_less: bool) -> list[str]:
-    """No tools at all (extraction), none of the user's MCP servers, and no transcript, where the CLI has them."""
+# The consolidation agent's tools (docs/models.md): read and edit files in its work copy, nothing else.
+AGENT_TOOLS = "Read,Edit,Write,Glob,Grep"
+
+
+def claude_quiet_args(caps: CliCaps, *, tool_less: bool, settings: str | None = None) -> list[str]:
+    """Exactly the documented tools (none for an extraction), none of the user's CLAUDE.md, settings files, hooks or
+    MCP servers, memtui's own ``settings`` JSON (``cleanroom.claude_settings``), and no transcript, where the CLI
+    has them."""
     out: list[str] = []
-    if tool_less and caps.has("--tools"):
-        out += ["--tools", ""]
+    if caps.has("--tools"):
+        out += ["--tools", "" if tool_less else AGENT_TOOLS]
+    if caps.has("--safe-mode"):
+        out.append("--safe-mode")
+    if caps.has("--setting-sources"):
+        out += ["--setting-sources", ""]
+    if settings is not None and caps.has("--settings"):
+        out += ["--settings", settings]
+    if not tool_less and caps.has("--permission-prompts"):
+        out += ["--permission-prompts", "none"]
     if caps.has("--strict-mcp-config"):
         out.append("--strict-mcp-config")
     if caps.has("--no-session-persistence"):
@@ -77,15 +93,20 @@ def describe(command: str) -> str:
         if caps.path is None:
             return "codex: not on PATH"
         quiet = codex_quiet_args(caps)
-        used = ["--ephemeral (no session file)" if caps.has("--ephemeral") else "no --ephemeral in this codex"]
+        used = [
+            "a private CODEX_HOME (none of your AGENTS.md, memories, hooks or MCP servers; your provider and login)"
+        ]
         used.append("-c notify=[] (your notify program is not run for memtui's calls)" if quiet else "no -c")
         return f"codex {caps.version or '(version unknown)'} at {caps.path}: " + "; ".join(used)
     caps = detect("claude")
     if caps.path is None:
         return "claude: not on PATH"
-    flags = claude_quiet_args(caps, tool_less=True)
+    flags = claude_quiet_args(caps, tool_less=True, settings="{}")
     why = {
-        "--tools": '--tools "" (extraction gets no tools at all)',
+        "--tools": f'--tools "" / {AGENT_TOOLS} (extraction gets no tools, the agent exactly these)',
+        "--safe-mode": "--safe-mode (none of your CLAUDE.md, skills, plugins or hooks)",
+        "--setting-sources": '--setting-sources "" (none of your settings files)',
+        "--settings": "--settings (hooks and auto memory off; writes outside the work copy denied)",
         "--strict-mcp-config": "--strict-mcp-config (none of your MCP servers)",
         "--no-session-persistence": "--no-session-persistence (no transcript of memtui's calls)",
     }

@@ -18,18 +18,34 @@ What this relies on (documented behaviour, cited):
   ``--no-session-persistence`` (print mode) writes no transcript; each is used when ``claude --help`` lists it
   (``capabilities``). An older Claude Code writes a transcript under ``~/.claude/projects/<cwd>``: memtui runs it in
   its own working folder and marks the prompt, and ingest skips such sessions (``memtui.adapters.selfcalls``).
+- Clean room (``cleanroom``): ``--safe-mode``, ``--setting-sources ""`` and ``--settings`` (hooks and auto memory
+  off, the user's auth and model settings, writes into Claude's own folder denied). The agent gets ``--tools
+  Read,Edit,Write,Glob,Grep`` (without it Claude 2.1.328 also offered ListAgents, ReportFindings, ScheduleWakeup,
+  ToolSearch, Workflow...), ``--permission-mode acceptEdits`` (edits in its folder pass; anything else would ask,
+  and ``--permission-prompts none`` refuses what would ask) and no ``--allowedTools`` (a bare ``Write`` there allows
+  writes anywhere). After the run memtui checks Claude's per-folder state for the work copy (its auto memory) and
+  refuses a run that wrote there.
+- The result's ``modelUsage`` maps each model the run used to its tokens: the run is labelled with the one that did
+  most of the work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from memtui.adapters.llm.backends.base import AgentOutcome, AgentRequest, BackendError, FailureKind, M
-from memtui.adapters.llm.backends.capabilities import CliCaps, claude_quiet_args, detect
+from memtui.adapters.llm.backends.base import AgentOutcome, AgentRequest, BackendError, FailureKind, M, cli_model
+from memtui.adapters.llm.backends.capabilities import AGENT_TOOLS, CliCaps, claude_quiet_args, detect
+from memtui.adapters.llm.backends.cleanroom import (
+    CLAUDE_FILE_TOOLS,
+    claude_dirs,
+    claude_project_files,
+    claude_settings,
+)
 from memtui.adapters.llm.backends.cli_common import classify, json_lines, probe, run_cli, short
 from memtui.adapters.llm.structured import StructuredResult, strict_json_schema, validate_reply
 from memtui.adapters.selfcalls import with_marker, work_dir
@@ -44,7 +60,7 @@ ALL_TOOLS = (
     "WebFetch,WebSearch,Task,TaskOutput,TaskStop,TodoWrite,SlashCommand,Skill,ExitPlanMode,Monitor,ToolSearch,"
     "EnterWorktree,AskUserQuestion"
 )
-AGENT_ALLOWED = "Read,Edit,Write,Glob,Grep"
+AGENT_ALLOWED = AGENT_TOOLS
 AGENT_DISALLOWED = "Bash,BashOutput,KillShell,NotebookEdit,WebFetch,WebSearch,Task,SlashCommand,Skill"
 
 
@@ -76,11 +92,25 @@ def structured_argv(
 
 
 def agent_argv(model: str | None, command: str = COMMAND, quiet: list[str] | None = None) -> list[str]:
-    argv = [command, "-p", *(quiet or []), "--permission-mode", "acceptEdits", "--allowedTools", AGENT_ALLOWED]
-    argv += ["--disallowedTools", AGENT_DISALLOWED, "--output-format", "json"]
+    argv = [command, "-p", *(quiet or []), "--permission-mode", "acceptEdits"]
+    if "--tools" not in (quiet or []):  # an older Claude Code: the documented tools allowed, the rest refused
+        argv += ["--allowedTools", AGENT_ALLOWED, "--disallowedTools", AGENT_DISALLOWED]
+    argv += ["--output-format", "json"]
     if model:
         argv += ["--model", model]
     return argv
+
+
+def refuse_outside_writes(state: Path, root: Path, before: dict[str, tuple[int, int]]) -> list[str]:
+    """Files the run wrote or changed in Claude's per-folder state for ``root`` (its auto memory: the one place
+    Claude 2.1.328 writes with no permission asked). They belong to memtui's throwaway work copy, so they are
+    removed; their names come back for the refusal."""
+    after = claude_project_files(state, root)
+    wrote = sorted(p for p, sig in after.items() if before.get(p) != sig)
+    for p in wrote:
+        if p not in before:
+            Path(p).unlink(missing_ok=True)
+    return wrote
 
 
 def parse_result(stdout: bytes, stderr: bytes, returncode: int) -> dict[str, Any]:
@@ -103,6 +133,7 @@ def parse_result(stdout: bytes, stderr: bytes, returncode: int) -> dict[str, Any
     ptok = int(usage.get("input_tokens") or 0) + int(usage.get("cache_read_input_tokens") or 0) or None
     ctok = int(usage.get("output_tokens") or 0) or None
     result["_tokens"] = (ptok, ctok)
+    result["_model"] = main_model(result.get("modelUsage"))
     if result.get("is_error") or result.get("subtype") != "success" or returncode != 0:
         said = str(result.get("result") or result.get("subtype") or "error")
         default = FailureKind.INVALID_OUTPUT if "structured_output" in str(result.get("subtype")) else FailureKind.ERROR
@@ -115,6 +146,30 @@ def parse_result(stdout: bytes, stderr: bytes, returncode: int) -> dict[str, Any
     return result
 
 
+def denied_writes(denials: object) -> list[str]:
+    """The paths of file writes Claude refused in the run (the result's ``permission_denials``): an agent that tried
+    to write outside its work copy is not trusted with the rest of its run either."""
+    out = []
+    for d in denials if isinstance(denials, list) else []:
+        if isinstance(d, dict) and d.get("tool_name") in CLAUDE_FILE_TOOLS:
+            given = d.get("tool_input")
+            args = given if isinstance(given, dict) else {}
+            out.append(str(args.get("file_path") or args.get("notebook_path") or d.get("tool_name")))
+    return out
+
+
+def main_model(usage: object) -> str | None:
+    """The model that did most of the run's work in the result's ``modelUsage`` (side calls may use a small one)."""
+    if not isinstance(usage, dict) or not usage:
+        return None
+
+    def work(item: tuple[str, object]) -> int:
+        u = item[1] if isinstance(item[1], dict) else {}
+        return sum(int(u.get(k) or 0) for k in ("inputTokens", "outputTokens", "cacheReadInputTokens"))
+
+    return str(max(usage.items(), key=work)[0])
+
+
 class ClaudeCliBackend:
     name = "claude"
     own_tools = True
@@ -125,7 +180,7 @@ class ClaudeCliBackend:
         self.caps: CliCaps | None = None
 
     def describe_model(self, model: str | None) -> str:
-        return f"claude:{model}" if model else "claude (its default model)"
+        return cli_model(self.name, model)
 
     async def _ensure_login(self) -> None:
         if self._checked:
@@ -162,19 +217,38 @@ class ClaudeCliBackend:
             return BackendError(FailureKind.INVALID_OUTPUT, reason, prompt_tokens=ptok, completion_tokens=ctok)
 
         output = validate_reply(orjson.dumps(structured), output_model, fail)
-        return StructuredResult(output, ptok, ctok, int(done.seconds * 1000), self.describe_model(model))
+        used = result["_model"] or model
+        return StructuredResult(output, ptok, ctok, int(done.seconds * 1000), self.describe_model(used))
 
     async def run_agent(self, request: AgentRequest) -> AgentOutcome:
         await self._ensure_login()
-        done = await run_cli(
-            agent_argv(request.model, self.command, self._quiet(tool_less=False)),
-            stdin=with_marker(request.prompt).encode("utf-8"),
-            cwd=request.root,
-            timeout=request.timeout,
-            should_stop=request.should_stop,
-        )
+        state = self.paths.claude_dir
+        before = claude_project_files(state, request.root)
+        try:
+            done = await run_cli(
+                agent_argv(request.model, self.command, self._quiet(tool_less=False)),
+                stdin=with_marker(request.prompt).encode("utf-8"),
+                cwd=request.root,
+                timeout=request.timeout,
+                should_stop=request.should_stop,
+            )
+        finally:
+            wrote = refuse_outside_writes(state, request.root, before)
+        if wrote:
+            raise BackendError(
+                FailureKind.ERROR,
+                f"the claude agent wrote outside its work copy ({', '.join(wrote[:4])}); those files were removed "
+                "and the run refused",
+            )
         result = parse_result(done.stdout, done.stderr, done.returncode)
         ptok, ctok = result["_tokens"]
+        if tried := denied_writes(result.get("permission_denials")):
+            raise BackendError(
+                FailureKind.ERROR,
+                short(f"the claude agent tried to write outside its work copy ({', '.join(tried[:3])}); refused"),
+                prompt_tokens=ptok,
+                completion_tokens=ctok,
+            )
         turns = int(result.get("num_turns") or 1)
         if request.on_turn:
             request.on_turn(turns, [])
@@ -187,10 +261,15 @@ class ClaudeCliBackend:
             ctok or 0,
             cost_usd=float(cost) if isinstance(cost, int | float) else None,
             extra={"session_id": result.get("session_id")},
+            model=self.describe_model(result["_model"] or request.model),
         )
 
     def _quiet(self, *, tool_less: bool) -> list[str]:
-        return claude_quiet_args(self.caps, tool_less=tool_less) if self.caps is not None else []
+        if self.caps is None:
+            return []
+        deny = () if tool_less else claude_dirs(self.paths.claude_dir)
+        settings = claude_settings(self.paths.claude_dir, deny_writes_in=deny)
+        return claude_quiet_args(self.caps, tool_less=tool_less, settings=settings)
 
     async def aclose(self) -> None:
         return None

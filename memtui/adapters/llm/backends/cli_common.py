@@ -88,11 +88,12 @@ async def run_cli(
     timeout: float,
     should_stop: Callable[[], str | None] | None = None,
     poll: float = 0.25,
+    env: dict[str, str] | None = None,
 ) -> Completed:
     """Run ``argv`` (its first element looked up on PATH) in its own process group, prompt on stdin.
 
     A timeout or a stop request kills the whole group (the CLI and anything it spawned) and raises
-    ``BackendError``; nothing is left running behind memtui.
+    ``BackendError``; nothing is left running behind memtui. ``env``: the CLI's whole environment (default: ours).
     """
     exe = which_or_fail(argv[0])
     started = time.monotonic()
@@ -104,6 +105,7 @@ async def run_cli(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=str(cwd),
+            env=env,
             start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
@@ -131,14 +133,22 @@ async def run_cli(
     return Completed(proc.returncode or 0, out or b"", err or b"", time.monotonic() - started)
 
 
-def probe(argv: list[str], timeout: float = 15.0) -> subprocess.CompletedProcess[str] | None:
+def probe(
+    argv: list[str], timeout: float = 15.0, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str] | None:
     """A quick synchronous status command (``codex login status``); None when it cannot run at all."""
     exe = shutil.which(argv[0])
     if exe is None:
         return None
     try:
         return subprocess.run(
-            [exe, *argv[1:]], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
+            [exe, *argv[1:]],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
