@@ -26,6 +26,7 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from pathlib import Path
 
+from memtui.adapters.llm.backends.cleanroom import CODEX_HOME_DIR, sweep_codex_home
 from memtui.adapters.memroot.approved import sweep_interrupted_publishes
 from memtui.adapters.memroot.files import (
     MEMORY_MD,
@@ -795,6 +796,11 @@ STORES: tuple[Store, ...] = (
         forget=_drop_sync_manifest,
     ),
     Store("work folders", paths=("work", "work/*"), forget=sweep_work),
+    Store(
+        "memtui's private Codex home (its own calls' sessions and Codex's state of them)",
+        paths=(f"{CODEX_HOME_DIR}", f"{CODEX_HOME_DIR}/*", f"{CODEX_HOME_DIR}/*/*"),
+        forget=lambda env, _t: 0 if env.home is None else sweep_codex_home(env.home),
+    ),
     Store("read-only diff views", paths=(".memories-views", ".memories-views/*"), forget=_sweep_views),
     Store("logs", paths=("logs", "logs/*"), forget=_forget_logs),
     Store("the state database", paths=("state.sqlite", "state.sqlite-wal", "state.sqlite-shm")),

@@ -341,7 +341,7 @@ def test_no_model_server_or_a_garbage_one_is_a_clear_failure_and_jobs_back_off(t
                 sent = len(garbage.requests)
                 ctx.close()
             done = run_cli(home, ["phase1"], home.env(url, frozen=NOW + 3600 + 1))
-            assert done.returncode == 0 and "failed" in done.stdout and "Traceback" not in done.stderr, done
+            assert done.returncode == 1 and "failed" in done.stdout and "Traceback" not in done.stderr, done
             # Phase 2 through the agent: a failed run, its writes undone, the lock backing off.
             with frozen(NOW + 7200):
                 ctx = home.context(url)

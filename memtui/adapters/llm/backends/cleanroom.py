@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -181,3 +182,26 @@ def claude_project_files(claude_dir: Path, folder: Path) -> dict[str, tuple[int,
                     continue
                 out[str(p)] = (st.st_size, st.st_mtime_ns)
     return out
+
+
+# What memtui's private Codex home keeps between calls: its settings and the link to the user's login. Everything
+# else there (Codex's session files, its state and log databases) holds memtui's own prompts, so rollout text.
+KEPT_IN_CODEX_HOME = frozenset({"config.toml", CODEX_AUTH_FILE})
+
+
+def sweep_codex_home(home: Path) -> int:
+    """Remove what Codex wrote into memtui's private home (sessions of memtui's own calls, their state): a stopped
+    call can leave a session file holding a rollout's text. Returns how many entries went."""
+    private = home / CODEX_HOME_DIR
+    if not private.is_dir():
+        return 0
+    n = 0
+    for entry in private.iterdir():
+        if entry.name in KEPT_IN_CODEX_HOME:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        n += 1
+    return n
