@@ -261,6 +261,17 @@ def test_failures_are_classified_backed_off_and_stop_the_run_when_nothing_can_su
         assert "unexpected field 'confidence'" in job(conn, failed[0])["last_error"]
 
 
+def test_a_claude_answer_in_prose_says_so_not_that_claude_code_is_old(home, fake_clis, monkeypatch):
+    """Issue 31.14: with no structured_output the message blamed an old Claude Code; the real 2.1.328 answers that
+    way when the model replies in prose instead of calling its structured-output tool."""
+    (t,) = seed(home)
+    monkeypatch.setenv("FAKE_AGENT_MODE", "prose")
+    assert run_phase1(ctx_for("claude", concurrency=1)).failed == 1
+    error = job(home[0].conn, t)["last_error"]
+    assert error.startswith("invalid_output:") and "without calling Claude Code's structured-output tool" in error
+    assert '"The session fixed a flaky test."' in error and "--json-schema support" not in error
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_a_hanging_cli_is_killed_at_the_timeout(home, fake_clis, monkeypatch, provider):
     (t,) = seed(home)

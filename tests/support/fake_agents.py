@@ -331,6 +331,9 @@ def claude():
     if MODE == "garbage":
         print("Error: the model said something that is not a result object")
         sys.exit(0)
+    if MODE == "prose":  # the model answered in prose, never calling the structured-output tool (real 2.1.328)
+        print(json.dumps({**base, "result": "The session fixed a flaky test.", "structured_output": None}))
+        sys.exit(0)
     if opt("--permission-mode") == "acceptEdits":
         apply_edits(os.getcwd())
         if os.environ.get("FAKE_CLAUDE_AUTOMEMORY") == "1":

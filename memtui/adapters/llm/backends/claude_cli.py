@@ -206,9 +206,14 @@ class ClaudeCliBackend:
         ptok, ctok = result["_tokens"]
         structured = result.get("structured_output")
         if not isinstance(structured, dict):
+            # what Claude Code 2.1.328 does when the model answers in prose instead of calling its structured-output
+            # tool: subtype success, structured_output null, the prose in result
+            prose = " ".join(str(result.get("result") or "").split())
+            said = f': "{prose[:120]}"' if prose else " (and no answer at all)"
             raise BackendError(
                 FailureKind.INVALID_OUTPUT,
-                "the result has no structured_output object (a Claude Code without --json-schema support?)",
+                f"the model answered without calling Claude Code's structured-output tool, so there is no "
+                f"structured_output{said}",
                 prompt_tokens=ptok,
                 completion_tokens=ctok,
             )
