@@ -51,7 +51,8 @@ def _text(result: Any) -> str:
         if value is not None and not isinstance(value, str | dict):
             return _text(value)
         if value is not None:
-            return value if isinstance(value, str) else json.dumps(value)
+            # non-ASCII as sent: a hidden character must be counted, not read as an escape
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return str(result)
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from memtui.mcp.server import build_server
 from memtui.services.context import open_context
 from memtui.state import search_index
 from memtui.state.db import immediate
+from tests.agent_reads import _text
 from tests.conftest import FROZEN_NOW, approve_root
 from tests.reliability import figures
 from tests.test_phase2_support import add_output, add_thread
@@ -128,18 +128,6 @@ def _mcp_args(name: str, secret: Path, home: Path) -> list[dict[str, Any]]:
         return [{"citation": f"<oai-mem-citation>\n<citation_entries>\n{entries}\n</citation_entries>\n"
                  "<rollout_ids>\n</rollout_ids>\n</oai-mem-citation>"}]  # fmt: skip
     raise AssertionError(f"the MCP server has a tool {name!r} that tests/test_agent_view_coverage.py does not drive")
-
-
-def _text(result: Any) -> str:
-    if isinstance(result, tuple | list):
-        return "\n".join(_text(r) for r in result)
-    for attr in ("structured_content", "content", "text"):
-        value = getattr(result, attr, None)
-        if value is not None and not isinstance(value, str | dict):
-            return _text(value)
-        if value is not None:
-            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return str(result)
 
 
 async def _mcp(server: Any, label: str, secret: Path, home: Path) -> dict[str, str]:
