@@ -157,5 +157,16 @@ def test_after_mcp_install_claude_lists_memtui_tools_and_runs_them_without_a_den
     answered = [t for t in turns if "tool_result" in t.raw and PLANTED in t.raw]
     assert answered, "the tool result with the approved memory of MEMTUI_HOME never came back to the model"
     assert not (project / ".mcp.json").exists()  # nothing written into the project's shared file
+
+    # Without memtui's rules (as after a bare `claude mcp add`), `claude -p` denies the same call.
+    settings = resolve_paths().claude_dir / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": []}}))
+    claude.api.script(
+        tool("ToolSearch", query="select:" + ",".join(names)),
+        tool(claude_rule("memory_read"), path="MEMORY.md"),
+        text("x"),
+    )
+    denied = json.loads(claude.print("And now?", project).stdout)
+    assert [d.get("tool_name") for d in denied["permission_denials"]] == [claude_rule("memory_read")], denied
     home = str(resolve_paths().home)
     assert not [p for p in project.rglob("*") if p.is_file() and ".git" not in p.parts and home in p.read_text()]
