@@ -254,10 +254,14 @@ class AgentView:
 
 
 def _renderer(conn: sqlite3.Connection | None) -> approved_files.Render:
+    views: dict[str | None, AgentView] = {}  # one view per published commit: its withheld set is read once
+
     def render(snapshot: Approved, rel: str) -> bytes | None:
         """What the published folder holds for ``rel``: the unscoped, strict view (None: agents do not read it)."""
-        view = AgentView(snapshot.root, conn=conn)
-        view.__dict__["snapshot"] = snapshot  # the commit being published, not a newer one
+        view = views.get(snapshot.commit)
+        if view is None:
+            view = views[snapshot.commit] = AgentView(snapshot.root, conn=conn)
+            view.__dict__["snapshot"] = snapshot  # the commit being published, not a newer one
         try:
             return (view.file(rel).text + "\n").encode("utf-8")
         except (NotInView, PathRefused):
