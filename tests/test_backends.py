@@ -369,6 +369,15 @@ def test_auto_prefers_a_key_then_a_logged_in_codex_then_claude_then_offline(fake
     assert "provider (effective)" in (text := capsys.readouterr().out) and "codex: provider = 'codex' is set" in text
 
 
+def test_auto_asks_the_codex_memtuis_calls_run_whether_it_is_logged_in(home, fake_clis, isolated_env):
+    """``auto`` picks codex only if the codex memtui's own calls run (its private CODEX_HOME, the user's provider
+    settings) is logged in: the question is asked there, never of the user's home alone."""
+    choice = choose_provider(open_context().settings)
+    assert choice.name == "codex"
+    probes = [c for c in calls(fake_clis) if c["argv"][1:3] == ["login", "status"]]
+    assert probes and all(c["codex_home"] == str(open_context().paths.home / "codex-home") for c in probes)
+
+
 def test_codex_login_status_reads_exit_code(fake_clis, monkeypatch):
     assert codex_cli.login_status()[0] is True
     monkeypatch.setenv("FAKE_AGENT_MODE", "not_logged_in")

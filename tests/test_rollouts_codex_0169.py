@@ -199,6 +199,28 @@ def test_the_forks_phase1_input_holds_the_inherited_turns_once_and_only_the_pare
     assert all("Always use pnpm" not in memory for tid, memory in rows.items() if tid != PARENT)
 
 
+def test_a_fork_read_before_its_base_arrived_is_read_again_when_the_base_appears(ctx, isolated_env):
+    home = isolated_env["CODEX_HOME"]
+    paths = codex_homes.install("exec", home, state=False)
+    parent_files = [p for p in paths if PARENT in p.name]
+    away = home.parent / "away"
+    away.mkdir()
+    for p in parent_files:
+        p.rename(away / p.name)
+    run_ingest(ctx)
+    fork = get_thread(ctx.conn, FORK)
+    assert fork is not None and fork.preview == "In this branch we deploy to staging."
+    assert "history base" in (fork.ingest_reason or "")
+    for p in parent_files:  # the parent's file comes back (restored, or copied from another machine)
+        (away / p.name).rename(p)
+    summary = run_ingest(ctx)
+    fork = get_thread(ctx.conn, FORK)
+    assert fork is not None and fork.preview == "Always use pnpm in this repo."
+    assert "history base" not in (fork.ingest_reason or "")
+    assert summary.unchanged == len(paths) - len(parent_files) - 1  # only the parent and the fork were read
+    assert run_ingest(ctx).unchanged == len(paths)  # and once read with its base, never again for this reason
+
+
 # --- 4. Codex's state database decides its switches ------------------------------------------------------------
 
 
@@ -247,6 +269,34 @@ def test_archived_in_codexs_state_is_archived(ctx, isolated_env):
     run_ingest(ctx)
     thread = get_thread(ctx.conn, REVERTED)
     assert thread is not None and thread.archived
+
+
+def test_the_source_in_codexs_state_decides_as_codexs_claim_query_does(ctx, isolated_env):
+    """Codex claims a thread for memory by its state row's ``source``; where the row says ``exec`` (or a sub-agent's
+    JSON), the thread is not interactive whatever its rollout says."""
+    home = isolated_env["CODEX_HOME"]
+    codex_homes.install("tui_revert", home)
+    codex_homes.set_state(home, REVERTED, source="exec")
+    run_ingest(ctx)
+    thread = get_thread(ctx.conn, REVERTED)
+    assert thread is not None and thread.session_source == "exec"
+    candidates, skipped = select_candidates(ctx.conn, Settings(), all_threads=True)
+    assert candidates == [] and skipped.get("not_interactive") == 1
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT, "depth": 1}}}
+    codex_homes.set_state(home, REVERTED, source=json.dumps(spawn))
+    codex_homes.set_state(home, REVERTED, archived=1)  # a state change the next ingest re-reads the file for
+    run_ingest(ctx)
+    thread = get_thread(ctx.conn, REVERTED)
+    assert thread is not None and thread.session_source == "subagent" and thread.parent_thread_id == PARENT
+
+
+def test_a_name_in_codexs_state_is_the_threads_title(ctx, isolated_env):
+    home = isolated_env["CODEX_HOME"]
+    codex_homes.install("tui_revert", home)
+    codex_homes.set_state(home, REVERTED, name="CI migration plan")
+    run_ingest(ctx)
+    thread = get_thread(ctx.conn, REVERTED)
+    assert thread is not None and thread.title == "CI migration plan"
 
 
 def test_the_state_database_is_read_without_writing_creating_or_locking_anything(ctx, isolated_env):
@@ -303,3 +353,48 @@ def test_the_newest_state_database_is_the_one_read(tmp_path):
     for n in (4, 5, 12):
         sqlite3.connect(tmp_path / f"state_{n}.sqlite").close()
     assert codex_state.newest_state_db(tmp_path) == tmp_path / "state_12.sqlite"
+
+
+# --- legacy forks (before paginated history): a copy of the parent's items ---------------------------------------
+
+
+def _legacy_fork(home: Path) -> tuple[str, str]:
+    """A legacy parent, and a fork whose file is its own header, the parent's items as they were (new timestamps,
+    as codex-rs wrote them) and one new turn."""
+    from tests.fixtures.rollouts import BASE_TIME, codex_lines, new_thread_id, write_codex_rollout
+
+    parent, fork = new_thread_id(), new_thread_id()
+    said = ("Always use pnpm in this repo, never npm.",)
+    parent_lines = codex_lines(thread_id=parent, user_messages=said)
+    write_codex_rollout(home, thread_id=parent, lines=parent_lines)
+    own = codex_lines(thread_id=fork, user_messages=("Deploy this branch to staging only.",))
+    own[0]["payload"]["forked_from_id"] = parent
+    copied = [{**line, "timestamp": "2026-12-01T10:00:00.000Z"} for line in parent_lines[1:]]
+    write_codex_rollout(home, thread_id=fork, lines=[own[0], *copied, *own[1:]], when=BASE_TIME.replace(minute=30))
+    return parent, fork
+
+
+def test_a_legacy_forks_copy_of_its_parent_is_inherited_context_and_only_the_parent_extracts_it(ctx, isolated_env):
+    parent, fork = _legacy_fork(isolated_env["CODEX_HOME"])
+    run_ingest(ctx)
+    row = get_thread(ctx.conn, fork)
+    assert row is not None
+    items = _items(Path(row.path))
+    assert items.user_texts() == ["Deploy this branch to staging only."]
+    rendered = render_items(read_items(Candidate(fork, "codex", row.path, row.cwd, row.updated_at)))
+    assert rendered.count("Always use pnpm in this repo, never npm.") == 1
+    assert f"context {rollout_filter.INHERITED}" in rendered
+    summary = run_phase1(ctx, offline=True, all_threads=True)
+    assert summary.failed == 0
+    rows = {r[0]: r[1] for r in ctx.conn.execute("SELECT thread_id, raw_memory FROM stage1_outputs")}
+    assert "pnpm" in rows[parent]
+    assert "pnpm" not in rows.get(fork, "")
+
+
+def test_a_legacy_fork_whose_parent_is_gone_keeps_the_copy_as_its_own(tmp_path):
+    home = tmp_path / "codex-home"
+    parent, fork = _legacy_fork(home)
+    for p in home.rglob(f"*{parent}*"):
+        p.unlink()
+    path = next(home.rglob(f"*{fork}*"))
+    assert _said(path) == ["Always use pnpm in this repo, never npm.", "Deploy this branch to staging only."]

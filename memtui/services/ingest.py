@@ -135,6 +135,9 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.unchanged += 1
         else:
             todo.append(f)
+    again = _bases_found(conn, locate, {f.path for f in todo}, {f.path: f for f in found})
+    summary.unchanged -= len(again)
+    todo += again
     roots = tuple(str(r) + "/" for r in source_roots(ctx.paths))
     own = own_dirs(ctx.paths)
     vanished = [p for p in known if p not in found_paths and p.startswith(roots)]
@@ -162,7 +165,7 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.missing = store.mark_missing(conn, vanished)
     if not summary.cancelled:
         with immediate(conn):
-            apply_thread_names(conn, ctx.paths.codex_home)
+            apply_thread_names(conn, ctx.paths.codex_home, {t: r.name for t, r in state.rows.items() if r.name})
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
@@ -174,6 +177,11 @@ def apply_codex_state(thread: Thread, state: codex_state.StateRead) -> None:
     row = state.rows.get(thread.id)
     if row is None:
         return
+    if row.source is not None:
+        # Codex's claim query filters on the row's source (``INTERACTIVE_SESSION_SOURCES``), not the rollout's.
+        source, detail, parent = codex.session_source(codex_state.parse_source(row.source), {})
+        thread.session_source, thread.source_detail = source, detail
+        thread.parent_thread_id = parent or thread.parent_thread_id
     if row.memory_mode != "enabled":
         thread.memory_mode = row.memory_mode
     if row.archived:
@@ -203,6 +211,21 @@ def _locate(state: codex_state.StateRead, codex_paths: list[str]) -> codex_state
         return found
 
     return locate
+
+
+def _bases_found(
+    conn: sqlite3.Connection, locate: codex_state.Locate, todo: set[str], found: dict[str, Found]
+) -> list[Found]:
+    """Unchanged forks read while their history base was missing whose base can be found now (its file arrived
+    later, or was restored): read again, so their preview and Phase 1 input gain the inherited turns."""
+    again = []
+    for path, reason in store.files_with_reason(conn, "%history base % not found%").items():
+        m = codex_state.MISSING_BASE_ID.search(reason)
+        if m is None or path in todo or path not in found:
+            continue
+        if any(str(p) != path for p in locate(m.group(1))):
+            again.append(found[path])
+    return again
 
 
 def keep_watermark_moving(result: FileResult, previous: store.KnownFile | None) -> None:
@@ -377,10 +400,10 @@ def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None
     return None
 
 
-def apply_thread_names(conn: sqlite3.Connection, codex_home: Path) -> int:
+def apply_thread_names(conn: sqlite3.Connection, codex_home: Path, state_names: dict[str, str] | None = None) -> int:
     """Set the title of every indexed Codex thread that has a name (redacted, like every stored title); returns the
     number of rows changed. A rename touches no rollout file, so this runs on every ingest, not per read file."""
-    names = thread_names(codex_home)
+    names = {**(state_names or {}), **thread_names(codex_home)}
     if not names:
         return 0
     rows = [(title, tid) for tid, name in names.items() for title in (redact_text(name)[:PREVIEW_CHARS],)]

@@ -589,6 +589,18 @@ def mark_thread_skipped(conn: sqlite3.Connection, thread_id: str, path: str, rea
     )
 
 
+def files_with_reason(conn: sqlite3.Connection, like: str) -> dict[str, str]:
+    """Path -> the stored ingest reason, for the files whose thread's reason matches ``like`` (a SQL LIKE pattern):
+    the few files an ingest must read again when what they were missing appears."""
+    return dict(
+        conn.execute(
+            "SELECT f.path, t.ingest_reason FROM ingest_files f JOIN threads t ON t.id = f.thread_id AND t.path = f.path"
+            " WHERE t.ingest_reason LIKE ?",
+            (like,),
+        ).fetchall()
+    )
+
+
 def opted_out_with_output(conn: sqlite3.Connection) -> list[str]:
     """Threads whose memory is off now but that still have an output (not yet forgotten)."""
     rows = conn.execute(

@@ -106,42 +106,79 @@ def _poll(condition: Callable[[], object], what: str, timeout: float = 120.0) ->
         time.sleep(0.2)
 
 
+class InteractiveClaude:
+    """The real ``claude`` TUI in a tmux pane, first-run questions answered in its config as a person's first run
+    leaves them (use an API key from the environment, trust this folder). Every wait is on an event: the pane's
+    text, a request reaching the fake, a line in the transcript."""
+
+    def __init__(self, claude: ClaudeAgent, project: Path, name: str) -> None:
+        self.claude, self.project, self.session = claude, project, f"memtui-{name}-{os.getpid()}"
+
+    def __enter__(self) -> InteractiveClaude:
+        key = self.claude.env["ANTHROPIC_API_KEY"]
+        (self.claude.home / ".claude.json").write_text(
+            json.dumps(
+                {
+                    "hasCompletedOnboarding": True,
+                    "theme": "dark",
+                    "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+                    "projects": {
+                        str(self.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+                    },
+                }
+            )
+        )
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**self.claude.env, "TERM": "xterm-256color"}.items())
+        started = _tmux(
+            "new-session", "-d", "-s", self.session, "-x", "120", "-y", "36", "-c", str(self.project),
+            f"env -i {env} {shlex.quote(str(self.claude.bin))}",
+        )  # fmt: skip
+        assert started.returncode == 0, started.stderr
+        self.wait(lambda: "shortcuts" in self.pane(), "the prompt")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _tmux("kill-session", "-t", self.session)
+
+    def pane(self) -> str:
+        return _tmux("capture-pane", "-p", "-t", self.session).stdout
+
+    def wait(self, condition: Callable[[], object], what: str) -> None:
+        try:
+            _poll(condition, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the pane:\n{self.pane()}") from None
+
+    def input_box(self) -> str:
+        """What the input box holds: the last ``❯`` line (the transcript's prompts above it carry one too)."""
+        lines = [line for line in self.pane().splitlines() if line.startswith("❯")]
+        return lines[-1].removeprefix("❯").strip() if lines else ""
+
+    def keys(self, *keys: str) -> None:
+        _tmux("send-keys", "-t", self.session, *keys)
+
+    def type(self, text: str) -> None:
+        _tmux("send-keys", "-t", self.session, "-l", text)
+        self.wait(lambda: text in self.pane(), f"{text!r} typed")
+
+    def say(self, text: str) -> None:
+        """Type a prompt, send it, and wait until the model's answer to it is on screen."""
+        answered = len(self.claude.api.model_requests())
+        self.type(text)
+        self.keys("Enter")
+        self.wait(lambda: any(text in r.raw for r in self.claude.api.model_requests()[answered:]), f"{text!r} sent")
+        self.wait(lambda: "shortcuts" in self.pane() and "esc to interrupt" not in self.pane(), "the turn's end")
+
+
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the interactive claude")
 def test_a_rename_in_the_real_claude_is_the_title_memtui_shows(claude: ClaudeAgent, project: Path) -> None:
     claude.api.script(text("noted"))
-    key = claude.env["ANTHROPIC_API_KEY"]
-    # Claude Code asks once whether to use an API key from the environment (remembered by its last 20 characters),
-    # and whether to trust a folder: both answered in its config, as a person's first run leaves them.
-    (claude.home / ".claude.json").write_text(
-        json.dumps(
-            {
-                "hasCompletedOnboarding": True,
-                "theme": "dark",
-                "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
-                "projects": {str(project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}},
-            }
-        )
-    )
-    session = f"memtui-rename-{os.getpid()}"
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in {**claude.env, "TERM": "xterm-256color"}.items())
-    started = _tmux(
-        "new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(project),
-        f"env -i {env} {shlex.quote(str(claude.bin))}",
-    )  # fmt: skip
-    assert started.returncode == 0, started.stderr
-    try:
-        pane = lambda: _tmux("capture-pane", "-p", "-t", session).stdout  # noqa: E731
-        _poll(lambda: "shortcuts" in pane(), "the prompt")
-        _tmux("send-keys", "-t", session, "-l", TYPED)
-        _tmux("send-keys", "-t", session, "Enter")
-        _poll(lambda: any(TYPED in r.raw for r in claude.api.model_requests()), "the prompt to reach the model")
-        _poll(lambda: "noted" in pane(), "the answer")
-        _tmux("send-keys", "-t", session, "-l", f"/rename {RENAMED}")
-        _poll(lambda: f"/rename {RENAMED}" in pane(), "the typed command")
-        _tmux("send-keys", "-t", session, "Enter")
-        _poll(lambda: any(b"custom-title" in p.read_bytes() for p in claude.transcripts()), "the custom-title line")
-    finally:
-        _tmux("kill-session", "-t", session)
+    with InteractiveClaude(claude, project, "rename") as tui:
+        tui.say(TYPED)
+        tui.wait(lambda: "noted" in tui.pane(), "the answer")
+        tui.type(f"/rename {RENAMED}")
+        tui.keys("Enter")
+        tui.wait(lambda: any(b"custom-title" in p.read_bytes() for p in claude.transcripts()), "the custom-title line")
     [transcript] = claude.transcripts()
     ctx = open_context()
     try:
@@ -150,5 +187,74 @@ def test_a_rename_in_the_real_claude_is_the_title_memtui_shows(claude: ClaudeAge
         assert thread is not None and thread.title == RENAMED and thread.preview == TYPED
         [row] = [r for r in views.rollout_rows(ctx.conn) if r.id == transcript.stem]
         assert row.title == RENAMED  # what the Rollouts list and the detail show before the first words
+    finally:
+        ctx.close()
+
+
+# ---- rewind and /compact, in the real interactive claude (tmux) ----------------------------------------------------
+
+KEPT = "Always build the sitemap with pnpm here."
+REWOUND = "Also, deploy only on Fridays."
+INSTEAD = "Deploy only on Tuesdays."
+AFTER_COMPACT = "Use Node 22 for the build."
+SUMMARY = "SUMMARY-OF-CONVERSATION: pnpm for the sitemap, deploys on Tuesdays."
+COMPACT_PROMPT = "Respond with TEXT ONLY"  # the start of Claude Code 2.1's compaction request
+
+
+def summarising_model(req: Request) -> AgentReply:
+    """Claude Code's compaction request gets a summary in the shape it asks for; every other turn, "noted"."""
+    messages = req.body.get("messages", [])
+    if messages and COMPACT_PROMPT in json.dumps(messages[-1]):
+        return text(f"<analysis>The person stated two preferences.</analysis>\n<summary>{SUMMARY}</summary>")
+    return text("noted")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux drives the interactive claude")
+def test_a_rewound_turn_is_not_said_and_a_compaction_summary_is_nobodys_words(
+    claude: ClaudeAgent, project: Path
+) -> None:
+    """In the real claude: two prompts, the second rewound (Esc Esc, "Restore conversation") and replaced, then
+    ``/compact`` and one more prompt. Claude keeps the rewound branch in the file (a sibling of its replacement)
+    and writes the summary as a user-role line (``isCompactSummary``) after a ``compact_boundary``, beside command
+    wrappers and ``api-request-blob`` copies of what it sent. memtui's user words: exactly the three prompts on the
+    branch the person kept, once each; the rewound prompt and the summary reach no Phase 1 input as the user's."""
+    claude.api.set_handler(summarising_model)
+    with InteractiveClaude(claude, project, "rewind") as tui:
+        tui.say(KEPT)
+        tui.say(REWOUND)
+        tui.keys("Escape")
+        tui.keys("Escape")
+        tui.wait(lambda: "Rewind" in tui.pane() and "(current)" in tui.pane(), "the rewind list")
+        tui.keys("Up")
+        tui.keys("Enter")
+        tui.wait(lambda: "Restore conversation" in tui.pane(), "the restore choices")
+        tui.keys("Enter")
+        tui.wait(lambda: "Restore conversation" not in tui.pane(), "the restore")
+        tui.keys("C-u")  # Claude puts the rewound prompt back in the input box
+        tui.wait(lambda: tui.input_box() == "", "an empty input box")
+        tui.say(INSTEAD)
+        tui.type("/compact")
+        tui.keys("Enter")
+        tui.wait(lambda: "Compacted" in tui.pane(), "the compaction")
+        tui.say(AFTER_COMPACT)
+    [transcript] = claude.transcripts()
+    raw = transcript.read_text()
+    assert REWOUND in raw and '"isCompactSummary":true' in raw and SUMMARY in raw  # what Claude Code wrote
+
+    items = Transcript(memory_items(transcript, "claude"))
+    assert items.user_texts() == [KEPT, INSTEAD, AFTER_COMPACT]
+    rendered = render_items(items)
+    assert REWOUND not in rendered and "continued from a previous conversation" not in rendered
+    assert "<command-name>" not in rendered and "local-command" not in rendered
+    ctx = open_context()
+    try:
+        run_ingest(ctx)
+        thread = get_thread(ctx.conn, transcript.stem)
+        assert thread is not None and thread.preview == KEPT
+        refresh(ctx.conn, ctx.paths.memory_root)
+        said = ctx.conn.execute(
+            "SELECT text FROM search_docs WHERE kind = 'message' AND role = 'user' AND source = ?", (transcript.stem,)
+        ).fetchall()
+        assert sorted(r[0] for r in said) == sorted([KEPT, INSTEAD, AFTER_COMPACT])  # what health reads as said
     finally:
         ctx.close()

@@ -34,6 +34,8 @@ STATE_DB = re.compile(r"^state_(\d+)\.sqlite$")
 KNOWN_STATE_VERSION = 5  # what this reader was written against (Codex 0.169.0)
 _REQUIRED = ("id", "memory_mode")
 _OPTIONAL = ("archived", "source", "rollout_path", "name")
+MISSING_BASE = "history base {} not found; read without the inherited turns"
+MISSING_BASE_ID = re.compile(r"history base (\S+) not found")  # the id in a stored MISSING_BASE warning
 MAX_BASE_DEPTH = 16  # a fork of a fork of...: deeper chains are cut (and said so), never looped
 
 
@@ -142,6 +144,17 @@ def memory_off_now(rollout: Path, thread_id: str) -> bool:
     except sqlite3.Error:
         return False
     return row is not None and isinstance(row[0], str) and row[0] not in ("", "enabled")
+
+
+def parse_source(value: str) -> Any:
+    """The ``threads.source`` column as the rollout's ``session_meta.source`` would hold it: a plain name
+    (``cli``, ``exec``…) or, for a sub-agent, the JSON object Codex serialises there."""
+    if value.startswith("{"):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
 
 
 def _text(value: Any) -> str | None:
@@ -302,7 +315,7 @@ def history_prefix(path: Path, data: bytes, locate: Locate | None = None) -> Pre
                 data_of_base, chosen = cut, candidate
                 break
         if data_of_base is None or chosen is None:
-            prefix.warning = f"history base {base.thread_id} not found; read without the inherited turns"
+            prefix.warning = MISSING_BASE.format(base.thread_id)
             break
         chunks.append((base.thread_id.lower(), data_of_base))
         seen.add(str(chosen))
@@ -331,3 +344,59 @@ def parents_enabled(path: Path, prefix: Prefix) -> bool:
 def _prefer_unsuffixed(paths: list[Path]) -> list[Path]:
     """A thread's original file (``rollout-<ts>-<id>.jsonl``) before the ``_<rollout id>`` files a revert writes."""
     return sorted(paths, key=lambda p: ("_" in p.name, p.name))
+
+
+# --- legacy forks: a copy of the parent's items after the fork's own header ------------------------------------
+
+
+def _records(data: bytes) -> Iterable[tuple[int, bytes | None]]:
+    """(end offset, the line's ``type`` and ``payload`` re-serialised) of each line; None for a ``session_meta`` or
+    an unreadable line. Re-serialising makes a copy compare equal whatever its timestamp or key order."""
+    start = 0
+    for line in data.splitlines(keepends=True):
+        end = start + len(line)
+        start = end
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            yield end, None
+            continue
+        if not isinstance(obj, dict) or obj.get("type") == "session_meta":
+            yield end, None
+            continue
+        yield end, orjson.dumps([obj.get("type"), obj.get("payload")], option=orjson.OPT_SORT_KEYS)
+
+
+def legacy_fork_copied(path: Path, data: bytes, locate: Locate | None = None) -> int:
+    """How many leading bytes of a legacy fork are a copy of its parent's history (0 for any other file).
+
+    Before paginated history a fork (``session_meta.forked_from_id``, no ``history_base``) wrote its own header and
+    then the parent's rollout items as they were (codex-rs ``InitialHistory::Forked``: "persist all rollout items
+    as-is"), then its new turns. The copy is the run of lines that repeat the parent's, in order, from the start;
+    said in the parent, it is the parent's to extract. A parent whose file is gone leaves the copy the only record:
+    it stays the fork's (0)."""
+    meta = _first_meta(data)
+    parent = meta.get("forked_from_id") if meta else None
+    if not isinstance(parent, str) or not parent or history_base_of(data) is not None:
+        return 0
+    if locate is None:
+        home = codex_home_of(path)
+        locate = locate_in_home(home) if home is not None else (lambda _tid: [])
+    for candidate in _prefer_unsuffixed([p for p in locate(parent) if p != path]):
+        try:
+            raw, _ = jsonl.read_bytes(candidate)
+        except jsonl.UnreadableFile:
+            continue
+        theirs = [r for _, r in _records(raw) if r is not None]
+        copied, matched = 0, 0
+        for end, record in _records(data):
+            if record is None:
+                if matched:
+                    copied = end  # a copied header (or a bad line) inside the copy belongs to it
+                continue
+            if matched < len(theirs) and record == theirs[matched]:
+                matched, copied = matched + 1, end
+            else:
+                break
+        return copied if matched else 0
+    return 0

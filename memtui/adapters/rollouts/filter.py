@@ -411,7 +411,8 @@ def codex_items_at(path: Path | None, data: bytes) -> list[dict[str, Any]]:
     (``codex_state.history_prefix``, found from ``path``) first, then its own lines."""
     prefix = codex_state.history_prefix(path, data) if path is not None else None
     if prefix is None or not prefix.data:
-        items = codex_items(data)
+        copied = codex_state.legacy_fork_copied(path, data) if path is not None and prefix is None else 0
+        items = codex_items(data, inherited_until=copied)
     else:
         inherited = prefix.inherited_bytes(codex_state.thread_id_of(data))
         if inherited and path is not None and not codex_state.parents_enabled(path, prefix):

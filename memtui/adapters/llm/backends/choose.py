@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memtui.adapters.llm.backends import claude_cli, codex_cli
+from memtui.adapters.llm.backends.base import BackendError
+from memtui.adapters.llm.backends.cleanroom import codex_config, codex_env, codex_home
 from memtui.core.paths import Paths, resolve_paths
 from memtui.core.settings import ResolvedProvider, Settings
 
@@ -26,10 +28,24 @@ class ProviderChoice:
 _CACHE: dict[tuple[str, ...], ProviderChoice] = {}
 
 
+def _codex_clean_room() -> tuple[str, dict[str, str] | None, dict[str, Any] | None]:
+    """How memtui's own codex calls run (its private CODEX_HOME, the user's provider settings), so ``auto`` asks
+    the question those calls would: is *that* codex logged in? A home not made yet is not made here: the user's
+    own codex answers then."""
+    paths = resolve_paths()
+    if not paths.home.is_dir():
+        return codex_cli.COMMAND, None, None
+    try:
+        private = codex_home(paths)
+        return codex_cli.COMMAND, codex_env(private), codex_config(paths.codex_home)
+    except (OSError, BackendError):
+        return codex_cli.COMMAND, None, None
+
+
 def _probe_clis() -> ProviderChoice:
     notes = []
     if path := shutil.which(codex_cli.COMMAND):
-        ok, said = codex_cli.login_status()
+        ok, said = codex_cli.login_status(*_codex_clean_room())
         if ok:
             return ProviderChoice("codex", f"no API key or base URL; codex on PATH ({path}) and logged in: {said}")
         notes.append(f"codex on PATH but not logged in ({said})")
@@ -58,7 +74,7 @@ def choose_provider(settings: Settings) -> ProviderChoice:
     if settings.api_key or settings.base_url:
         which = "an API key" if settings.api_key else "a base URL"
         return ProviderChoice("openai", f"{which} is set (OPENAI_API_KEY / OPENAI_BASE_URL or config)")
-    key = tuple(os.environ.get(v, "") for v in ("PATH", "HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR"))
+    key = tuple(os.environ.get(v, "") for v in ("PATH", "HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "MEMTUI_HOME"))
     if key not in _CACHE:
         _CACHE[key] = _probe_clis()
     return _CACHE[key]
