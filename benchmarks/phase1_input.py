@@ -237,7 +237,7 @@ def claude_real_like(root: Path, i: int, rng: random.Random) -> Path:
 def measure(paths: list[tuple[Path, str]], context_window: int) -> tuple[int, int, int]:
     """(raw bytes, bytes sent by the previous build, bytes sent now)."""
     from memtui.adapters.redact import redact
-    from memtui.adapters.rollouts.filter import read_transcript
+    from memtui.adapters.sources import read_transcript
     from memtui.core.settings import Settings
     from memtui.domain.render import _render_item, render_items
     from memtui.services.phase1.prompt import (

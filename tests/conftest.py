@@ -1,4 +1,5 @@
-"""Every test runs in its own homes: MEMTUI_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR and HOME under tmp_path.
+"""Every test runs in its own homes: MEMTUI_HOME, CODEX_HOME, CLAUDE_CONFIG_DIR and HOME (and the XDG folders) under
+tmp_path.
 
 No test reads the user's real home, and no OpenAI variable leaks in from the environment.
 """
@@ -68,6 +69,9 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[di
         if name.startswith(("OPENAI_", "MEMTUI_")) and name not in homes:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(homes["HOME"] / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(homes["HOME"] / ".local" / "share"))  # OpenCode's database
+    for name in ("GEMINI_CLI_HOME", "OPENCODE_CONFIG", "OPENCODE_DB"):  # other agents' homes: under HOME
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     clock.reset()
     yield homes

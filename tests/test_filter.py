@@ -7,8 +7,9 @@ import json
 import orjson
 import pytest
 
-from memtui.adapters.rollouts.filter import memory_items, sanitize_response_item, serialize_memory_rollout
+from memtui.adapters.rollouts.filter import sanitize_response_item
 from memtui.adapters.rollouts.user_words import is_memory_excluded_fragment
+from memtui.adapters.sources import memory_items, serialize_memory_rollout
 from tests.fixtures.rollouts import write_claude_session, write_codex_rollout
 
 TID = "019e0a1b-2c3d-7e4f-8a9b-0c1d2e3f4a5b"
@@ -346,7 +347,7 @@ def test_claude_tool_result_with_block_content(isolated_env):
 def test_unknown_source_kind_is_an_error(isolated_env):
     path = rollout(isolated_env["CODEX_HOME"], user("x"))
     with pytest.raises(ValueError):
-        memory_items(path, "gemini")
+        memory_items(path, "no-such-agent")
 
 
 def test_kept_lines_agree_with_the_tolerant_line_reader():

@@ -169,7 +169,7 @@ def test_restated_contradicted_and_corrected_link_to_the_transcript_item(isolate
     tz = _by_statement(report, "TZ=UTC")
     assert tz.signals == ["restated"]
     # the item is the N-th memory item of that rollout, where the user said it
-    from memtui.adapters.rollouts.filter import memory_items
+    from memtui.adapters.sources import memory_items
 
     path = ctx.conn.execute("SELECT path FROM threads WHERE id=?", (thread,)).fetchone()[0]
     item = memory_items(Path(path), "codex")[tz.restated[0].item - 1]

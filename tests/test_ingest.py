@@ -13,8 +13,8 @@ import pytest
 import zstandard
 
 from memtui.adapters.rollouts import codex, jsonl
-from memtui.adapters.rollouts.filter import memory_items
 from memtui.adapters.rollouts.model import LineStats
+from memtui.adapters.sources import memory_items
 from memtui.cli import main
 from memtui.core import clock
 from memtui.services.context import Context, open_context
@@ -478,7 +478,7 @@ def test_mtime_is_the_fallback_when_the_transcript_has_no_time(ctx, isolated_env
 
 @pytest.mark.parametrize("where", ["start", "end", "both"])
 def test_citation_line_numbers_are_exact(isolated_env, where):
-    from memtui.adapters.rollouts.discover import discover
+    from memtui.adapters.sources.registry import discover
     from memtui.services.ingest import read_file
 
     cited = (

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import tests.test_phase1_run as p1
-from memtui.adapters.rollouts.filter import memory_items
 from memtui.adapters.rollouts.model import Transcript, TranscriptItem
+from memtui.adapters.sources import memory_items
 from memtui.domain.render import CITES_MEMORY, render_item, render_items
 from memtui.services.phase1.quotes import enforce_user_quotes, user_words
 from memtui.services.phase1.run import run_phase1

@@ -12,8 +12,8 @@ import pytest
 
 from memtui.adapters.rollouts import codex, codex_state
 from memtui.adapters.rollouts import filter as rollout_filter
-from memtui.adapters.rollouts.filter import memory_items
 from memtui.adapters.rollouts.model import Origin, Transcript
+from memtui.adapters.sources import memory_items
 from memtui.core.settings import Settings
 from memtui.domain.render import render_items
 from memtui.services.context import open_context

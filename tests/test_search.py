@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memtui.adapters.rollouts.filter import memory_items
+from memtui.adapters.sources import memory_items
 from memtui.cli import main
 from memtui.services.context import open_context
 from memtui.services.search import (

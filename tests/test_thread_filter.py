@@ -213,7 +213,7 @@ def test_the_index_follows_reingest_titles_and_forgotten_words(tmp_path: Path) -
     threads.upsert_threads(conn, [changed])
     assert threads.count_listed(conn, "brandnewword") == 1
     codex = next(t for t in corpus if t.source_kind == "codex")
-    assert threads.set_codex_titles(conn, [("Quokka migration plan", codex.id)]) == 1
+    assert threads.set_titles(conn, "codex", [("Quokka migration plan", codex.id)]) == 1
     assert [r.id for r in threads.list_page(conn, "quokka", "updated", True, 0, 10)] == [codex.id]
     # forgetting blanks the words, and a later ingest of the same file does not bring them back
     threads.forget_words(conn, first.id)

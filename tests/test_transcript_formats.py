@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.adapters.rollouts.filter import memory_items
 from memtui.adapters.rollouts.model import Origin, Transcript
+from memtui.adapters.sources import memory_items
 from memtui.domain.render import render_item
 from memtui.services.context import open_context
 from memtui.services.ingest import run_ingest

@@ -21,13 +21,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memtui.adapters.redact import redact_text
-from memtui.adapters.rollouts import claude, codex, codex_state, jsonl
-from memtui.adapters.rollouts.codex_names import thread_names
-from memtui.adapters.rollouts.discover import Found, discover, source_roots
-from memtui.adapters.rollouts.model import CITATION_MARKER, PREVIEW_CHARS, FileResult, Thread
+from memtui.adapters.rollouts import jsonl
+from memtui.adapters.rollouts.discover import Found
+from memtui.adapters.rollouts.model import CITATION_MARKER, PREVIEW_CHARS, FileResult
 from memtui.adapters.selfcalls import SKIP_REASON as OWN_SESSION
 from memtui.adapters.selfcalls import is_own_session, own_dirs
+from memtui.adapters.sources import registry
+from memtui.adapters.sources.protocol import IngestRun
 from memtui.core import clock
+from memtui.core.paths import resolve_paths
 from memtui.services.context import Context
 from memtui.state import forgotten
 from memtui.state import threads as store
@@ -56,12 +58,14 @@ class IngestSummary(BaseModel):
     cancelled: bool = False
     citation_errors: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)  # said once per run (Codex's state database unreadable...)
+    by_source: dict[str, int] = Field(default_factory=dict)  # source kind -> sessions found this run
 
 
 def load(found: Found) -> tuple[bytes, str | None] | BaseException:
-    """The file's bytes, or the exception reading them raised (so a prefetch thread can hand it over)."""
+    """The session's bytes, read by its source, or the exception reading them raised (so a prefetch thread can hand
+    it over)."""
     try:
-        return jsonl.read_bytes(Path(found.path))
+        return registry.source(found.source_kind).load(Path(found.path))
     except BaseException as exc:
         return exc
 
@@ -71,13 +75,11 @@ def read_file(
     now: int,
     loaded: tuple[bytes, str | None] | BaseException | None = None,
     own: tuple[str, ...] = (),
-    state: codex_state.StateRead | None = None,
-    locate: codex_state.Locate | None = None,
+    run: IngestRun | None = None,
 ) -> tuple[FileResult, list[Any]]:
     """Index one file (``loaded``: its bytes, if already read). Never raises: anything unexpected becomes a skip
     reason on that file alone. ``own``: memtui's working folders; a session run there is memtui's, not a person's.
-    ``state``: Codex's own thread rows (``apply_codex_state``); ``locate``: where a history base's file is."""
-    path = Path(found.path)
+    ``run``: the source's view of this ingest (``begin``: an agent's own state read once); by default one of its own."""
     result = FileResult(path=found.path, source_kind=found.source_kind, size=found.size, mtime_ns=found.mtime_ns)
     try:
         if loaded is None:
@@ -85,14 +87,9 @@ def read_file(
         if isinstance(loaded, BaseException):
             raise loaded
         data, warning = loaded
-        if found.source_kind == "codex":
-            result = codex.index_file(
-                path, data, size=found.size, mtime_ns=found.mtime_ns, archived=found.archived, now=now, locate=locate
-            )
-            if result.thread is not None and state is not None:
-                apply_codex_state(result.thread, state)
-        else:
-            result = claude.index_file(path, data, size=found.size, mtime_ns=found.mtime_ns, now=now)
+        if run is None:
+            run = registry.source(found.source_kind).begin(resolve_paths(), [found])
+        result = run.index(found, data, now)
         if result.thread is not None and is_own_session(result.thread.cwd, result.thread.preview, own):
             result.thread, result.reason = None, OWN_SESSION
             return result, []
@@ -120,25 +117,28 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
     conn = ctx.conn
     summary = IngestSummary()
     now = clock.now_s()
-    found = discover(ctx.paths)
+    found = registry.discover(ctx.paths)
     known = store.known_files(conn)
     summary.files = len(found)
     found_paths = {f.path for f in found}
-    state = codex_state.read_state(ctx.paths.codex_home)
-    if state.warning:
-        summary.warnings.append(state.warning)
-    locate = _locate(state, [f.path for f in found if f.source_kind == "codex"])
+    runs: dict[str, IngestRun] = {}
+    for source in registry.sources():
+        mine = [f for f in found if f.source_kind == source.kind]
+        runs[source.kind] = run = source.begin(ctx.paths, mine)
+        summary.warnings.extend(run.warnings)
+        if mine:
+            summary.by_source[source.kind] = len(mine)
     todo = []
     for f in found:
         k = known.get(f.path)
-        if k is not None and k.size == f.size and k.mtime_ns == f.mtime_ns and not _state_changed(k, state):
+        if k is not None and k.size == f.size and k.mtime_ns == f.mtime_ns and not _changed(k, runs[f.source_kind]):
             summary.unchanged += 1
         else:
             todo.append(f)
-    again = _bases_found(conn, locate, {f.path for f in todo}, {f.path: f for f in found})
+    again = _read_again(conn, runs, {f.path for f in todo}, {f.path: f for f in found})
     summary.unchanged -= len(again)
     todo += again
-    roots = tuple(str(r) + "/" for r in source_roots(ctx.paths))
+    roots = tuple(str(r) + "/" for r in registry.source_roots(ctx.paths))
     own = own_dirs(ctx.paths)
     vanished = [p for p in known if p not in found_paths and p.startswith(roots)]
 
@@ -151,7 +151,7 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.cancelled = True
             break
         readahead.advance(i)
-        result, citations = read_file(f, now, own=own, state=state, locate=locate)
+        result, citations = read_file(f, now, own=own, run=runs[f.source_kind])
         keep_watermark_moving(result, known.get(f.path))
         batch.append((result, citations))
         if len(batch) >= BATCH:
@@ -165,66 +165,25 @@ def run_ingest(ctx: Context, progress: Progress | None = None, cancel: threading
             summary.missing = store.mark_missing(conn, vanished)
     if not summary.cancelled:
         with immediate(conn):
-            apply_thread_names(conn, ctx.paths.codex_home, {t: r.name for t, r in state.rows.items() if r.name})
+            apply_titles(conn, runs)
     summary.seconds = round(time.perf_counter() - started, 3)
     return summary
 
 
-def apply_codex_state(thread: Thread, state: codex_state.StateRead) -> None:
-    """Codex's own row for the thread decides its switches where it says more than the rollout: memory turned off
-    there (the TUI's ``/memories`` writes only there) or archived there. The stricter of the two wins: a rollout's
-    own opt-out (a second ``session_meta``) is never undone by a row that says less."""
-    row = state.rows.get(thread.id)
-    if row is None:
-        return
-    if row.source is not None:
-        # Codex's claim query filters on the row's source (``INTERACTIVE_SESSION_SOURCES``), not the rollout's.
-        source, detail, parent = codex.session_source(codex_state.parse_source(row.source), {})
-        thread.session_source, thread.source_detail = source, detail
-        thread.parent_thread_id = parent or thread.parent_thread_id
-    if row.memory_mode != "enabled":
-        thread.memory_mode = row.memory_mode
-    if row.archived:
-        thread.archived = True
+def _changed(known: store.KnownFile, run: IngestRun) -> bool:
+    """An unchanged file whose session its agent now judges otherwise than the stored row: read it again."""
+    return run.changed(known.thread_id, known.memory_mode, bool(known.archived))
 
 
-def _state_changed(known: store.KnownFile, state: codex_state.StateRead) -> bool:
-    """An unchanged file whose thread Codex's state now judges otherwise than the stored row (a switch flipped
-    without a new line): read again, so the row follows."""
-    row = state.rows.get(known.thread_id) if known.thread_id else None
-    if row is None or known.memory_mode is None:
-        return False
-    disabled_now = row.memory_mode != "enabled"
-    return disabled_now != (known.memory_mode != "enabled") or (bool(row.archived) and not known.archived)
-
-
-def _locate(state: codex_state.StateRead, codex_paths: list[str]) -> codex_state.Locate:
-    """Where a thread's files are: the ones discovered in this run (by the id in their names), then Codex's
-    ``rollout_path``."""
-    among = codex_state.locate_among(codex_paths)
-
-    def locate(thread_id: str) -> list[Path]:
-        found = among(thread_id)
-        row = state.rows.get(thread_id.lower())
-        if row is not None and row.rollout_path and Path(row.rollout_path) not in found:
-            found.append(Path(row.rollout_path))
-        return found
-
-    return locate
-
-
-def _bases_found(
-    conn: sqlite3.Connection, locate: codex_state.Locate, todo: set[str], found: dict[str, Found]
+def _read_again(
+    conn: sqlite3.Connection, runs: dict[str, IngestRun], todo: set[str], found: dict[str, Found]
 ) -> list[Found]:
-    """Unchanged forks read while their history base was missing whose base can be found now (its file arrived
-    later, or was restored): read again, so their preview and Phase 1 input gain the inherited turns."""
-    again = []
-    for path, reason in store.files_with_reason(conn, "%history base % not found%").items():
-        m = codex_state.MISSING_BASE_ID.search(reason)
-        if m is None or path in todo or path not in found:
-            continue
-        if any(str(p) != path for p in locate(m.group(1))):
-            again.append(found[path])
+    """Unchanged files whose source asks to read them again, given the reason stored with them (``read_again``)."""
+    reasons = {p: r for p, r in store.files_with_reason(conn, "%").items() if p in found and p not in todo}
+    again: list[Found] = []
+    for kind, run in runs.items():
+        mine = {p: r for p, r in reasons.items() if found[p].source_kind == kind}
+        again += [found[p] for p in run.read_again(mine)] if mine else []
     return again
 
 
@@ -400,11 +359,13 @@ def _record_citations(conn: Any, thread_id: str, found: list[Any]) -> str | None
     return None
 
 
-def apply_thread_names(conn: sqlite3.Connection, codex_home: Path, state_names: dict[str, str] | None = None) -> int:
-    """Set the title of every indexed Codex thread that has a name (redacted, like every stored title); returns the
-    number of rows changed. A rename touches no rollout file, so this runs on every ingest, not per read file."""
-    names = {**(state_names or {}), **thread_names(codex_home)}
-    if not names:
-        return 0
-    rows = [(title, tid) for tid, name in names.items() for title in (redact_text(name)[:PREVIEW_CHARS],)]
-    return store.set_codex_titles(conn, rows)
+def apply_titles(conn: sqlite3.Connection, runs: dict[str, IngestRun]) -> int:
+    """Set the title of every indexed thread its agent knows a name for (redacted, like every stored title); returns
+    the number of rows changed. A rename touches no session file, so this runs on every ingest, not per read file."""
+    changed = 0
+    for kind, run in runs.items():
+        names = run.titles()
+        if names:
+            rows = [(title, tid) for tid, name in names.items() for title in (redact_text(name)[:PREVIEW_CHARS],)]
+            changed += store.set_titles(conn, kind, rows)
+    return changed

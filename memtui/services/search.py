@@ -206,7 +206,7 @@ def refresh_messages(
     """Index the messages of rollouts that are new or changed since the last refresh; drop those of rollouts no
     longer indexed."""
     from memtui.adapters.rollouts import jsonl
-    from memtui.adapters.rollouts.filter import read_transcript
+    from memtui.adapters.sources import read_transcript
 
     stats = stats or RefreshStats()
     rows = threads.needing_message_index(conn)

@@ -13,8 +13,8 @@ from typing import Any
 import orjson
 import sqlite_utils
 
+from memtui.adapters.rollouts.model import INTERACTIVE_SOURCES
 from memtui.state import forgotten, meta, threads
-from memtui.state.threads import INTERACTIVE_CODEX_SOURCES
 
 DOCS = "search_docs"
 FTS = "search_docs_fts"
@@ -211,10 +211,7 @@ def docs(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Doc]:
 
 # ---- user messages, for memory health ----------------------------------------------------------------------------
 
-_INTERACTIVE = (
-    "((t.source_kind = 'codex' AND t.session_source IN ({})) OR (t.source_kind = 'claude' AND t.session_source = "
-    "'cli'))".format(", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
-)
+_INTERACTIVE = "t.session_source IN ({})".format(", ".join(f"'{s}'" for s in INTERACTIVE_SOURCES))
 _USER_MESSAGES = (
     "SELECT d.id, d.source, d.loc, d.text, t.cwd, COALESCE(t.created_at, t.updated_at) FROM search_docs d"
     " JOIN threads t ON t.id = d.source WHERE d.kind = 'message' AND d.role = 'user' AND " + _INTERACTIVE

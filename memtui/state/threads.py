@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import orjson
 
-from memtui.adapters.rollouts.model import FileResult, Thread
+from memtui.adapters.rollouts.model import INTERACTIVE_SOURCES, FileResult, Thread
 from memtui.state import thread_filter
 from memtui.state.db import like_pattern
 from memtui.state.forgotten import forgotten_among
@@ -260,20 +260,18 @@ def skipped_files(conn: sqlite3.Connection, limit: int = 1000) -> list[SkippedFi
 
 # ---- which threads Phase 1 may read, and the rollout list the UI pages ---------------------------------------------
 
-INTERACTIVE_CODEX_SOURCES = ("cli", "vscode")
-
 # Why a thread (alias t) can never be extracted, whatever the time: the user's opt-outs and Codex's claim rules
 # (``claim_stage1_jobs_for_startup``: not archived, an interactive source, ``memory_mode = 'enabled'``, legacy or
-# paginated history alike since Codex 0.16x; docs/faithful-input.md). NULL when none applies. The UI shows the same
-# reasons.
+# paginated history alike since Codex 0.16x; docs/faithful-input.md), for every agent: each transcript source maps
+# its sessions onto those fields (``memtui.adapters.sources.protocol``). NULL when none applies. The UI shows the
+# same reasons.
 NEVER_ELIGIBLE_SQL = """CASE
     WHEN EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id) THEN 'forgotten'
     WHEN t.archived != 0 THEN 'archived'
-    WHEN NOT ((t.source_kind = 'codex' AND t.session_source IN ({codex_sources}))
-              OR (t.source_kind = 'claude' AND t.session_source = 'cli')) THEN 'not_interactive'
+    WHEN t.session_source NOT IN ({interactive}) THEN 'not_interactive'
     WHEN t.memory_mode != 'enabled' THEN 'memory_disabled'
     WHEN t.preview = '' THEN 'no_preview'
-  END""".format(codex_sources=", ".join(f"'{s}'" for s in INTERACTIVE_CODEX_SOURCES))
+  END""".format(interactive=", ".join(f"'{s}'" for s in INTERACTIVE_SOURCES))
 
 _PHASE1_SCAN = (
     """
@@ -611,13 +609,13 @@ def opted_out_with_output(conn: sqlite3.Connection) -> list[str]:
     return [r[0] for r in rows]
 
 
-def set_codex_titles(conn: sqlite3.Connection, titles: list[tuple[str, str]]) -> int:
-    """(title, thread_id) for Codex threads, never for a forgotten one; returns the rows changed."""
+def set_titles(conn: sqlite3.Connection, source_kind: str, titles: list[tuple[str, str]]) -> int:
+    """(title, thread_id) for threads of ``source_kind``, never for a forgotten one; returns the rows changed."""
     # the statements' own rows (rowcount), not total_changes, which counts what the triggers wrote too
     return conn.executemany(
-        "UPDATE threads SET title=? WHERE id=? AND source_kind='codex' AND title IS NOT ?"
+        "UPDATE threads SET title=? WHERE id=? AND source_kind=? AND title IS NOT ?"
         " AND id NOT IN (SELECT thread_id FROM forgotten_threads)",
-        [(title, tid, title) for title, tid in titles],
+        [(title, tid, source_kind, title) for title, tid in titles],
     ).rowcount
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from memtui.adapters.rollouts.filter import memory_items
 from memtui.adapters.rollouts.model import Origin, Transcript
+from memtui.adapters.sources import memory_items
 from memtui.domain.render import render_items
 from memtui.services import views
 from memtui.services.context import open_context

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtui.adapters.rollouts import claude, codex
-from memtui.adapters.rollouts.filter import items_from_bytes
+from memtui.adapters.sources import items_from_bytes
 from memtui.services.citations import (
     CitationStripper,
     parse_citations,

@@ -400,3 +400,114 @@ class MessagesServer(_Server):
             yield "message_stop", {"type": "message_stop"}
 
         self._send_sse(h, events())
+
+
+def _send_data_sse(h: BaseHTTPRequestHandler, chunks: list[Any]) -> None:
+    """Server-sent events of ``data:`` lines only (Gemini's ``alt=sse``, OpenAI's chat completions); a ``str`` chunk
+    is sent as is (``[DONE]``)."""
+    body = b"".join(f"data: {c if isinstance(c, str) else json.dumps(c)}\n\n".encode() for c in chunks)
+    h.send_response(200)
+    h.send_header("content-type", "text/event-stream")
+    h.send_header("cache-control", "no-cache")
+    h.send_header("content-length", str(len(body)))
+    h.end_headers()
+    h.wfile.write(body)
+
+
+class GeminiServer(_Server):
+    """Google's Gemini API as Gemini CLI calls it with an API key: ``POST /v1beta/models/<model>:generateContent``
+    and ``:streamGenerateContent?alt=sse`` (``data:`` events of ``GenerateContentResponse``), ``:countTokens``. Both
+    kinds of call are turns (Gemini CLI asks the model for side answers, like the next speaker, without streaming)."""
+
+    kind = "gemini"
+
+    @property
+    def base_url(self) -> str:
+        return self.origin
+
+    def _is_turn(self, req: Request) -> bool:
+        path = req.path.split("?")[0]
+        return path.endswith(":generateContent") or path.endswith(":streamGenerateContent")
+
+    def _get(self, h: BaseHTTPRequestHandler) -> None:
+        self._send_json(h, 200, {"models": []})
+
+    def _answer(self, h: BaseHTTPRequestHandler, req: Request, reply: AgentReply) -> None:
+        path = req.path.split("?")[0]
+        if path.endswith(":countTokens"):
+            self._send_json(h, 200, {"totalTokens": 100})
+            return
+        if not self._is_turn(req):
+            self._send_json(h, 200, {})
+            return
+        if reply.status != 200:
+            self._send_json(h, reply.status, {"error": {"code": reply.status, "message": reply.error}})
+            return
+        parts: list[dict[str, Any]] = []
+        if reply.text:
+            parts.append({"text": reply.text})
+        for call in reply.tool_calls:
+            parts.append({"functionCall": {"name": call.name, "args": call.arguments}})
+        usage = {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110}
+        response = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": usage,
+            "modelVersion": path.rsplit("/", 1)[-1].split(":")[0],
+        }
+        if path.endswith(":streamGenerateContent"):
+            _send_data_sse(h, [response])
+        else:
+            self._send_json(h, 200, response)
+
+
+class ChatCompletionsServer(_Server):
+    """An OpenAI-compatible chat completions provider as OpenCode calls it: ``POST /v1/chat/completions`` with
+    ``stream: true``, answered with ``chat.completion.chunk`` events (text, ``tool_calls``) and ``[DONE]``."""
+
+    kind = "chat"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.origin}/v1"
+
+    def _is_turn(self, req: Request) -> bool:
+        return req.path.split("?")[0].rstrip("/").endswith("/chat/completions")
+
+    def _answer(self, h: BaseHTTPRequestHandler, req: Request, reply: AgentReply) -> None:
+        if not self._is_turn(req):
+            self._send_json(h, 200, {})
+            return
+        if reply.status != 200:
+            self._send_json(h, reply.status, {"error": {"message": reply.error, "type": "scripted"}})
+            return
+        n = next(self._ids)
+        model = req.body.get("model", "fake-model")
+        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        finish = "tool_calls" if reply.tool_calls else "stop"
+        calls = [
+            {
+                "index": i,
+                "id": call.call_id or f"call_{n}_{i}",
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for i, call in enumerate(reply.tool_calls)
+        ]
+        if not req.body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+            if calls:
+                message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in calls]
+            body = {"id": f"chatcmpl-{n}", "object": "chat.completion", "model": model, "usage": usage}
+            body["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+            self._send_json(h, 200, body)
+            return
+        base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0, "model": model}
+        chunks: list[Any] = [dict(base, choices=[{"index": 0, "delta": {"role": "assistant"}, "finish_reason": None}])]
+        if reply.text:
+            chunks.append(dict(base, choices=[{"index": 0, "delta": {"content": reply.text}, "finish_reason": None}]))
+        if calls:
+            chunks.append(dict(base, choices=[{"index": 0, "delta": {"tool_calls": calls}, "finish_reason": None}]))
+        chunks.append(dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": finish}]))
+        chunks.append(dict(base, choices=[], usage=usage))
+        chunks.append("[DONE]")
+        _send_data_sse(h, chunks)

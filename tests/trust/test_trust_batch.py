@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtui.adapters.rollouts.filter import memory_items
 from memtui.adapters.rollouts.model import Transcript
+from memtui.adapters.sources import memory_items
 from memtui.domain.trust import markers
 from memtui.domain.trust.classes import Trust, item_classes
 from memtui.services.batch import ops

@@ -1,7 +1,7 @@
 """Codex thread names: ``$CODEX_HOME/session_index.jsonl``, append-only ``{id, thread_name, updated_at}`` lines where
 the newest entry for a thread wins (codex-rs ``rollout/src/session_index.rs``, ``append_thread_name``). A name set or
 changed with ``/rename`` lives only there, never in the rollout, so ingest reads it beside the rollouts (and stores
-it: ``memtui.services.ingest.apply_thread_names``)."""
+it: ``memtui.services.ingest.apply_titles``)."""
 
 from __future__ import annotations
 

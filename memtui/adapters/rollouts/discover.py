@@ -1,4 +1,5 @@
-"""Find rollout files under the source folders, with one ``stat`` each (the incremental check needs nothing more).
+"""Find Codex and Claude Code rollout files under their folders (``memtui.adapters.sources.registry`` lists every
+source's), with one ``stat`` each (the incremental check needs nothing more).
 
 Codex: ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]`` and ``$CODEX_HOME/archived_sessions/`` (any depth;
 those threads are marked archived). Claude Code: ``$CLAUDE_CONFIG_DIR/projects/<project>/*.jsonl`` and sub-agent
@@ -72,13 +73,3 @@ def discover_claude(paths: Paths) -> Iterator[Found]:
         wanted = len(rel) == 2 or (len(rel) == 4 and rel[2] == "subagents")
         if wanted and (f := _found(entry, "claude", False)):
             yield f
-
-
-def discover(paths: Paths) -> list[Found]:
-    """Every rollout file, sorted by path (a stable order for progress and batches)."""
-    return sorted([*discover_codex(paths), *discover_claude(paths)], key=lambda f: f.path)
-
-
-def source_roots(paths: Paths) -> list[Path]:
-    """The folders that exist: a file under a missing root is not reported missing (an unmounted disk)."""
-    return [p for p in (paths.codex_sessions, paths.codex_archived, paths.claude_projects) if p.is_dir()]

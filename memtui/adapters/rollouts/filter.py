@@ -34,7 +34,7 @@ import orjson
 
 from memtui.adapters.rollouts import claude_tree, codex_state, jsonl
 from memtui.adapters.rollouts.claude_tree import SpillReader
-from memtui.adapters.rollouts.model import CALL_TYPES, OUTPUT_TYPES, Transcript, content_text
+from memtui.adapters.rollouts.model import CALL_TYPES, OUTPUT_TYPES, content_text
 from memtui.adapters.rollouts.user_words import CLAUDE_INJECTED_FLAGS, classify, classify_kind, user_words
 
 # should_persist_response_item_for_memories (codex-rs/rollout/src/policy.rs)
@@ -549,34 +549,6 @@ def claude_items(data: bytes, path: Path | None = None) -> list[dict[str, Any]]:
     return out
 
 
-# --- the interface Phase 1 and the TUI use ----------------------------------------------------------------------
-
-
-def items_from_bytes(data: bytes, source_kind: str, path: Path | None = None) -> list[dict[str, Any]]:
-    """The memory items of a rollout's bytes; ``path`` lets a Claude Code reader follow spilled tool output."""
-    if source_kind == "codex":
-        return codex_items_at(path, data)
-    if source_kind == "claude":
-        return claude_items(data, path)
-    raise ValueError(f"unknown source kind {source_kind!r}")
-
-
-def memory_items(path: Path, source_kind: str) -> list[dict[str, Any]]:
-    """The memory-relevant response items of a rollout, in order. Raises ``jsonl.UnreadableFile``."""
-    data, _ = jsonl.read_bytes(Path(path))
-    return items_from_bytes(data, source_kind, Path(path))
-
-
-def read_transcript(path: Path, source_kind: str) -> Transcript:
-    """``memory_items`` typed and numbered, calls paired to their outputs. Raises ``jsonl.UnreadableFile``."""
-    return Transcript(memory_items(path, source_kind))
-
-
 def serialize_items(items: list[dict[str, Any]]) -> str:
     """One compact JSON array, like ``serde_json::to_string(Vec<ResponseItem>)``."""
     return orjson.dumps(items).decode()
-
-
-def serialize_memory_rollout(path: Path, source_kind: str) -> str:
-    """The memory items as one compact JSON array string. Not redacted: the caller redacts the whole string."""
-    return serialize_items(memory_items(path, source_kind))

@@ -17,8 +17,11 @@ from typing import Any, Literal, overload
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-SourceKind = Literal["codex", "claude"]
+SourceKind = str  # the ``kind`` of a registered transcript source (``memtui.adapters.sources.registry``)
 SessionSource = Literal["cli", "vscode", "exec", "mcp", "subagent", "internal", "custom", "unknown"]
+# The sessions a person had with an agent, in its terminal or editor (Codex's INTERACTIVE_SESSION_SOURCES): the only
+# ones Phase 1 reads. Every source maps its own session kinds onto ``SessionSource`` (a sub-agent is ``subagent``).
+INTERACTIVE_SOURCES: tuple[SessionSource, ...] = ("cli", "vscode")
 IngestStatus = Literal["indexed", "skipped", "missing"]
 
 PREVIEW_CHARS = 1000  # the preview is the start of the first real user message, redacted before it is cut

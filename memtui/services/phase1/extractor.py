@@ -17,9 +17,8 @@ from memtui.adapters.llm.backends.base import Backend, FailureKind
 from memtui.adapters.llm.backends.choose import model_if_set
 from memtui.adapters.llm.structured import InvalidReply, StructuredCallError
 from memtui.adapters.redact import redact
-from memtui.adapters.rollouts import codex, codex_state, jsonl
-from memtui.adapters.rollouts.filter import items_from_bytes
 from memtui.adapters.rollouts.model import Transcript
+from memtui.adapters.sources import registry
 from memtui.core.hidden import strip_hidden
 from memtui.core.settings import Settings
 from memtui.domain.render import render_items
@@ -138,20 +137,19 @@ def mark_trust(info: Extraction, out: StageOneOutput, items: Transcript | None =
 
 
 def read_items(job: Candidate) -> Transcript:
-    """The rollout's memory items, read at extraction time. A Codex thread whose memory the user turned off since
-    it was indexed (the file grew by a ``session_meta`` saying so) is refused here, the one path every extractor
-    (model, offline, batch) reads through, so the opt-out holds even before the next ingest records it."""
+    """The rollout's memory items, read at extraction time. A thread whose memory the user turned off since it was
+    indexed (a Codex file grew by a ``session_meta`` saying so: the source's ``memory_off``) is refused here, the one
+    path every extractor (model, offline, batch) reads through, so the opt-out holds even before the next ingest
+    records it."""
     try:
-        data, _ = jsonl.read_bytes(Path(job.path))
+        source = registry.source(job.source_kind)
+        data, _ = source.load(Path(job.path))
     except Exception as exc:  # missing, unreadable or empty file: a recorded failure, not a crash
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
-    if job.source_kind == "codex" and (
-        codex.memory_mode_of(data, job.thread_id) != "enabled"
-        or codex_state.memory_off_now(Path(job.path), job.thread_id)
-    ):
+    if source.memory_off(Path(job.path), data, job.thread_id):
         raise ExtractionFailed(MEMORY_TURNED_OFF)
     try:
-        return Transcript(items_from_bytes(data, job.source_kind, Path(job.path)))
+        return Transcript(source.items(Path(job.path), data))
     except Exception as exc:
         raise ExtractionFailed(f"cannot read rollout {job.path}: {exc}") from exc
 

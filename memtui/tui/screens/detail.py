@@ -130,7 +130,7 @@ def _first_line(text: str, width: int = 70) -> str:
 def load_rollout(conn: Any, thread_id: str) -> Loaded:
     """Everything the screen shows, read in a worker; a failure becomes ``problem`` (never an exception)."""
     from memtui.adapters.redact import redact_text
-    from memtui.adapters.rollouts.filter import read_transcript
+    from memtui.adapters.sources import read_transcript
 
     detail = views.thread_detail(conn, thread_id)
     if detail is None:
