@@ -1,0 +1,125 @@
+"""Pilot tests of the frictions a first day found (issue 33, item 7): each failed on the code before its fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.widgets import OptionList
+
+from memtui.services.context import open_context
+from memtui.services.history import list_decisions
+from memtui.services.phase2 import review
+from memtui.services.phase2.restore import restore_version
+from memtui.tui.screens.dialogs import TextPromptModal
+from memtui.tui.screens.review import ReviewScreen
+from memtui.tui.widgets.diff_view import DiffView
+from memtui.tui.widgets.evidence_pane import EvidencePane
+from tests.tui.conftest import SIZE, app_for, settle
+
+
+async def _review(pilot) -> ReviewScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    await pilot.press("3")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ReviewScreen) and screen.awaiting
+    return screen
+
+
+def _plain(title: object) -> str:
+    return title.plain if isinstance(title, Content) else Content.from_markup(str(title)).plain
+
+
+def _evidence_hunk(screen: ReviewScreen) -> str:
+    return str(screen.query_one(EvidencePane).border_title).rsplit(" ", 1)[-1]
+
+
+async def test_review_hunk_on_screen_evidence_and_space_are_the_same_hunk(snapshot_home: Path) -> None:
+    """With the focus on the file list, ``[`` into a file's second hunk stays there (it used to jump to the file's
+    first hunk while the evidence named the second, and space left out the first under the second's evidence)."""
+    app = app_for(snapshot_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _review(pilot)
+        diff = screen.query_one("#diff", DiffView)
+        ids = [v.hunk.id for v in diff.hunks]
+        assert [v.hunk.file for v in diff.hunks][:3] == ["MEMORY.md", "MEMORY.md", "memory_summary.md"]
+        await pilot.press("]", "]")
+        await settle(pilot)
+        screen.query_one("#files", OptionList).focus()
+        await pilot.pause()
+        await pilot.press("[")
+        await settle(pilot)
+        assert diff.current_hunk is not None and diff.current_hunk.hunk.id == ids[1]
+        assert _evidence_hunk(screen) == ids[1]
+        await pilot.press("space")
+        await settle(pilot)
+        assert screen.rejected == {ids[1]}
+        # picking a file in the list moves to its first hunk, and the evidence follows
+        await pilot.press("down")
+        await settle(pilot)
+        assert diff.current_hunk is not None and diff.current_hunk.hunk.id == ids[2]
+        assert _evidence_hunk(screen) == ids[2]
+
+
+async def test_review_scrolling_moves_the_current_hunk_with_the_view(snapshot_home: Path) -> None:
+    """j/G scroll the diff; the hunk space acts on is never one scrolled off screen."""
+    app = app_for(snapshot_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _review(pilot)
+        diff = screen.query_one("#diff", DiffView)
+        diff.focus()
+        await pilot.press("G")
+        await settle(pilot)
+        view = diff.current_hunk
+        assert view is not None and view.index > 0
+        assert view.region.overlaps(diff.scrollable_content_region)
+        assert _evidence_hunk(screen) == view.hunk.id
+        await pilot.press("space")
+        assert screen.rejected == {view.hunk.id}
+
+
+async def test_esc_leaves_the_evidence_pane(snapshot_home: Path) -> None:
+    app = app_for(snapshot_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _review(pilot)
+        await pilot.press("v")
+        await pilot.pause()
+        assert isinstance(app.focused, EvidencePane)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.focused is screen.query_one("#diff", DiffView)
+        assert isinstance(app.screen, ReviewScreen)
+
+
+async def test_a_hunks_decision_shows_on_its_top_border(snapshot_home: Path) -> None:
+    app = app_for(snapshot_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _review(pilot)
+        view = screen.query_one("#diff", DiffView).current_hunk
+        assert view is not None
+        assert _plain(view.border_title).startswith("✓ goes in")
+        await pilot.press("space")
+        assert _plain(view.border_title).startswith("✗ left out")
+        assert view.hunk.id in str(view.border_title)
+
+
+async def test_rejecting_a_restore_speaks_of_the_restore(ui_home: Path) -> None:
+    """x on a restore run asks about the restore, not about "the agent's edits" (no agent made it)."""
+    ctx = open_context(home=ui_home)
+    review.approve(ctx)
+    root = ctx.paths.memory_root
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "- a line Ana added later\n")
+    review.commit_manual_edit(ctx, "Ana's line")
+    version = next(d.id for d in list_decisions(ctx.conn) if d.kind == "approve")
+    restore_version(ctx, version)
+    ctx.close()
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _review(pilot)
+        assert screen.run is not None and screen.run.kind == "restore"
+        await pilot.press("x")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, TextPromptModal)
+        assert "agent" not in modal.body and f"restore of version {version}" in modal.body
