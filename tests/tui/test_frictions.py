@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.content import Content
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
 from memtui.services.context import open_context
 from memtui.services.history import list_decisions
@@ -13,6 +13,7 @@ from memtui.services.phase2 import review
 from memtui.services.phase2.restore import restore_version
 from memtui.tui.screens.dialogs import TextPromptModal
 from memtui.tui.screens.review import ReviewScreen
+from memtui.tui.screens.search import SearchScreen
 from memtui.tui.widgets.diff_view import DiffView
 from memtui.tui.widgets.evidence_pane import EvidencePane
 from tests.tui.conftest import SIZE, app_for, settle
@@ -123,3 +124,35 @@ async def test_rejecting_a_restore_speaks_of_the_restore(ui_home: Path) -> None:
         modal = app.screen
         assert isinstance(modal, TextPromptModal)
         assert "agent" not in modal.body and f"restore of version {version}" in modal.body
+
+
+async def test_search_enter_moves_to_the_hits_and_one_focus_edge_shows(snapshot_home: Path) -> None:
+    """After enter, j/k/G move through the hits (they used to type into the query: ``TZ=UTCGjG``), and only the
+    focused one of box and list draws the focus edge."""
+    app = app_for(snapshot_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.open_search()
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        box = screen.query_one("#search-input", Input)
+        hits = screen.query_one("#search-hits", OptionList)
+        assert box.has_focus
+        await pilot.press(*"checkout", "enter")
+        await settle(pilot)
+        assert len(screen.hits) > 2 and hits.has_focus
+        await pilot.press("j", "j")
+        assert hits.highlighted == 2
+        await pilot.press("G")
+        assert hits.highlighted == len(screen.hits) - 1
+        await pilot.press("k")
+        assert hits.highlighted == len(screen.hits) - 2
+        assert box.value == "checkout"
+        edges = {w.id: w.styles.border_left[0] for w in (box, hits)}
+        assert edges["search-hits"] == "tall" and edges["search-input"] != "tall", edges
+        await pilot.press("slash")  # back to the query
+        await pilot.pause()
+        assert box.has_focus
+        edges = {w.id: w.styles.border_left[0] for w in (box, hits)}
+        assert edges["search-input"] == "tall" and edges["search-hits"] != "tall", edges
