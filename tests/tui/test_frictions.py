@@ -13,6 +13,7 @@ from memtui.services.phase2 import review
 from memtui.services.phase2.restore import restore_version
 from memtui.tui.screens.dialogs import TextPromptModal
 from memtui.tui.screens.review import ReviewScreen
+from memtui.tui.screens.rollouts import RolloutsScreen
 from memtui.tui.screens.search import SearchScreen
 from memtui.tui.widgets.diff_view import DiffView
 from memtui.tui.widgets.evidence_pane import EvidencePane
@@ -156,3 +157,88 @@ async def test_search_enter_moves_to_the_hits_and_one_focus_edge_shows(snapshot_
         assert box.has_focus
         edges = {w.id: w.styles.border_left[0] for w in (box, hits)}
         assert edges["search-input"] == "tall" and edges["search-hits"] != "tall", edges
+
+
+def _forgotten(home: Path) -> list[tuple[str, str | None]]:
+    ctx = open_context(home=home)
+    try:
+        return [tuple(r) for r in ctx.conn.execute("SELECT thread_id, reason FROM forgotten_threads")]
+    finally:
+        ctx.close()
+
+
+async def test_f_forgets_the_highlighted_rollout_from_the_list(ui_home: Path) -> None:
+    ctx = open_context(home=ui_home)
+    review.approve(ctx)
+    ctx.close()
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RolloutsScreen)
+        thread_id = screen.selected_thread()
+        assert thread_id
+        await pilot.press("F")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, TextPromptModal) and f"Forget rollout {thread_id}" in modal.body
+        await pilot.press(*"private", "enter")
+        await settle(pilot)
+        assert not app.task_errors, app.task_errors
+    assert _forgotten(ui_home) == [(thread_id, "private")]
+
+
+async def test_forget_with_a_run_awaiting_review_says_so_before_asking(ui_home: Path) -> None:
+    app = app_for(ui_home)  # the home holds a run awaiting review
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("F")
+        await settle(pilot)
+        assert isinstance(app.screen, RolloutsScreen)  # no reason asked for
+        note = app.task_log[-1]
+        assert note.severity == "warning" and "awaits review" in note.message and "approve or reject" in note.message
+    assert _forgotten(ui_home) == []
+
+
+async def test_a_forget_refused_after_the_reason_keeps_the_reason_and_says_why(ui_home: Path) -> None:
+    """A run that comes to await review while the reason is typed: the forget is refused in words (never a raw
+    ``ForgetError: …``) and the next F offers the typed reason again."""
+    ctx = open_context(home=ui_home)
+    review.approve(ctx)
+    version = next(d.id for d in list_decisions(ctx.conn) if d.kind == "approve")
+    root = ctx.paths.memory_root
+    (root / "MEMORY.md").write_text((root / "MEMORY.md").read_text() + "- a line Ana added later\n")
+    review.commit_manual_edit(ctx, "Ana's line")
+    ctx.close()
+    app = app_for(ui_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        thread_id = app.screen.selected_thread()  # type: ignore[attr-defined]
+        assert thread_id
+        app.open_rollout(thread_id)  # (in the detail, where F worked before)
+        await settle(pilot)
+        await pilot.press("F")
+        await pilot.pause()
+        assert isinstance(app.screen, TextPromptModal)
+        ctx = open_context(home=ui_home)
+        restore_version(ctx, version)  # (from another window: a run now awaits review)
+        ctx.close()
+        await pilot.press(*"wrong project", "enter")
+        await settle(pilot)
+        assert not app.task_errors, app.task_errors
+        entry = next(e for e in reversed(app.task_log) if e.task == f"forget:{thread_id}")
+        assert entry.outcome == "not done" and entry.severity == "warning"
+        assert "ForgetError" not in entry.message and "awaits review" in entry.message
+        assert "reason is kept" in entry.message
+        ctx = open_context(home=ui_home)
+        review.reject(ctx, "not now")
+        ctx.close()
+        await pilot.press("F")
+        await pilot.pause()
+        modal = app.screen
+        assert isinstance(modal, TextPromptModal)
+        assert modal.query_one("#prompt", Input).value == "wrong project"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not app.task_errors, app.task_errors
+    assert _forgotten(ui_home) == [(thread_id, "wrong project")]

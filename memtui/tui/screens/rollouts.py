@@ -101,6 +101,7 @@ class RolloutsScreen(MemtuiScreen):
         Binding("e", "extract", "Extract now", id="rollouts.extract"),
         Binding("v", "pager", "View file", show=False, id="rollouts.pager"),
         Binding("y", "copy_id", "Copy id", show=False, id="rollouts.copy_id"),
+        Binding("F", "forget", "Forget rollout", show=False, id="rollouts.forget"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="rollouts.clear_filter"),
     ]
 
@@ -425,3 +426,8 @@ class RolloutsScreen(MemtuiScreen):
         thread_id = self.selected_thread()
         if thread_id:
             self.app.copy_text(thread_id, "rollout id")
+
+    def action_forget(self) -> None:
+        thread_id = self.selected_thread()
+        if thread_id:
+            self.app.forget_rollout(thread_id)
