@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import pytest
 from textual.content import Content
 from textual.widgets import Input, OptionList
 
@@ -17,7 +19,9 @@ from memtui.tui.screens.rollouts import RolloutsScreen
 from memtui.tui.screens.search import SearchScreen
 from memtui.tui.widgets.diff_view import DiffView
 from memtui.tui.widgets.evidence_pane import EvidencePane
+from memtui.tui.widgets.windowed_table import WindowedTable
 from tests.tui.conftest import SIZE, app_for, settle
+from tests.tui.homes import DAY, FROZEN_NOW
 
 
 async def _review(pilot) -> ReviewScreen:  # type: ignore[no-untyped-def]
@@ -242,3 +246,38 @@ async def test_a_forget_refused_after_the_reason_keeps_the_reason_and_says_why(u
         await settle(pilot)
         assert not app.task_errors, app.task_errors
     assert _forgotten(ui_home) == [(thread_id, "wrong project")]
+
+
+WORKTREES = ["fix-login", "add-export", "perf-pass", "docs", "release-2026-candidate"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 36)])
+async def test_rollouts_list_tells_worktrees_and_years_apart(ui_home: Path, size: tuple[int, int]) -> None:
+    """Five worktrees of one project read as five (not ``spotter-workt…`` each), and a date of another year says
+    which year, on a narrow terminal too."""
+    conn = open_context(home=ui_home).conn
+    rows = [
+        (f"wt-{i}", "codex", f"/x/{i}.jsonl", f"/home/ana/code/spotter-worktrees/{name}", "cli", FROZEN_NOW - i, 0)
+        for i, name in enumerate(WORKTREES)
+    ]
+    rows.append(("old-one", "codex", "/x/old.jsonl", "/home/ana/src/shop-api", "cli", FROZEN_NOW - 400 * DAY, 0))
+    with conn:
+        conn.executemany(
+            "INSERT INTO threads (id, source_kind, path, cwd, session_source, updated_at, ingested_at)"
+            " VALUES (?,?,?,?,?,?,?)",
+            rows,
+        )
+    conn.close()
+    app = app_for(ui_home)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(WindowedTable)
+        width = table.columns["project"].width  # type: ignore[index]
+        labels = [table.get_cell(f"wt-{i}", "project").plain for i in range(len(WORKTREES))]
+        assert len(set(labels)) == len(WORKTREES), labels
+        for name, text in zip(WORKTREES, labels, strict=True):
+            assert len(text) <= width and (name in text or text.lstrip("…") in name), (name, text)
+        year = time.gmtime(FROZEN_NOW - 400 * DAY).tm_year
+        assert str(year) in table.get_cell("old-one", "updated").plain
+        this_year = table.get_cell("wt-0", "updated").plain
+        assert this_year != "-" and "07-10" in this_year
