@@ -218,3 +218,24 @@ def test_a_snippet_cut_to_width_keeps_the_lines_trust_marker_whole_and_no_hidden
     shown = _snippet(line, 1)
     assert shown.endswith(marker) and len(shown) <= SNIPPET_CHARS
     assert "\u200b" not in shown and "\u202e" not in shown
+
+
+def test_a_memory_line_holding_the_query_ranks_above_messages(ctx, isolated_env):
+    """A session that says the words again and again outscores a MEMORY.md line in bm25; the memory line comes first
+    (issue 33.7: "MEMORY.md lines holding the query rank below transcript messages")."""
+    write_codex_rollout(
+        isolated_env["CODEX_HOME"],
+        cwd="/work/shop",
+        user_messages=["quokka quokka timezone? quokka timezone quokka"] * 3,
+        assistant_messages=["quokka timezone quokka timezone quokka"],
+    )
+    assert main(["ingest"]) == 0
+    (ctx.paths.memory_root / "MEMORY.md").write_text(
+        "# Memory\n\n## Task 1: checkout\n- run the quokka suite with TZ=UTC: its timezone differs on CI, and the "
+        "snapshot dates shift by a day when the machine is east of Greenwich, which fails every later step\n"
+    )
+    approve_root(ctx.paths.memory_root)
+    hits = search_memory(ctx.conn, ctx.paths.memory_root, "quokka timezone")
+    assert {h.kind for h in hits} == {"memory", "message"}
+    assert hits[0].kind == "memory" and hits[0].location == "MEMORY.md:4"
+    assert all(h.kind == "message" for h in hits[1:])

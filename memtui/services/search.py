@@ -313,7 +313,7 @@ def search(
     limit: int = DEFAULT_LIMIT,
     kinds: Iterable[str] | None = None,
 ) -> list[SearchHit]:
-    """Hits ranked by bm25. ``project`` keeps documents of that project (its cwd or below) and those tied to none
+    """Hits of the approved memory first, then the others, each ranked by bm25. ``project`` keeps documents of that project (its cwd or below) and those tied to none
     (memory_summary.md, user-level groups). Call ``refresh`` (or ``search_memory``) first for fresh memory files.
 
     FTS5's bm25 counts, for every phrase of the MATCH, all the documents holding it: a scan of the whole doclist of a
@@ -350,7 +350,11 @@ def search(
     if rare and ids:
         # every match of the rarer words (fewer than MAX_CANDIDATES by their definition); the candidates are among them
         scores = search_index.bm25(conn, fts_query(" ".join(rare)))
-    top = sorted(ids, key=lambda i: (scores.get(i, 0.0), -i))[:limit]
+    # the approved memory first: a line of MEMORY.md that holds the query is what the person searches for, and a
+    # long message that repeats the words would outscore it in bm25 (which rewards repeats, and compares documents
+    # of any length); within each part, bm25
+    memory = search_index.keep_matching(conn, ids, None, ["memory"]) if kinds is None or "memory" in kinds else set()
+    top = sorted(ids, key=lambda i: (i not in memory, scores.get(i, 0.0), -i))[:limit]
     by_id = search_index.docs(conn, top)
     rows = [{**asdict(by_id[i]), "score": scores.get(i, 0.0)} for i in top if i in by_id]
     hits = []

@@ -155,6 +155,7 @@ class MemtuiApp(App[int]):
         self._tasks = Tasks()
         self.task_log: list[LogEntry] = []
         self.task_errors: list[str] = []
+        self.forget_reasons: dict[str, str] = {}  # thread id -> the reason typed for a forget not done yet
 
     @property
     def task_states(self) -> dict[str, TaskState]:
@@ -365,6 +366,52 @@ class MemtuiApp(App[int]):
                 self.run_phase1(thread_id=thread_id)
 
         self.push_screen(ConfirmModal("Extract again (y/n)", body, "Extract again"), decided)
+
+    def forget_rollout(self, thread_id: str) -> None:
+        """Forget a rollout (F on the Rollouts list and in its detail), after its reason. With a run awaiting review
+        forget cannot happen (it would change the inputs under the reviewer), so that is said before the reason is
+        asked; a reason typed for a forget that then could not happen is kept and offered again."""
+        from memtui.services.phase2.review import pending_run
+        from memtui.tui.screens.dialogs import TextPromptModal
+
+        run = pending_run(self.ctx.conn)
+        if run is not None:
+            self.notify(
+                f"Run #{run.id} awaits review: approve or reject it first (3 Review), then forget {thread_id}.",
+                title="Forget not started",
+                severity="warning",
+                markup=False,
+            )
+            return
+        body = (
+            f"Forget rollout {thread_id}? Its memory and summary are removed now and it is never extracted again "
+            "(`memtui forget --undo` lifts that). What was derived from it leaves MEMORY.md with the next Phase 2 "
+            "run, once you approve it; old versions holding it are rewritten or dropped."
+        )
+        reasons = self.forget_reasons
+
+        def decided(reason: str | None) -> None:
+            if reason is None:
+                return
+            reasons[thread_id] = reason  # until the forget is done: a refusal keeps it for the next F
+            self.start_task(
+                f"forget:{thread_id}",
+                f"Forget {thread_id[:12]}",
+                tasks.forget_task(thread_id, reason or None, done=lambda: reasons.pop(thread_id, None)),
+            )
+
+        self.push_screen(
+            TextPromptModal(
+                "Forget this rollout",
+                body,
+                "reason (optional)",
+                "Forget",
+                value=reasons.get(thread_id, ""),
+                danger=True,
+                required=False,
+            ),
+            decided,
+        )
 
     def run_phase2(self, force: bool = False) -> None:
         self.start_task("phase2", "Phase 2 (ignore cooldown)" if force else "Phase 2", tasks.phase2_task(force))

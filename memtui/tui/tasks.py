@@ -283,13 +283,22 @@ def restore_task(version: int) -> TaskFn:
     return run
 
 
-def forget_task(thread_id: str, reason: str | None) -> TaskFn:
-    """Forget a rollout and everything derived from it (the next Phase 2 removes it from the memory)."""
+def forget_task(thread_id: str, reason: str | None, done: Callable[[], object] | None = None) -> TaskFn:
+    """Forget a rollout and everything derived from it (the next Phase 2 removes it from the memory). A forget that
+    cannot happen now (a run came to await review meanwhile) says why in words, and what to do; ``done`` runs only
+    when the rollout was forgotten."""
 
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
-        from memtui.services.forget import forget
+        from memtui.services.forget import ForgetError, forget
 
         progress(0, None, f"forgetting {thread_id[:13]}")
-        return TaskOutcome("finished", forget(ctx, thread_id, reason).message())
+        try:
+            result = forget(ctx, thread_id, reason)
+        except ForgetError as exc:
+            kept = " Your reason is kept: press F again then." if reason else ""
+            return TaskOutcome("not done", f"{exc}.{kept}", "warning")
+        if done is not None:
+            done()
+        return TaskOutcome("finished", result.message())
 
     return run

@@ -392,26 +392,7 @@ class RolloutDetailScreen(MemtuiScreen):
         self.app.copy_text(self.thread_id, "rollout id")
 
     def action_forget(self) -> None:
-        from memtui.tui import tasks
-        from memtui.tui.screens.dialogs import TextPromptModal
-
-        thread_id = self.thread_id
-        body = (
-            f"Forget rollout {thread_id}? Its memory and summary are removed now and it is never extracted again "
-            "(`memtui forget --undo` lifts that). What was derived from it leaves MEMORY.md with the next Phase 2 "
-            "run, once you approve it; old versions holding it are rewritten or dropped."
-        )
-
-        def decided(reason: str | None) -> None:
-            if reason is not None:
-                self.app.start_task(
-                    f"forget:{thread_id}", f"Forget {thread_id[:12]}", tasks.forget_task(thread_id, reason or None)
-                )
-
-        self.app.push_screen(
-            TextPromptModal("Forget this rollout", body, "reason (optional)", "Forget", danger=True, required=False),
-            decided,
-        )
+        self.app.forget_rollout(self.thread_id)
 
     def action_copy_path(self) -> None:
         detail = self.loaded.detail if self.loaded else None

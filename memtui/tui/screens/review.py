@@ -89,7 +89,6 @@ class ReviewScreen(MemtuiScreen):
         self.amended: dict[str, str] = {}  # hunk id -> the reviewer's new text
         self.trusted: set[str] = set()  # hunk ids whose tool-only or flagged lines go to agents (t)
         self.trust: dict[str, HunkTrust] = {}  # hunk id -> its classes and flags
-        self._titles: dict[str, str | Content] = {}  # hunk id -> its border title before the trust summary
         self.evidence: dict[str, list[Any]] = {}
         self.forgotten_mentions: list[LineRef] = []
 
@@ -267,9 +266,8 @@ class ReviewScreen(MemtuiScreen):
         view.set_decision(hid in self.rejected, self.amended.get(hid))
         trust = self.trust.get(hid)
         if trust is not None and trust.summary():
-            title = self._titles.setdefault(hid, view.border_title or Content(""))
             flags = f"  ⚑ {len(trust.flags)}" if trust.flags else ""
-            view.border_title = Content.assemble(title, (flags, "$text-error"), f"  {trust.summary().split(' · ')[0]}")
+            view.set_title_extra(Content.assemble((flags, "$text-error"), f"  {trust.summary().split(' · ')[0]}"))
         if hid in self.trusted and hid not in self.rejected:
             view.border_subtitle = Content("✓ goes in · its tool lines go to agents (t: keep them out)")
 
@@ -346,17 +344,24 @@ class ReviewScreen(MemtuiScreen):
     # ---- navigation ------------------------------------------------------------------------------
 
     def action_next_hunk(self) -> None:
-        self.query_one("#diff", DiffView).next_hunk()
-        self._sync_file_highlight()
-        self._show_evidence()
+        self.diff.next_hunk()
 
     def action_previous_hunk(self) -> None:
-        self.query_one("#diff", DiffView).previous_hunk()
+        self.diff.previous_hunk()
+
+    @on(DiffView.CurrentChanged, "#diff")
+    def _current_changed(self, event: DiffView.CurrentChanged) -> None:
+        """Whatever made another hunk current (keys, the file list, scrolling), the evidence pane and the file
+        list follow it: the hunk on screen, the evidence shown and the hunk space acts on are the same one."""
         self._sync_file_highlight()
         self._show_evidence()
 
     def action_focus_evidence(self) -> None:
         self.query_one(EvidencePane).focus()
+
+    @on(EvidencePane.Leave)
+    def _leave_evidence(self) -> None:
+        self.diff.focus()
 
     @on(EvidencePane.Open)
     def _open_evidence(self, event: EvidencePane.Open) -> None:
@@ -609,7 +614,15 @@ class ReviewScreen(MemtuiScreen):
         if not self.awaiting or self.run is None:
             return
         run_id = self.run.id
-        body = f"Reject run #{run_id}? The agent's edits are undone and the workspace is restored. Why?"
+        if self.run.kind == "restore":
+            title = "Reject the restore"
+            body = (
+                f"Reject the restore of version {self.run.restore_of}? The memory stays as it is in the current "
+                "baseline: the restored files are put back. Why?"
+            )
+        else:
+            title = "Reject consolidation"
+            body = f"Reject run #{run_id}? The agent's edits are undone and the workspace is restored. Why?"
 
         def decided(reason: str | None) -> None:
             if reason:
@@ -617,7 +630,7 @@ class ReviewScreen(MemtuiScreen):
 
         self.app.push_screen(
             TextPromptModal(
-                "Reject consolidation",
+                title,
                 body,
                 "reason (the next consolidation sees it)",
                 "Reject",

@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Label, Static
 from textual.worker import Worker, get_current_worker
 
+from memtui.core import clock
 from memtui.domain.labels import label
 from memtui.services import views
 from memtui.tui.format import fmt_size, fmt_time, home_path, short_path
@@ -63,18 +64,43 @@ def status_cell(status: str, reason: str, lease_expired: bool = False) -> CellTe
     return CellText(text.replace("\n", " "), STATUS_STYLE.get(status, ""), no_wrap=True, overflow="ellipsis")
 
 
-def project_cell(cwd: str) -> CellText:
+PROJECT_WIDTH = next(c.width for c in COLUMNS if c.key == "project")
+
+
+def project_label(cwd: str, width: int = PROJECT_WIDTH) -> str:
+    """The project's last two folders in ``width`` cells, shortened so that the last one (what tells worktrees and
+    sibling checkouts apart) stays whole: ``spotter-w…/fix-login``, not ``spotter-workt…`` for every worktree."""
     parts = [p for p in cwd.split("/") if p]
+    if not parts:
+        return cwd or "-"
+    last = parts[-1]
     short = "/".join(parts[-2:]) if len(parts) > 2 else cwd
-    return CellText(short or "-", no_wrap=True, overflow="ellipsis")
+    if len(short) <= width:
+        return short
+    if len(last) >= width:
+        return "…" + last[len(last) - width + 1 :]
+    room = width - len(last) - 2  # the parent's first letters, "…/" and the last folder whole
+    return f"{parts[-2][:room]}…/{last}" if room >= 2 and len(parts) > 1 else last
 
 
-def row_cells(r: views.RolloutRow, narrow: bool = False) -> dict[str, Any]:
+def project_cell(cwd: str, width: int = PROJECT_WIDTH) -> CellText:
+    return CellText(project_label(cwd, width), no_wrap=True, overflow="ellipsis")
+
+
+def updated_text(ts: int | None, narrow: bool, this_year: str) -> str:
+    """Date and time; on a narrow screen this year's dates drop the year, other years' drop the time instead (a
+    history spanning years must say which year)."""
+    text = fmt_time(ts)
+    if not narrow or text == "-":
+        return text
+    return text[5:] if text[:4] == this_year else text[:10]
+
+
+def row_cells(r: views.RolloutRow, narrow: bool = False, project_width: int = PROJECT_WIDTH) -> dict[str, Any]:
     """The row's cells: ``CellText``, which paints as ``Text`` does at a fraction of its cost per keystroke."""
-    updated = fmt_time(r.updated_at)
     return {
-        "updated": CellText(updated[5:] if narrow else updated),
-        "project": project_cell(r.cwd),
+        "updated": CellText(updated_text(r.updated_at, narrow, fmt_time(clock.now())[:4])),
+        "project": project_cell(r.cwd, project_width),
         "source": CellText(r.source, no_wrap=True, overflow="ellipsis"),
         "size": CellText(fmt_size(r.bytes), justify="right"),
         "status": status_cell(r.status, r.reason, r.lease_expired),
@@ -101,6 +127,7 @@ class RolloutsScreen(MemtuiScreen):
         Binding("e", "extract", "Extract now", id="rollouts.extract"),
         Binding("v", "pager", "View file", show=False, id="rollouts.pager"),
         Binding("y", "copy_id", "Copy id", show=False, id="rollouts.copy_id"),
+        Binding("F", "forget", "Forget rollout", show=False, id="rollouts.forget"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="rollouts.clear_filter"),
     ]
 
@@ -266,7 +293,8 @@ class RolloutsScreen(MemtuiScreen):
 
     def _fill(self, offset: int, total: int, rows: list[views.RolloutRow], index: int) -> None:
         keys = [c.key for c, _ in self.layout_cols]
-        cells = [(r.id, [row[k] for k in keys]) for r in rows for row in (row_cells(r, self.narrow),)]
+        width = next((w for c, w in self.layout_cols if c.key == "project"), PROJECT_WIDTH)
+        cells = [(r.id, [row[k] for k in keys]) for r in rows for row in (row_cells(r, self.narrow, width),)]
         self.table.show_window(offset, total, cells, index)
 
     def _show(
@@ -425,3 +453,8 @@ class RolloutsScreen(MemtuiScreen):
         thread_id = self.selected_thread()
         if thread_id:
             self.app.copy_text(thread_id, "rollout id")
+
+    def action_forget(self) -> None:
+        thread_id = self.selected_thread()
+        if thread_id:
+            self.app.forget_rollout(thread_id)

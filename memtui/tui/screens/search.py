@@ -28,11 +28,16 @@ class SearchScreen(MemtuiScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="search.back"),
         Binding("down", "to_hits", "Hits", show=False, id="search.hits"),
+        Binding("slash", "to_query", "Edit query", id="search.query"),
     ]
+    # one focus edge at a time: the focused one of box and list draws the accent edge, the other none (the box keeps a
+    # thin frame so it still reads as a box)
     DEFAULT_CSS = """
-    #search-input { margin: 0 1; }
+    #search-input { margin: 0 1; border: round $panel; }
+    #search-input:focus { border: tall $accent; }
     #search-meta { height: 1; padding: 0 1; color: $text-muted; }
-    #search-hits { height: 1fr; }
+    #search-hits { height: 1fr; border: blank; }
+    #search-hits:focus { border: tall $accent; }
     """
 
     def __init__(self, query: str = "") -> None:
@@ -83,13 +88,24 @@ class SearchScreen(MemtuiScreen):
             for h in hits
         )
         meta = f"{plural(len(hits), 'hit')} for {query!r}, best first" if hits else f"no match for {query!r}"
-        self.query_one("#search-meta", Static).update(Content(meta + ("; Enter opens one" if hits else "")))
+        self.query_one("#search-meta", Static).update(
+            Content(meta + ("; j/k move, Enter opens one, / edits the query" if hits else ""))
+        )
         if hits:
             options.highlighted = 0
+            options.focus()  # j/k/G move through the hits instead of typing into the query
 
     def action_to_hits(self) -> None:
         if self.hits:
             self.query_one("#search-hits", OptionList).focus()
+
+    def action_to_query(self) -> None:
+        self.query_one("#search-input", Input).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "to_query":  # in the box, / is a character of the query
+            return not self.query_one("#search-input", Input).has_focus
+        return super().check_action(action, parameters)
 
     @on(OptionList.OptionSelected, "#search-hits")
     def _open(self, event: OptionList.OptionSelected) -> None:

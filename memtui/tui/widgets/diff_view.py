@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.content import Content
 from textual.highlight import HighlightTheme, highlight
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -99,7 +100,10 @@ class HunkView(Searchable):
         self.split = split
         self.rejected = False
         self.amended: str | None = None
-        self.border_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}  {hunk.id}")
+        self.decided = False  # a decision is shown only where the screen takes decisions (a run awaiting review)
+        self.base_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}  {hunk.id}")
+        self.title_extra = Content("")  # what the screen adds after the name (the trust summary)
+        self._show_title()
         if split:
             self.update(side_by_side(hunk.text))
 
@@ -113,9 +117,28 @@ class HunkView(Searchable):
         self.matches = len(find_all(self.base.plain, query))
         return self.matches
 
+    def decision_word(self) -> Content:
+        """The decision in a word or two, for the top border (where the eye is when a hunk comes on screen)."""
+        if not self.decided:
+            return Content("")
+        if self.rejected:
+            return Content.styled("✗ left out", "bold $text-error")
+        if self.amended is not None:
+            return Content.styled("✎ amended", "bold $text-warning")
+        return Content.styled("✓ goes in", "$text-success")
+
+    def set_title_extra(self, extra: Content) -> None:
+        self.title_extra = extra
+        self._show_title()
+
+    def _show_title(self) -> None:
+        word = self.decision_word()
+        self.border_title = Content.assemble(*((word, "  ") if word else ()), self.base_title, self.title_extra)
+
     def set_decision(self, rejected: bool, amended: str | None) -> None:
-        """Show whether the hunk goes in, is left out, or goes in with the reviewer's text."""
-        self.rejected, self.amended = rejected, amended
+        """Show whether the hunk goes in, is left out, or goes in with the reviewer's text: on the top border, and
+        with the key that changes it on the bottom one."""
+        self.rejected, self.amended, self.decided = rejected, amended, True
         self.set_class(rejected, "-rejected")
         self.set_class(amended is not None and not rejected, "-amended")
         if rejected:
@@ -124,6 +147,7 @@ class HunkView(Searchable):
             self.border_subtitle = Content("✎ amended: your text goes in")
         else:
             self.border_subtitle = Content("✓ goes in")
+        self._show_title()
         text = amended_display(self.hunk, amended) if amended is not None else self.hunk.text
         self.base = self._content(text)
         if self.split:
@@ -144,6 +168,17 @@ class DiffView(VimScroll, can_focus=True):
     """
 
     current: reactive[int] = reactive(0, init=False)
+
+    class CurrentChanged(Message):
+        """The current hunk changed (keys, a jump, scrolling, a new diff): what shows it follows."""
+
+        def __init__(self, diff: DiffView, index: int) -> None:
+            super().__init__()
+            self.diff, self.index = diff, index
+
+        @property
+        def control(self) -> DiffView:
+            return self.diff
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -182,13 +217,40 @@ class DiffView(VimScroll, can_focus=True):
         self.set_reactive(DiffView.current, 0)
         if self.hunks:
             self.hunks[0].add_class("-current")
+        self.post_message(self.CurrentChanged(self, 0))
 
     def watch_current(self, old: int, new: int) -> None:
         if 0 <= old < len(self.hunks):
             self.hunks[old].remove_class("-current")
         if 0 <= new < len(self.hunks):
             self.hunks[new].add_class("-current")
-            self.scroll_to_widget(self.hunks[new], animate=False, top=True)
+            if not self._following_scroll:
+                self.scroll_to_widget(self.hunks[new], animate=False, top=True)
+        self.post_message(self.CurrentChanged(self, new))
+
+    _following_scroll = False
+
+    def watch_scroll_y(self, old: float, new: float) -> None:
+        """Scrolling (j/k, page keys, the wheel) that takes the current hunk off screen makes the hunk at the top
+        of the view the current one: the hunk the keys act on is always one the person sees."""
+        super().watch_scroll_y(old, new)
+        self.call_after_refresh(self._follow_scroll)
+
+    def _follow_scroll(self) -> None:
+        view = self.current_hunk
+        if view is None or not self.is_mounted:
+            return
+        visible = self.scrollable_content_region
+        if view.region and view.region.overlaps(visible):
+            return
+        for candidate in self.hunks:
+            if candidate.region.overlaps(visible):
+                self._following_scroll = True
+                try:
+                    self.current = candidate.index
+                finally:
+                    self._following_scroll = False
+                return
 
     def next_hunk(self) -> None:
         if self.hunks:
@@ -203,6 +265,10 @@ class DiffView(VimScroll, can_focus=True):
         return self.hunks[self.current] if 0 <= self.current < len(self.hunks) else None
 
     def jump_to_file(self, path: str) -> None:
+        """The first hunk of ``path``, unless the current hunk is already one of that file's."""
+        current = self.current_hunk
+        if current is not None and current.hunk.path == path:
+            return
         for view in self.hunks:
             if view.hunk.path == path:
                 self.current = view.index

@@ -1,9 +1,11 @@
+# ruff: noqa: RUF012  (Textual declares BINDINGS as mutable class attributes)
 """The evidence behind the highlighted hunk: the rollouts (project, date, title) and the matching raw memory."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
@@ -26,6 +28,14 @@ class EvidencePane(VimOptionList):
     EvidencePane { height: 9; border: none; border-top: hkey $panel; padding: 0 1; }
     EvidencePane:focus { background-tint: $foreground 3%; }
     """
+
+    BINDINGS = [Binding("escape", "leave", "Back to the diff", show=False)]
+
+    class Leave(Message):
+        """Back to the view the pane belongs to (esc)."""
+
+    def action_leave(self) -> None:
+        self.post_message(self.Leave())
 
     class Open(Message):
         """Open this rollout, at this transcript item (None: at the top)."""
