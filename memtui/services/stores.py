@@ -657,6 +657,10 @@ STORES: tuple[Store, ...] = (
             "search_docs_fts_idx": {"segid": _I, "term": _T, "pgno": _I},
             "search_docs_fts_docsize": _cols("id sz", _I),
             "search_docs_fts_config": _cols("k v", _I),
+            "search_user_fts": _cols("text", _T),
+            "search_user_fts_data": {"id": _I, "block": _T},
+            "search_user_fts_idx": {"segid": _I, "term": _T, "pgno": _I},
+            "search_user_fts_config": _cols("k v", _I),
         },
         forget=_forget_search,
         expire=True,
@@ -895,7 +899,7 @@ def holders(env: Env) -> dict[str, int]:
     """Rows per declared table (what a reset would drop); tables missing from a broken database are skipped."""
     out: dict[str, int] = {}
     for table in declared_columns():
-        if table.startswith(("search_docs_fts", thread_filter.TABLE)) or table == "meta":
+        if table.startswith(("search_docs_fts", "search_user_fts", thread_filter.TABLE)) or table == "meta":
             continue
         if (n := tables.count_rows(env.conn, table)) is not None:
             out[table] = n

@@ -149,18 +149,19 @@ def all_with_threads(conn: sqlite3.Connection) -> list[Stage1Output]:
     return [Stage1Output(*r) for r in rows]
 
 
+# The partial index idx_stage1_outputs_expiry holds exactly these rows in this order: a run reads ``limit`` entries,
+# not every output (the expressions must stay as the index spells them, or SQLite sorts the whole table again).
+EXPIRED_SQL = """
+    SELECT thread_id FROM stage1_outputs
+    WHERE selected_for_phase2 = 0 AND COALESCE(last_usage, source_updated_at) < ?
+    ORDER BY COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, thread_id ASC
+    LIMIT ?
+"""
+
+
 def expired(conn: sqlite3.Connection, cutoff: int, limit: int) -> list[str]:
     """Up to ``limit`` threads whose output is unselected and unused since ``cutoff``, stalest first."""
-    rows = conn.execute(
-        """
-        SELECT thread_id FROM stage1_outputs
-        WHERE selected_for_phase2 = 0 AND COALESCE(last_usage, source_updated_at) < ?
-        ORDER BY COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, thread_id ASC
-        LIMIT ?
-        """,
-        (cutoff, limit),
-    ).fetchall()
-    return [r[0] for r in rows]
+    return [r[0] for r in conn.execute(EXPIRED_SQL, (cutoff, limit)).fetchall()]
 
 
 def bump_usage(conn: sqlite3.Connection, thread_ids: list[str], now: int) -> int:

@@ -509,6 +509,48 @@ MIGRATIONS: list[str] = [
     """
     CREATE INDEX IF NOT EXISTS idx_threads_source ON threads(source_kind, session_source, archived);
     """,
+    # Costs that follow the work, not the home (issue 35.5). What a no-change Phase 2 run asks before its shortcut
+    # answers comes from indexes and counters, not a walk of every row: the retention candidates from a partial index
+    # in their own order, the opted-out threads from one over the few whose memory is off, and "did a message get
+    # indexed or dropped" from a counter the triggers move. Memory health's candidate query reads an FTS5 index of the
+    # user messages alone (contentless: the words stay in search_docs), so a word the summaries hold costs nothing.
+    """
+    CREATE INDEX IF NOT EXISTS idx_stage1_outputs_expiry
+        ON stage1_outputs(COALESCE(last_usage, source_updated_at), source_updated_at, thread_id)
+        WHERE selected_for_phase2 = 0;
+    CREATE INDEX IF NOT EXISTS idx_threads_memory_off ON threads(id) WHERE memory_mode != 'enabled';
+    INSERT OR IGNORE INTO data_versions (name, version) VALUES ('messages', 0);
+    CREATE TRIGGER IF NOT EXISTS messages_version_ai AFTER INSERT ON search_docs WHEN new.kind = 'message' BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'messages';
+    END;
+    CREATE TRIGGER IF NOT EXISTS messages_version_ad AFTER DELETE ON search_docs WHEN old.kind = 'message' BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'messages';
+    END;
+    CREATE TRIGGER IF NOT EXISTS messages_version_au AFTER UPDATE ON search_docs
+    WHEN old.kind = 'message' OR new.kind = 'message' BEGIN
+        UPDATE data_versions SET version = version + 1 WHERE name = 'messages';
+    END;
+    CREATE VIRTUAL TABLE IF NOT EXISTS search_user_fts USING fts5(
+        text, content='', columnsize=0, tokenize='porter'
+    );
+    CREATE TRIGGER IF NOT EXISTS search_user_fts_ai AFTER INSERT ON search_docs
+    WHEN new.kind = 'message' AND new.role = 'user' BEGIN
+        INSERT INTO search_user_fts (rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_user_fts_ad AFTER DELETE ON search_docs
+    WHEN old.kind = 'message' AND old.role = 'user' BEGIN
+        INSERT INTO search_user_fts (search_user_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    CREATE TRIGGER IF NOT EXISTS search_user_fts_au AFTER UPDATE ON search_docs
+    WHEN (old.kind = 'message' AND old.role = 'user') OR (new.kind = 'message' AND new.role = 'user') BEGIN
+        INSERT INTO search_user_fts (search_user_fts, rowid, text)
+        SELECT 'delete', old.id, old.text WHERE old.kind = 'message' AND old.role = 'user';
+        INSERT INTO search_user_fts (rowid, text)
+        SELECT new.id, new.text WHERE new.kind = 'message' AND new.role = 'user';
+    END;
+    INSERT INTO search_user_fts (rowid, text) SELECT id, text FROM search_docs WHERE kind = 'message' AND role = 'user';
+    INSERT INTO search_user_fts (search_user_fts) VALUES ('optimize');
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,6 +18,8 @@ from memtui.state import forgotten, meta, threads
 
 DOCS = "search_docs"
 FTS = "search_docs_fts"
+USER_FTS = "search_user_fts"  # the user messages alone (schema migration 14), for memory health's candidates
+MESSAGES_VERSION = "messages"  # data_versions: moved by every message document indexed, changed or dropped
 PURGE_KEY = "search.purge"
 TOKENIZE = "porter"
 
@@ -71,6 +73,8 @@ def merge_segments(conn: sqlite3.Connection) -> None:
     """A full merge, so no deleted document's terms remain; the request is cleared. Inside the caller's transaction."""
     if index_exists(conn):
         conn.execute(f"INSERT INTO {FTS} ({FTS}) VALUES ('optimize')")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (USER_FTS,)).fetchone():  # a set-aside old database
+        conn.execute(f"INSERT INTO {USER_FTS} ({USER_FTS}) VALUES ('optimize')")
     meta.delete(conn, PURGE_KEY)
 
 
@@ -219,14 +223,18 @@ _USER_MESSAGES = (
 UserMessage = tuple[int, str, int, str, str | None, int | None]  # doc id, thread, item, text, cwd, session start
 
 
+USER_MATCHING_SQL = (
+    f"{_USER_MESSAGES} AND d.id IN (SELECT rowid FROM {USER_FTS} WHERE {USER_FTS} MATCH ?)"
+    " AND COALESCE(t.created_at, t.updated_at) > ?"
+)
+
+
 def user_messages_matching(conn: sqlite3.Connection, match: str, started_after: int) -> list[UserMessage]:
-    """An interactive session's user messages that ``match`` (FTS5), from sessions started after ``started_after``."""
-    rows = conn.execute(
-        f"{_USER_MESSAGES} AND d.id IN (SELECT rowid FROM {FTS} WHERE {FTS} MATCH ?)"
-        " AND COALESCE(t.created_at, t.updated_at) > ?",
-        (match, started_after),
-    ).fetchall()
-    return [tuple(r) for r in rows]
+    """An interactive session's user messages that ``match`` (FTS5), from sessions started after ``started_after``.
+
+    The match runs on the index of user messages alone (``search_user_fts``): a word every summary holds costs
+    nothing here."""
+    return [tuple(r) for r in conn.execute(USER_MATCHING_SQL, (match, started_after)).fetchall()]
 
 
 def user_messages_after(conn: sqlite3.Connection, doc_id: int) -> list[UserMessage]:
@@ -248,10 +256,10 @@ def last_doc_id(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM search_docs").fetchone()[0])
 
 
-def message_mark(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(highest message document id, message documents): changes whenever a message is indexed or dropped."""
-    row = conn.execute("SELECT COALESCE(MAX(id), 0), COUNT(*) FROM search_docs WHERE kind = 'message'").fetchone()
-    return int(row[0]), int(row[1])
+def message_mark(conn: sqlite3.Connection) -> int:
+    """A counter the schema's triggers move whenever a message is indexed, changed or dropped (one row read, not a
+    count of every message)."""
+    return meta.data_version(conn, MESSAGES_VERSION)
 
 
 # ---- forgetting -------------------------------------------------------------------------------------------------

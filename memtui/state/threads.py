@@ -599,14 +599,17 @@ def files_with_reason(conn: sqlite3.Connection, like: str) -> dict[str, str]:
     )
 
 
+# Walks the partial index idx_threads_memory_off (the few threads whose memory is off), in id order.
+OPTED_OUT_SQL = (
+    "SELECT t.id FROM threads t WHERE t.memory_mode != 'enabled'"
+    " AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"
+    " AND EXISTS (SELECT 1 FROM stage1_outputs o WHERE o.thread_id = t.id) ORDER BY t.id"
+)
+
+
 def opted_out_with_output(conn: sqlite3.Connection) -> list[str]:
     """Threads whose memory is off now but that still have an output (not yet forgotten)."""
-    rows = conn.execute(
-        "SELECT t.id FROM threads t WHERE t.memory_mode != 'enabled'"
-        " AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"
-        " AND EXISTS (SELECT 1 FROM stage1_outputs o WHERE o.thread_id = t.id) ORDER BY t.id"
-    ).fetchall()
-    return [r[0] for r in rows]
+    return [r[0] for r in conn.execute(OPTED_OUT_SQL).fetchall()]
 
 
 def set_titles(conn: sqlite3.Connection, source_kind: str, titles: list[tuple[str, str]]) -> int:

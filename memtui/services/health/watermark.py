@@ -21,7 +21,7 @@ def fingerprint(conn: sqlite3.Connection, baseline_commit: str) -> str:
     """A digest of everything health's binding inputs are computed from (after the message index is refreshed)."""
     scanned = meta.get(conn, health.WATERMARK_KEY)
     parts: list[list[tuple[object, ...]]] = [
-        [search_index.message_mark(conn)],
+        [(search_index.message_mark(conn),)],
         *health.fingerprint_parts(conn),
         [forgotten.fingerprint(conn)],
         [] if scanned is None else [(scanned,)],
