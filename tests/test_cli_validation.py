@@ -67,6 +67,17 @@ def test_export_of_nothing_to_a_missing_path_is_not_unchanged(demo_home: Path, t
     assert "unchanged" not in out.stdout and not target.parent.exists()
 
 
+def test_export_outside_git_that_exports_nothing_says_to_use_scope_global(demo_home: Path, tmp_path: Path) -> None:
+    """Issue 33.7: the default scope of a file outside any git work tree is its folder's project, which the memory
+    rarely names; the refusal says which flag exports something, and that flag does."""
+    target = tmp_path / "notes" / "AGENTS.md"
+    target.parent.mkdir()
+    out = memtui("export", "agents-md", str(target), home=demo_home)
+    assert out.returncode == 1 and "--scope global exports every project's memory" in out.stderr
+    out = memtui("export", "agents-md", str(target), "--scope", "global", home=demo_home)
+    assert out.returncode == 0 and target.is_file() and "--scope global exports" not in out.stderr
+
+
 # ---- phase1, review approve, review commit -------------------------------------------------------------------
 
 

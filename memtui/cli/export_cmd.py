@@ -107,7 +107,10 @@ def run_agents_md(args: argparse.Namespace) -> int:
     block = render_for(target, root, bpt, include_untrusted=ctx.settings.export_tool_statements)
     file = claude_files.topic_file(target.path) if target.auto_memory else target.path
     if block is None and not file.exists():
-        print(f"memtui export: nothing to export for this scope, so {file} was not created", file=sys.stderr)
+        print(
+            f"memtui export: nothing to export for this scope, so {file} was not created{_hint(target, args)}",
+            file=sys.stderr,
+        )
         return 1
     if (
         block is None
@@ -126,7 +129,8 @@ def run_agents_md(args: argparse.Namespace) -> int:
         return 1
     if block is None:
         print(
-            "memtui export: nothing to export for this scope; an existing memtui section is emptied, nothing is added",
+            "memtui export: nothing to export for this scope; an existing memtui section is emptied, nothing is added"
+            + _hint(target, args),
             file=sys.stderr,
         )
     elif target.scope == "global":
@@ -185,3 +189,14 @@ def duplicate_problem(target: ExportTarget, claude_dir: Path, force: bool) -> in
         file=sys.stderr,
     )
     return 2
+
+
+def _hint(target: ExportTarget, args: argparse.Namespace) -> str:
+    """What would export something when a scope memtui chose holds nothing (issue 33.7): the project default of a
+    file outside any git work tree is that file's folder, which the approved memory rarely names."""
+    if target.scope != "project" or args.scope is not None or args.project is not None:
+        return ""
+    return (
+        f" (the approved memory holds nothing for project {tilde(target.project or Path())}; "
+        "--scope global exports every project's memory, --project DIR one project's)"
+    )
