@@ -142,9 +142,12 @@ def strip_hidden(text: str) -> Stripped:
     return Stripped("".join(ch for i, ch in enumerate(text) if i not in gone), len(drop))
 
 
+_TAG_CHARS = re.compile("[\U000e0020-\U000e007e]")  # the tag characters that spell ASCII (found in C)
+
+
 def tag_payload(text: str) -> str:
     """The ASCII that tag characters spell (what a model may read and a person cannot see)."""
-    return "".join(chr(ord(ch) - 0xE0000) for ch in text if 0xE0020 <= ord(ch) <= 0xE007E)
+    return "".join(chr(ord(ch) - 0xE0000) for ch in _TAG_CHARS.findall(text))
 
 
 def with_payloads(text: str) -> str:

@@ -10,6 +10,7 @@ user typed. Both together flag the statement, naming the item.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from memtui.domain.trust.classes import Trust
@@ -96,6 +97,21 @@ def words(text: str) -> set[str]:
     return {_stem(w) for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP and len(w) > 1}
 
 
+def _forms(stem: str) -> Iterator[str]:
+    """The lower-case tokens ``words`` turns into ``stem``: it, or it with one of ``_stem``'s suffixes."""
+    for form in (stem, stem + "ing", stem + "ed", stem + "es", stem + "s"):
+        if _stem(form) == stem and form not in _STOP and len(form) > 1:
+            yield form
+
+
+def _tokens(text: str, lowered: str) -> set[str]:
+    """The distinct lower-case tokens of ``text``, found in C. Lowering first finds the same tokens in ASCII text;
+    elsewhere a few letters lower to two characters (U+0130), so each token found is lowered instead."""
+    if text.isascii():
+        return set(_WORD.findall(lowered))
+    return {m.lower() for m in set(_WORD.findall(text))}
+
+
 def coverage(statement: set[str], source: set[str]) -> float:
     return len(statement & source) / len(statement) if statement else 0.0
 
@@ -110,33 +126,97 @@ def distinctive_tokens(text: str) -> set[str]:
 class Sources:
     """The texts of a rollout's items by class, for asking where a statement's words came from. ``external``: the
     items whose text came from outside the conversation (any tool output, a shell's included, since ``cat`` prints a
-    file as faithfully as a fetch does; another agent's message; injected context)."""
+    file as faithfully as a fetch does; another agent's message; injected context).
 
-    def __init__(self, texts: list[str], classes: list[Trust], external: list[bool] | None = None) -> None:
-        self.texts = [t.lower() for t in texts]
-        self.words = [words(t) for t in texts]
+    Built for the cost of one scan: each item's distinct tokens are collected in C (``set(findall)``), and only the
+    words of the statements asked about are looked up in them (``index``, once per rollout), so no item's words are
+    lowered and stemmed one at a time. Every answer is what ``words(item)`` per item would give
+    (``tests/trust/test_sources_index.py``)."""
+
+    def __init__(
+        self,
+        texts: list[str],
+        classes: list[Trust],
+        external: list[bool] | None = None,
+        said: Callable[[], str] | None = None,
+    ) -> None:
+        self._raw = texts
+        self._lowered: list[str] | None = None
+        self._user_text: str | None = None
+        self._tokens: list[set[str]] | None = None
         self.classes = classes
         self.external = external if external is not None else [c == Trust.TOOL for c in classes]
-        self.user_words: set[str] = set().union(
-            *(w for w, c in zip(self.words, classes, strict=True) if c == Trust.USER)
-        )
-        self.user_text = "\n".join(t for t, c in zip(self.texts, classes, strict=True) if c == Trust.USER)
-        self.said = ""  # the user's words as the quote check normalises them (``phase1.quotes.user_words``)
+        self._users = frozenset(n for n, c in enumerate(classes) if c == Trust.USER)
+        self._postings: dict[str, list[int]] = {}  # a statement word → the items (0-based) holding it, in order
+        self._said: str | None = "" if said is None else None
+        self._said_of: Callable[[], str] | None = said
+
+    @property
+    def said(self) -> str:
+        """The user's words as the quote check normalises them (``phase1.quotes.user_words``), computed when a
+        statement first quotes the user."""
+        if self._said is None:
+            self._said = self._said_of() if self._said_of is not None else ""
+        return self._said
+
+    @property
+    def texts(self) -> list[str]:
+        """The items' texts in lower case (for the distinctive tokens' substring test)."""
+        if self._lowered is None:
+            self._lowered = [t.lower() for t in self._raw]
+        return self._lowered
+
+    @property
+    def user_text(self) -> str:
+        """What the user typed, in lower case, one item a line."""
+        if self._user_text is None:
+            self._user_text = "\n".join(self.texts[n] for n in sorted(self._users))
+        return self._user_text
+
+    def index(self, statements: Iterable[str]) -> None:
+        """Find the words of ``statements`` in every item at once: one pass over the items for all of them."""
+        forms: dict[str, str] = {}
+        for statement in statements:
+            for stem in words(statement):
+                if stem not in self._postings:
+                    self._postings[stem] = []
+                    forms.update((form, stem) for form in _forms(stem))
+        if not forms:
+            return
+        if self._tokens is None:  # only the items an answer reads: the external ones and the user's
+            self._tokens = [
+                _tokens(raw, low) if outside or n in self._users else set()
+                for n, (raw, low, outside) in enumerate(zip(self._raw, self.texts, self.external, strict=True))
+            ]
+        for n, tokens in enumerate(self._tokens):
+            for form in tokens & forms.keys():
+                posting = self._postings[forms[form]]
+                if not posting or posting[-1] != n:
+                    posting.append(n)
 
     def origin(self, statement: str) -> tuple[int | None, float, float]:
         """(the best external item for the statement's words, its coverage, the user's coverage)."""
         mine = words(statement)
-        best, best_cov = None, 0.0
+        self.index([statement])
+        shared: dict[int, int] = {}
+        user_shared = 0
+        for stem in mine:
+            posting = self._postings[stem]
+            for n in posting:
+                shared[n] = shared.get(n, 0) + 1
+            user_shared += any(n in self._users for n in posting)
         tokens = distinctive_tokens(statement)
-        for n, (ws, outside) in enumerate(zip(self.words, self.external, strict=True), 1):
-            if not outside:
+        best, best_cov = None, 0.0
+        candidates = range(len(self.external)) if tokens else sorted(shared)
+        for n in candidates:
+            if not self.external[n]:
                 continue
-            cov = coverage(mine, ws)
-            if tokens and any(t in self.texts[n - 1] for t in tokens):
+            cov = shared.get(n, 0) / len(mine) if mine else 0.0
+            if tokens and any(t in self.texts[n] for t in tokens):
                 cov = max(cov, 1.0)
             if cov > best_cov:
-                best, best_cov = n, cov
-        user_cov = coverage(mine, self.user_words)
+                best, best_cov = n + 1, cov
+        user_cov = user_shared / len(mine) if mine else 0.0
         if tokens and any(t in self.user_text for t in tokens):
             user_cov = 1.0
         return best, best_cov, user_cov

@@ -37,8 +37,7 @@ _EXTERNAL = (Origin.TOOL_OUTPUT, Origin.AGENT, Origin.CONTEXT)
 def sources_of(items: Transcript) -> tuple[Sources, list[Trust]]:
     classes = item_classes(items)
     external = [i.origin in _EXTERNAL for i in items]
-    sources = Sources([with_payloads(item_text(i)) for i in items], classes, external)
-    sources.said = user_words(items)
+    sources = Sources([with_payloads(item_text(i)) for i in items], classes, external, said=lambda: user_words(items))
     return sources, classes
 
 
@@ -72,6 +71,7 @@ def annotate(text: str, sources: Sources, classes: list[Trust]) -> Annotated:
     lines = clean.text.split("\n")
     drop: set[int] = set()
     statements = markers.statement_lines(clean.text)
+    sources.index(markers.strip(line) for line in lines if line.strip())  # every line's words, in one pass
     for i in sorted(set(range(len(lines))) - set(statements)):
         # Headings, labels and metadata are not statements, but imperative text from tool output there is flagged too.
         if lines[i].strip() and (flag := sources.flag(markers.strip(lines[i]))) is not None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+import memtui.prompts  # the package data's package, loaded with this module rather than by a run's first prompt
 from memtui.core.settings import Settings
 from memtui.domain.render import TIER_OF, Tier, cut_middle, origin_of_line
 
@@ -164,7 +165,7 @@ def _split_keep(data: bytes, keep: int) -> tuple[bytes, bytes]:
 @cache
 def load_prompt(name: str) -> str:
     """A prompt shipped as package data under ``memtui/prompts``."""
-    return resources.files("memtui.prompts").joinpath(name).read_text(encoding="utf-8")
+    return resources.files(memtui.prompts).joinpath(name).read_text(encoding="utf-8")
 
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")

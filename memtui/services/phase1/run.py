@@ -8,6 +8,7 @@ ownership token; an attempt whose lease was stolen is recorded as ``lost_lease``
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures.thread  # noqa: F401  (asyncio.to_thread's executor, loaded before the first job)
 import os
 import sqlite3
 import time
@@ -31,6 +32,7 @@ from memtui.services.phase1.extractor import (
     add_counts,
 )
 from memtui.services.phase1.offline import OfflineExtractor
+from memtui.services.retention import housekeeping
 from memtui.state.jobs import (
     STAGE1,
     ClaimStatus,
@@ -98,9 +100,6 @@ def run_phase1(
     """Run Phase 1 once (blocking). Safe to call from a worker thread: it opens its own connection and loop."""
     conn = ctx.new_conn()
     try:
-        from memtui.services.context import Context
-        from memtui.services.retention import housekeeping
-
         done = housekeeping(Context(ctx.loaded, ctx.paths, conn))  # retention and opt-outs first, as the seed does
         summary = asyncio.run(
             run_phase1_async(
