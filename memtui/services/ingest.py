@@ -179,7 +179,7 @@ def _read_again(
     conn: sqlite3.Connection, runs: dict[str, IngestRun], todo: set[str], found: dict[str, Found]
 ) -> list[Found]:
     """Unchanged files whose source asks to read them again, given the reason stored with them (``read_again``)."""
-    reasons = {p: r for p, r in store.files_with_reason(conn, "%").items() if p in found and p not in todo}
+    reasons = {p: r for p, r in store.files_with_reasons(conn).items() if p in found and p not in todo}
     again: list[Found] = []
     for kind, run in runs.items():
         mine = {p: r for p, r in reasons.items() if found[p].source_kind == kind}

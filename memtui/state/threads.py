@@ -587,14 +587,13 @@ def mark_thread_skipped(conn: sqlite3.Connection, thread_id: str, path: str, rea
     )
 
 
-def files_with_reason(conn: sqlite3.Connection, like: str) -> dict[str, str]:
-    """Path -> the stored ingest reason, for the files whose thread's reason matches ``like`` (a SQL LIKE pattern):
-    the few files an ingest must read again when what they were missing appears."""
+def files_with_reasons(conn: sqlite3.Connection) -> dict[str, str]:
+    """Path -> the stored ingest reason of every file whose thread has one (a warning, a missing history base):
+    what a source may ask to read again once what was missing appears (``IngestRun.read_again``)."""
     return dict(
         conn.execute(
             "SELECT f.path, t.ingest_reason FROM ingest_files f JOIN threads t ON t.id = f.thread_id AND t.path = f.path"
-            " WHERE t.ingest_reason LIKE ?",
-            (like,),
+            " WHERE t.ingest_reason IS NOT NULL"
         ).fetchall()
     )
 

@@ -28,24 +28,24 @@ class ProviderChoice:
 _CACHE: dict[tuple[str, ...], ProviderChoice] = {}
 
 
-def _codex_clean_room() -> tuple[str, dict[str, str] | None, dict[str, Any] | None]:
+def _codex_clean_room() -> tuple[dict[str, str] | None, dict[str, Any] | None]:
     """How memtui's own codex calls run (its private CODEX_HOME, the user's provider settings), so ``auto`` asks
     the question those calls would: is *that* codex logged in? A home not made yet is not made here: the user's
     own codex answers then."""
     paths = resolve_paths()
     if not paths.home.is_dir():
-        return codex_cli.COMMAND, None, None
+        return None, None
     try:
         private = codex_home(paths)
-        return codex_cli.COMMAND, codex_env(private), codex_config(paths.codex_home)
+        return codex_env(private), codex_config(paths.codex_home)
     except (OSError, BackendError):
-        return codex_cli.COMMAND, None, None
+        return None, None
 
 
 def _probe_clis() -> ProviderChoice:
     notes = []
     if path := shutil.which(codex_cli.COMMAND):
-        ok, said = codex_cli.login_status(*_codex_clean_room())
+        ok, said = codex_cli.login_status(codex_cli.COMMAND, *_codex_clean_room())
         if ok:
             return ProviderChoice("codex", f"no API key or base URL; codex on PATH ({path}) and logged in: {said}")
         notes.append(f"codex on PATH but not logged in ({said})")
