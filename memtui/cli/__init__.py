@@ -19,30 +19,35 @@ from memtui import __version__
 # The settings, paths and state modules (pydantic among them) load in main() after the arguments are parsed, so a
 # command can start its work first: `memtui mcp` answers its client's handshake while they load.
 
-COMMANDS = [
-    "ingest",
-    "status",
-    "config",
-    "phase1",
-    "phase2",
-    "review",
-    "cite",
-    "export",
-    "demo",
-    "doctor",
-    "batch",
-    "lint",
-    "search",
-    "mcp",
-    "hooks",
-    "history",
-    "forget",
-    "retention",
-    "health",  # memory health
-]
+COMMANDS: dict[str, str] = {  # name -> the one line `memtui --help` shows; its module is memtui/cli/<name>_cmd.py
+    "ingest": "index rollouts from CODEX_HOME and CLAUDE_CONFIG_DIR (incremental)",
+    "status": "counts of threads, jobs, outputs and the Phase 2 state",
+    "config": "print the effective settings and their origins",
+    "phase1": "extract memories from eligible rollouts",
+    "phase2": "consolidate memories (agent or --offline); the result awaits `memtui review`",
+    "review": "show, approve or reject the consolidation awaiting review; commit your edits",
+    "cite": "parse, check and record memory citations in an agent's answer",
+    "export": "hand the memory to agents: a prompt block or an AGENTS.md section",
+    "demo": "build a demo home from bundled sample rollouts and open the UI on it",
+    "doctor": "check the home; --reset-state moves a broken database aside",
+    "batch": "status, collect or cancel Phase 1 batches",
+    "lint": "flag memory that would leak across projects, and untrusted statements",
+    "search": "full-text search over the approved memory and your past sessions (bm25)",
+    "mcp": "stdio MCP server: memory_search, memory_read, memory_cite and the read-path resource",
+    "hooks": "agent hooks that run ingest and Phase 1 after each session (install, status)",
+    "history": "decisions on the memory; show, restore or purge past versions",
+    "forget": "forget a rollout: its memory goes now, what was derived from it with the next reviewed Phase 2 run",
+    "retention": "remove stage-1 outputs unused for max_unused_days, and forget rollouts whose memory was turned off",
+    "health": "whether each memory helps: cited, restated, contradicted, corrected, stale",  # memory health
+}
+LISTED = "(listed)"  # build_parser's ``only`` for the command list alone: every command named, none imported
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command (``only=None``: what the docs are generated from), of one command, or, with
+    ``only=LISTED``, the command list alone: each command's name and help line from ``COMMANDS``, its module not
+    imported. That list is what ``memtui --help``, ``memtui`` (the UI) and a mistyped command need, and importing
+    every command's module (model clients, git, the redaction and health rules) took seconds."""
     parser = argparse.ArgumentParser(
         prog="memtui",
         description="Curate the long-term memory of coding agents. With no command, open the terminal UI.",
@@ -58,24 +63,29 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="override one setting for this run (repeatable), e.g. --set max_unused_days=14",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if only == LISTED:
+        for name, help_ in COMMANDS.items():
+            sub.add_parser(name, help=help_, add_help=False)  # never parsed: a named command gets its own parser
+        return parser
     for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"memtui.cli.{name}_cmd").register(sub)
     return parser
 
 
-def _named_command(argv: list[str]) -> str | None:
+def _named_command(argv: list[str]) -> str:
     """The command ``argv`` runs, if it names one (global options may come first).
 
     Only that command's module is loaded, not every command's imports: an agent starting ``memtui mcp`` or a hook
     does not spend its start-up timeout (nor a person their patience) on model clients the command never uses.
-    With no command, or an unknown one, every command is loaded for the full help and argparse's own error."""
+    With no command, or an unknown one, ``LISTED``: the help's command list and argparse's own error need no
+    command's module."""
     for i, arg in enumerate(argv):
         if not arg.startswith("-"):
             previous = argv[i - 1] if i else ""
             if previous in ("--home", "--set"):
                 continue
-            return arg if arg in COMMANDS else None
-    return None
+            return arg if arg in COMMANDS else LISTED
+    return LISTED
 
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader went away (`| head`)

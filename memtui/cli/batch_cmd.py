@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 
 if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
@@ -15,7 +16,7 @@ if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CL
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "batch",
-        help="status, collect or cancel Phase 1 batches",
+        help=COMMANDS["batch"],
         description="Batches sent by `memtui phase1 --batch` (or exported with --export-batch).",
     )
     verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)

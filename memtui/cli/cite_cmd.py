@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.services.citations.check import CheckReport, check_citation
 from memtui.services.citations.parse import ParseResult, parse_citations
@@ -13,7 +14,7 @@ from memtui.services.citations.record import record_answer_citation
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("cite", help="parse, check and record memory citations in an agent's answer")
+    p = sub.add_parser("cite", help=COMMANDS["cite"])
     cite = p.add_subparsers(dest="cite_command", metavar="ACTION", required=True)
     for name, func, help_ in [
         ("parse", run_parse, "print the parsed citation as JSON"),

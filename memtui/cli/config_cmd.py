@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.core.settings import Settings
 from memtui.services.context import Context
@@ -12,7 +13,7 @@ SECRET_FIELDS = {"api_key"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("config", help="print the effective settings and their origins")
+    p = sub.add_parser("config", help=COMMANDS["config"])
     p.add_argument("--json", action="store_true", help="one JSON object")
     p.set_defaults(func=run)
 

@@ -8,9 +8,11 @@ import shlex
 import sys
 from pathlib import Path
 
+from memtui.cli import COMMANDS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="build a demo home from bundled sample rollouts and open the UI on it")
+    p = sub.add_parser("demo", help=COMMANDS["demo"])
     p.add_argument("--dir", type=Path, help="where to build it (default: a new temporary folder)")
     p.add_argument("--no-tui", action="store_true", help="build and print the status, do not open the UI")
     p.set_defaults(func=run)

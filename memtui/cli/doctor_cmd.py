@@ -7,6 +7,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context
 from memtui.core import clock
 from memtui.state.db import StateError, connect
@@ -24,7 +25,7 @@ _DROPPED = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="check the home; --reset-state moves a broken database aside")
+    p = sub.add_parser("doctor", help=COMMANDS["doctor"])
     p.add_argument(
         "--reset-state",
         action="store_true",

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context
 from memtui.domain.scope import tilde
 from memtui.services.export import MarkerError, claude_files, loader_warnings, render_prompt
@@ -22,7 +23,7 @@ from memtui.services.export.scope import (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="hand the memory to agents: a prompt block or an AGENTS.md section")
+    p = sub.add_parser("export", help=COMMANDS["export"])
     ex = p.add_subparsers(dest="export_command", metavar="WHAT", required=True)
     q = ex.add_parser("prompt", help="print the read-path instructions plus memory_summary.md (or one project's part)")
     q.add_argument("--project", type=Path, help="only this project's task groups and the user-level preferences")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "forget",
-        help="forget a rollout: its memory goes now, what was derived from it with the next reviewed Phase 2 run",
+        help=COMMANDS["forget"],
     )
     p.add_argument("thread_id", nargs="?")
     p.add_argument("--reason", default=None, help="why (kept in the history)")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from memtui.adapters.llm.backends.choose import resolved_provider
 from memtui.adapters.memroot.lock import MemoryRootBusy
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.core import clock
 from memtui.services.health import actions
@@ -21,7 +22,7 @@ BUSY_EXIT = 75
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("health", help="whether each memory helps: cited, restated, contradicted, corrected, stale")
+    p = sub.add_parser("health", help=COMMANDS["health"])
     p.add_argument("--json", action="store_true", help="the blocks, signals and evidence as JSON")
     p.add_argument("--project", type=Path, help="only blocks that apply in DIR; paths are checked in its tree")
     p.add_argument(

@@ -7,11 +7,12 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("history", help="decisions on the memory; show, restore or purge past versions")
+    p = sub.add_parser("history", help=COMMANDS["history"])
     p.add_argument("--json", action="store_true")
     actions = p.add_subparsers(dest="history_action", metavar="ACTION")
     show = actions.add_parser("show", help="version N's diff against the current baseline")

@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.core.paths import resolve_paths
 from memtui.hooks.install import AGENTS, HookError, install, run_hook, run_worker, status, uninstall
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("hooks", help="agent hooks that run ingest and Phase 1 after each session (install, status)")
+    p = sub.add_parser("hooks", help=COMMANDS["hooks"])
     hk = p.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
     for name, func, help_ in [
         ("install", run_install, "add a Claude Code SessionEnd hook and a Codex session-end hook (or notify program)"),

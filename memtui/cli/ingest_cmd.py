@@ -6,6 +6,7 @@ import argparse
 import sqlite3
 import sys
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import Progress, make_context, print_json
 from memtui.services.context import Context
 from memtui.services.ingest import IngestSummary, run_ingest
@@ -15,7 +16,7 @@ from memtui.services.search import refresh
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ingest",
-        help="index rollouts from CODEX_HOME and CLAUDE_CONFIG_DIR (incremental)",
+        help=COMMANDS["ingest"],
         description="Index every Codex and Claude Code rollout into the state database. Unchanged files "
         "(same size and mtime) are not re-read. Only the state database under MEMTUI_HOME is written.",
     )

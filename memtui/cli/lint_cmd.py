@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import argparse
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.services.lint import lint_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("lint", help="flag memory that would leak across projects, and untrusted statements")
+    p = sub.add_parser("lint", help=COMMANDS["lint"])
     p.add_argument("--json", action="store_true", help="a JSON list of findings")
     p.set_defaults(func=run)
 

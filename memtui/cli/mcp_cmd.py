@@ -7,11 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from memtui.cli import COMMANDS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "mcp",
-        help="stdio MCP server: memory_search, memory_read, memory_cite and the read-path resource",
+        help=COMMANDS["mcp"],
         description="Register it with your agents with `memtui mcp install` (Codex and Claude Code, user scope, "
         "serving this home); `memtui mcp` itself is what the agents run.",
     )

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import Progress, make_context, positive_int, print_json
 
 if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
@@ -16,7 +17,7 @@ if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CL
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "phase1",
-        help="extract memories from eligible rollouts",
+        help=COMMANDS["phase1"],
         description="Claim eligible rollouts and turn each into a raw memory and a summary (or a no-op).",
     )
     p.add_argument("--limit", type=positive_int, help="claim at most N jobs in this run")

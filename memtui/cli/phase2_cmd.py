@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.services.search import try_refresh_memory_index
 
@@ -12,7 +13,7 @@ from memtui.services.search import try_refresh_memory_index
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "phase2",
-        help="consolidate memories (agent or --offline); the result awaits `memtui review`",
+        help=COMMANDS["phase2"],
         description="Select stage-1 memories, sync them into the memory root, and when anything changed since the "
         "approved baseline, consolidate them. The result awaits `memtui review approve|reject` unless --auto-approve.",
     )

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "retention",
-        help="remove stage-1 outputs unused for max_unused_days, and forget rollouts whose memory was turned off",
+        help=COMMANDS["retention"],
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)

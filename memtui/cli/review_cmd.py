@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import EXIT_BUSY, make_context, print_json
 from memtui.services.context import Context
 from memtui.services.search import try_refresh_memory_index
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("review", help="show, approve or reject the consolidation awaiting review; commit your edits")
+    p = sub.add_parser("review", help=COMMANDS["review"])
     actions = p.add_subparsers(dest="review_action", metavar="ACTION")
     show = actions.add_parser(
         "show", help="the run awaiting review and what changed since it, or your own edits since the baseline"

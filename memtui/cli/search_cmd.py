@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import Progress, make_context, positive_int, print_json
 from memtui.services.search import DEFAULT_LIMIT, refresh, search_memory
 
@@ -14,7 +15,7 @@ from memtui.services.search import DEFAULT_LIMIT, refresh, search_memory
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "search",
-        help="full-text search over the approved memory and your past sessions (bm25)",
+        help=COMMANDS["search"],
         description="Every word must match (stemmed). Hits give a file and line of the approved memory, or a "
         "session-history message (a thread and its item: the N-th memory item of the rollout). Nothing awaiting "
         "review, and no session you opted out of or forgot, is a hit. The index is brought up to date first.",

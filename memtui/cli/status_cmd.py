@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.state.status import read_status
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("status", help="counts of threads, jobs, outputs and the Phase 2 state")
+    p = sub.add_parser("status", help=COMMANDS["status"])
     p.add_argument("--json", action="store_true", help="one JSON object with stable keys")
     p.set_defaults(func=run)
 
