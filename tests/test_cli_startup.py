@@ -138,7 +138,7 @@ def test_status_and_review_show_import_only_their_own_path(tmp_path: Path) -> No
     from memtui.demo.build import build_demo_home
 
     home = build_demo_home(tmp_path / "demo").home
-    for argv in (["status"],):
+    for argv in (["status"], ["review", "show"], ["review", "show", "--stat"]):
         loaded = modules_after(["--home", str(home), *argv], tmp_path)
         own = f"memtui.cli.{argv[0]}_cmd"
         assert own in loaded

@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memtui.core.settings import SettingsError
 from memtui.services.context import Context, open_context
 
@@ -61,6 +59,8 @@ def positive_int(text: str) -> int:
 
 
 def print_json(obj: Any) -> None:
+    import orjson  # only the --json runs need it
+
     sys.stdout.write(orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
 
 

@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 
 from memtui.cli import COMMANDS
 from memtui.cli.common import EXIT_BUSY, make_context, print_json
-from memtui.services.context import Context
-from memtui.services.search import try_refresh_memory_index
 
 if TYPE_CHECKING:
+    from memtui.services.context import Context
     from memtui.services.phase2.forgotten import LineRef
+
+# `review show` loads only what reading needs (memtui.services.review.state); approve, reject and commit load the
+# decisions (memtui.services.phase2.review) and the search index they refresh.
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,12 +87,15 @@ def _hunk_lines(hunks: list) -> str:
 
 
 def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
-    from memtui.services.phase2 import review
-    from memtui.services.review.evidence import hunk_infos
+    from memtui.services.review.state import review_state
 
-    state = review.review_state(ctx, with_diff=not stat_only or as_json or list_hunks)
+    state = review_state(ctx, with_diff=not stat_only or as_json or list_hunks)
     shown = state.run.diff if state.run else (state.own_edits.diff if state.own_edits else "")
-    hunks = hunk_infos(ctx, shown, state.run) if (as_json or list_hunks) else []
+    hunks = []
+    if as_json or list_hunks:
+        from memtui.services.review.evidence import hunk_infos
+
+        hunks = hunk_infos(ctx, shown, state.run)
     if list_hunks:
         sys.stdout.write(_hunk_lines(hunks))
         return 0
@@ -142,13 +147,17 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
 
 
 def _mentions(ctx: Context) -> list[LineRef]:
+    from memtui.state.forgotten import pending_lineages
+
+    if not pending_lineages(ctx.conn):  # nothing is being forgotten: no line to name, no forget machinery to load
+        return []
     from memtui.services.phase2 import forgotten
 
     return forgotten.mentions(ctx)
 
 
 def _empty():
-    from memtui.services.phase2.review import PendingChanges
+    from memtui.services.review.state import PendingChanges
 
     return PendingChanges(tree="", stat=[], diff="")
 
@@ -156,13 +165,28 @@ def _empty():
 def run(args: argparse.Namespace) -> int:
     from memtui.adapters.memroot.baseline import BaselineError
     from memtui.adapters.memroot.lock import MemoryRootBusy
-    from memtui.services.phase2 import review
 
     action = args.review_action or "show"
     ctx = make_context(read_only=True)
     try:
         if action == "show":
             return _show(ctx, bool(getattr(args, "stat", False)), bool(args.json), bool(getattr(args, "hunks", False)))
+        return _decide(ctx, args, action)
+    except MemoryRootBusy as exc:
+        print(f"memtui review: {exc}", file=sys.stderr)
+        return EXIT_BUSY
+    except BaselineError as exc:
+        print(f"memtui review: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        ctx.close()
+
+
+def _decide(ctx: Context, args: argparse.Namespace, action: str) -> int:
+    from memtui.services.phase2 import review
+    from memtui.services.search import try_refresh_memory_index
+
+    try:
         if action == "commit":
             commit = review.commit_manual_edit(ctx, args.message, expected_tree=args.expect)
             if args.json:
@@ -206,11 +230,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(msg)
         return 0
-    except MemoryRootBusy as exc:
-        print(f"memtui review: {exc}", file=sys.stderr)
-        return EXIT_BUSY
-    except (review.ReviewError, BaselineError) as exc:
+    except review.ReviewError as exc:
         print(f"memtui review: {exc}", file=sys.stderr)
         return 1
-    finally:
-        ctx.close()

@@ -1,7 +1,8 @@
 """The memory root's private git repository: one parentless baseline commit, diffed against the working tree.
 
-Every command runs the git CLI through GitPython with memtui's own identity, hooks off and no user or system
-configuration, and with ``GIT_DIR``/``GIT_WORK_TREE`` pinned so git never wanders into an enclosing repository.
+Every command runs the git CLI (a plain subprocess: GitPython took longer to import than a read-only command's whole
+run) with memtui's own identity, hooks off and no user or system configuration, and with ``GIT_DIR``/``GIT_WORK_TREE``
+pinned so git never wanders into an enclosing repository.
 """
 
 from __future__ import annotations
@@ -9,12 +10,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-
-import git
 
 from memtui.adapters.memroot.files import DIFF_FILENAME
 from memtui.core.private import PRIVATE_DIR_MODE, write_private_bytes
@@ -71,19 +71,21 @@ def run_git(root: Path, *args: str, check: bool = True, env: dict[str, str] | No
 
 def run_git_bytes(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> bytes:
     """``run_git`` with stdout as the exact bytes git wrote (a blob read back byte for byte)."""
-    cmd = git.Git(str(root))
-    status, out, err = cmd.execute(
-        ["git", *_CONFIG, *args],
-        env={**_env(root), **(env or {})},
-        with_extended_output=True,
-        with_exceptions=False,
-        stdout_as_string=False,
-        strip_newline_in_stdout=False,
-    )
-    if check and status != 0:
-        message = err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)
-        raise BaselineError(f"git {' '.join(args[:2])} failed ({status}): {message.strip()}")
-    return out if isinstance(out, bytes) else str(out or "").encode()
+    cwd = root if os.access(root, os.X_OK) else None  # git needs no cwd: GIT_DIR and GIT_WORK_TREE are pinned
+    try:
+        done = subprocess.run(
+            ["git", *_CONFIG, *args],
+            cwd=cwd,
+            env={**os.environ, "LANGUAGE": "C", **_env(root), **(env or {})},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+        )
+    except FileNotFoundError as exc:
+        raise BaselineError(f"git {' '.join(args[:2])} could not start: {exc} (is git installed and on PATH?)") from exc
+    if check and done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace")
+        raise BaselineError(f"git {' '.join(args[:2])} failed ({done.returncode}): {message.strip()}")
+    return done.stdout
 
 
 def read_blob(root: Path, blob: str) -> bytes:

@@ -25,11 +25,11 @@ from memtui.services.phase2.tools import POST_KEY, sha256
 from memtui.services.review import decide
 from memtui.services.review.after import Decision, after_decision
 from memtui.services.review.hunks import parse_diff, resolve_ids
+from memtui.services.review.marks import INTENT_KEY as INTENT_KEY  # re-exported: the approve's own marks
+from memtui.services.review.marks import approve_message as approve_message
 from memtui.state import global_job, meta, person_lines, runs
 from memtui.state.db import checkpoint_wal
 from memtui.state.runs import Phase2Run
-
-INTENT_KEY = "phase2.approving.{}"  # meta key: an approve's decisions, kept until its commit is recorded
 
 
 class ReviewError(RuntimeError):
@@ -67,12 +67,6 @@ def forget_run_content(conn: sqlite3.Connection, run_id: int) -> None:
     """
     stores.drop_run_content(conn, run_id)
     checkpoint_wal(conn)
-
-
-def approve_message(run: Phase2Run) -> str:
-    if run.kind == "restore":
-        return f"memtui baseline: restored version {run.restore_of} (run #{run.id})"
-    return f"memtui baseline: approved Phase 2 run #{run.id}"
 
 
 def job_after_approval(conn: sqlite3.Connection, run: Phase2Run, token: str) -> None:

@@ -12,16 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memtui.adapters.memroot import baseline
-from memtui.adapters.memroot.approved import interrupted_publishes
-from memtui.adapters.memroot.files import interrupted_writes
-from memtui.adapters.memroot.lock import MemoryRootBusy, held, memory_root_lock
+from memtui.adapters.memroot.lock import held
 from memtui.core import clock
 from memtui.services import stores
 from memtui.services.context import Context
 from memtui.services.phase2 import approving
 from memtui.services.phase2.tools import restore
-from memtui.state import global_job, meta, runs
+from memtui.services.review.settle import needs_recovery as needs_recovery  # re-exported: the readers' check
+from memtui.services.review.settle import settle as settle
+from memtui.state import global_job, runs
 
 
 def recover_locked(ctx: Context) -> list[str]:
@@ -43,41 +42,6 @@ def recover_locked(ctx: Context) -> list[str]:
     if swept := stores.sweep_interrupted(stores.Env(conn, ctx.paths.home)):  # a kill between write and rename
         notes.append(f"removed {swept} temp copy(ies) an interrupted write left")
     return notes
-
-
-def needs_recovery(ctx: Context) -> bool:
-    """Cheap check without the lock: is there anything a killed process left?"""
-    conn = ctx.conn
-    if runs.any_running(conn):
-        return True
-    job = global_job.read_global_job(conn)
-    if job is not None and job.running and global_job.holder_is_dead(job.worker_id):
-        return True
-    if runs.any_decided_with_text(conn):  # a decision killed before it dropped the run's stored memory text
-        return True
-    if interrupted_writes(ctx.paths.memory_root) or interrupted_publishes(ctx.paths.memory_root):
-        return True
-    run = runs.pending(conn)
-    if run is None or not baseline.is_usable(ctx.paths.memory_root):
-        return False
-    if meta.has(conn, approving.INTENT_KEY.format(run.id)):
-        return True  # an approve that did not finish, before or after its commit
-    subject = baseline.run_git(ctx.paths.memory_root, "log", "-1", "--format=%s", "HEAD", check=False).strip()
-    return subject == approving.approve_message(run)
-
-
-def settle(ctx: Context) -> list[str]:
-    """``recover_locked`` when something needs it and the root is free; a busy root is left to its holder.
-
-    A ``running`` run is only recovered when no live process holds the Phase 2 lease (a live run holds the lock).
-    """
-    if not needs_recovery(ctx):
-        return []
-    try:
-        with memory_root_lock(ctx.paths.memory_root, "recovery", wait=0.5):
-            return recover_locked(ctx)
-    except MemoryRootBusy:
-        return []
 
 
 def recover_interrupted_runs(conn: Any, root: Path) -> list[int]:

@@ -19,7 +19,7 @@ from memtui.adapters.memroot import baseline
 from memtui.adapters.memroot.approved import approved
 from memtui.adapters.memroot.files import MEMORY_MD, RAW_MEMORIES, ROLLOUT_SUMMARIES
 from memtui.adapters.memroot.lock import MemoryRootBusy, clear_stale_index_lock, memory_root_lock
-from memtui.adapters.memroot.view import TreeView, remove_leftover_views, worktree_view
+from memtui.adapters.memroot.view import remove_leftover_views, worktree_view
 from memtui.core import clock
 from memtui.services import history, search
 from memtui.services.context import Context
@@ -35,13 +35,16 @@ from memtui.services.phase2.approving import (
     record_approved,
     worker_id,
 )
-from memtui.services.phase2.recovery import recover_locked, settle
+from memtui.services.phase2.recovery import recover_locked
 from memtui.services.phase2.tools import restore, sha256
 from memtui.services.phase2.workspace import remove_diff_file, validate_artifact_texts
 from memtui.services.review import decide
 from memtui.services.review.after import Decision, after_decision
 from memtui.services.review.evidence import evidence_for_hunks
 from memtui.services.review.references import PlanCheck, check_plan
+from memtui.services.review.state import PendingChanges as PendingChanges  # re-exported: what review shows
+from memtui.services.review.state import ReviewState as ReviewState
+from memtui.services.review.state import review_state as review_state
 from memtui.state import decisions, global_job, meta, person_lines, runs
 from memtui.state.runs import Phase2Run
 
@@ -89,31 +92,6 @@ class ReviewResult(BaseModel):
     decision: int | None = None  # the audit record (after an approve: the version number in the history)
     hunks_in: int = 0
     hunks_out: int = 0  # hunks left out (their lines stay as in the baseline), remembered as rejected
-
-
-class PendingChanges(BaseModel):
-    """Changes in the memory root, as a person sees them: tree id (to pin a decision to), files and diff."""
-
-    tree: str
-    stat: list[tuple[str, str]]
-    diff: str
-
-
-class ReviewState(BaseModel):
-    """What is pending, the same for ``memtui review show`` and the TUI's review screen.
-
-    With a run awaiting review: the run, plus ``since_run`` (files that changed after the run, not part of it).
-    Without one: ``own_edits``, the memory root against the baseline (a person's edits and synced inputs).
-    """
-
-    run: Phase2Run | None = None
-    since_run: PendingChanges | None = None
-    own_edits: PendingChanges | None = None
-    error: str | None = None  # why the working tree could not be read (no baseline yet, broken .git)
-
-    @property
-    def nothing_pending(self) -> bool:
-        return self.run is None and not (self.own_edits and self.own_edits.stat)
 
 
 def count_lines(diff: str) -> tuple[int, int]:
@@ -393,30 +371,6 @@ def reject(ctx: Context, reason: str | None = None, run_id: int | None = None) -
         decision = decide.record_rejection(conn, root, run_id=run.id, diff=run.diff, reason=reason)
         after_decision(ctx, Decision("reject", run_id=run.id, record=decision))  # the text leaves the search index
     return ReviewResult(run_id=run.id, status="rejected", restored=restored, kept=kept, decision=decision)
-
-
-def _changes(view: TreeView) -> PendingChanges:
-    return PendingChanges(tree=view.tree, stat=view.stat, diff=view.diff)
-
-
-def review_state(ctx: Context, *, with_diff: bool = True) -> ReviewState:
-    """What awaits a person, read-only (a temporary index; no lock, never writes ``.git``). What a killed process
-    left is settled first when the root is free, so a half-finished approve never shows as awaiting review."""
-    settle(ctx)
-    root = ctx.paths.memory_root
-    run = pending_run(ctx.conn)
-    try:
-        if run is not None:
-            if run.reviewed_tree is None:
-                view = worktree_view(root, with_diff=with_diff)  # an older run: all that is there now
-                return ReviewState(run=run, since_run=_changes(view) if view.stat else None)
-            view = worktree_view(root, against=run.reviewed_tree, against_files=run.reviewed_files, with_diff=with_diff)
-            return ReviewState(run=run, since_run=_changes(view) if view.stat else None)
-        if not baseline.is_usable(root):
-            return ReviewState()
-        return ReviewState(own_edits=_changes(worktree_view(root, with_diff=with_diff)))
-    except baseline.BaselineError as exc:
-        return ReviewState(run=run, error=str(exc))
 
 
 def workspace_diff(ctx: Context) -> tuple[list[tuple[str, str]], str]:
