@@ -97,10 +97,13 @@ def worktree_view(
     with temporary_git_env(root) as env:
         baseline.stage_all(root, env=env)
         tree = baseline.run_git(root, "write-tree", env=env).strip()
-        files = baseline.tree_files(root, tree, env=env)
-        if against_files is not None:
+        if against_files is not None and tree == against:  # unchanged since the run: its file map is this tree's
+            files, stat = dict(against_files), []
+        elif against_files is not None:
+            files = baseline.tree_files(root, tree, env=env)
             stat = baseline.compare_files(against_files, files)
         else:
+            files = baseline.tree_files(root, tree, env=env)
             base_files = baseline.tree_files(root, against, env=env)
             stat = baseline.compare_files(base_files, files)
         diff = ""
