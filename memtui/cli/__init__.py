@@ -1,6 +1,7 @@
 """``memtui`` command line: parse flags, call the domain, print. No pipeline logic lives here.
 
-Each sub-command is a module ``memtui/cli/<name>_cmd.py`` exposing ``register(subparsers)``.
+Each sub-command is a module ``memtui/cli/<name>_cmd.py`` exposing ``register(subparsers)``, listed with its help
+line in ``COMMANDS``; a run imports only the module of the command it names (none for the help or the UI).
 With no sub-command the terminal UI opens on the configured MEMTUI_HOME.
 """
 

@@ -49,7 +49,7 @@ OWNERS: dict[str, str] = {
 # ``meta`` keys and the module that names (and so owns) each; a run's keys carry its id in place of ``{}``.
 META_KEYS: dict[str, str] = {
     "phase2.post.{}": "memtui.services.phase2.tools",  # the post-write hashes of a run's journal
-    "phase2.approving.{}": "memtui.services.phase2.approving",  # an approve's decisions, kept until its commit is recorded
+    "phase2.approving.{}": "memtui.services.review.marks",  # an approve's decisions, kept until its commit is recorded
     "search.purge": "memtui.state.search_index",  # deleted text waits to leave the FTS segments
     "health.scanned_doc": "memtui.state.health",  # the last message checked against every block
     "health.clean_inputs": "memtui.services.health.watermark",

@@ -361,7 +361,7 @@ def gate_kill_trial(base: Path, server: ChatServer, seed: int) -> GateResult:
 
     from memtui.adapters.memroot.baseline import BaselineError
     from memtui.adapters.memroot.lock import lock_path
-    from memtui.services.phase2.recovery import needs_recovery
+    from memtui.services.review.settle import needs_recovery
 
     rng = random.Random(seed)
     home = Home(base).make()

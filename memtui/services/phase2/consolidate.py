@@ -44,7 +44,7 @@ from memtui.services.phase2.prompt_inputs import (
     rejections_since_last_approval,
     rollout_renames,
 )
-from memtui.services.phase2.recovery import recover_locked, settle
+from memtui.services.phase2.recovery import recover_locked
 from memtui.services.phase2.tools import Journal, MemoryTools, restore, save_journal, sha256
 from memtui.services.phase2.workspace import (
     remove_diff_file,
@@ -55,6 +55,7 @@ from memtui.services.phase2.workspace import (
 from memtui.services.retention import housekeeping
 from memtui.services.review.after import Decision, after_decision
 from memtui.services.review.decide import do_not_relearn_lines, rejected_lines
+from memtui.services.review.settle import settle
 from memtui.state import forgotten as forgotten_marks
 from memtui.state import global_job, meta, person_lines, runs, tombstones
 from memtui.state import health as health_store

@@ -3,7 +3,7 @@
 Four leftovers, each provable: a global Phase 2 job whose holder is dead (same host, pid gone), a Phase 2 run left
 ``running`` (its writes undone from its journal, keeping any file a person changed since), an approve killed after
 its commit (finished from the decisions it kept before committing), and a CLI agent's copy of the memory root. Every action that needs the memory root
-runs ``recover_locked`` first, and ``settle`` lets readers (review show, the TUI, Phase 2's first check) do it too,
+runs ``recover_locked`` first, and ``settle`` (``memtui.services.review.settle``) lets readers (review show, the TUI, Phase 2's first check) do it too,
 so no run stays stuck for more than one restart.
 """
 
@@ -18,8 +18,6 @@ from memtui.services import stores
 from memtui.services.context import Context
 from memtui.services.phase2 import approving
 from memtui.services.phase2.tools import restore
-from memtui.services.review.settle import needs_recovery as needs_recovery  # re-exported: the readers' check
-from memtui.services.review.settle import settle as settle
 from memtui.state import global_job, runs
 
 
