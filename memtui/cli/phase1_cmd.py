@@ -127,6 +127,13 @@ def print_summary(s: Phase1Summary) -> None:
         out(f"stopped     the backend cannot serve now, nothing more was claimed: {s.halted}\n")
     if s.cancelled:
         out("cancelled   stopped claiming new jobs\n")
+    if s.hints:
+        out("nothing to do: no session was ready for extraction\n")
+        for hint in s.hints:
+            out(f"  {hint}\n")
+    if s.older is not None:  # a history older than the window: the backfill, offered with its exact command
+        out(f"older       {s.older.words()}\n")
+        out(f"            `{s.older.command}` extracts them once; the next `memtui phase2` consolidates them\n")
 
 
 def run_bulk(args: argparse.Namespace, ctx) -> int:
