@@ -212,7 +212,7 @@ def _nothing_words(r: Phase2Result) -> str:
             f"({nothing.max_unused_days} days); max_unused_days in config.toml widens the window"
         )
     if nothing is not None and nothing.older is not None:
-        return f"no memories to consolidate yet; {nothing.older.words()}: {BACKFILL_KEY} extracts them"
+        return f"{NO_MEMORIES}; and {nothing.older.words()}: {BACKFILL_KEY} reads those too"
     return NO_MEMORIES
 
 
