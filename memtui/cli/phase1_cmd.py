@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=positive_int, help="claim at most N jobs in this run")
     p.add_argument("--concurrency", type=positive_int, help="parallel model calls and the global running-job cap")
     p.add_argument("--thread", metavar="ID", help="extract this one thread now (ignores age, idle and up-to-date)")
-    p.add_argument("--all", action="store_true", help="ignore the age and idle windows")
+    p.add_argument(
+        "--all", action="store_true", help="ignore the age and idle windows: the backfill of an older history"
+    )
     p.add_argument("--offline", action="store_true", help="deterministic extractor, no model")
     p.add_argument("--model", help="model for this run (default: extract_model)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
