@@ -169,7 +169,7 @@ async def run_phase1_async(
         summary.halted = run.halted
         if run.queue:
             summary.skipped["backend_unavailable"] = summary.skipped.get("backend_unavailable", 0) + len(run.queue)
-    if not (all_threads or thread_id):
+    if not (all_threads or thread_id) and skipped.get("too_old"):  # the scan met one: count them all, with the span
         summary.older = older_sessions(conn, settings)
     if not summary.claimed:  # the offer names the backfill already: no hint repeats it
         offered = {"too_old"} if summary.older is not None else set()

@@ -117,6 +117,12 @@ def preview_text(r: views.RolloutRow) -> str:
     return f"{r.title.replace(chr(10), ' ')} — {preview}" if r.title else preview
 
 
+# What can change the backfill offer (the screen opening or coming back, or a task that indexes, extracts or forgets
+# sessions): after any other reload the offer stands as it was, and its query (a walk of every older session, a
+# quarter of a second at 100k) is not asked again.
+OLDER_AFTER = frozenset({"mount", "resume", "external", "ingest", "phase1", "forget"})
+
+
 def offer_text(older: OlderSessions) -> str:
     """The backfill offer as the screen says it: how many sessions, their span, the key."""
     return (
@@ -201,7 +207,7 @@ class RolloutsScreen(MemtuiScreen):
 
     def reload(self, source: str = "") -> None:
         self.load_window(self.table.absolute_row if source != "filter" else 0, count=True)
-        if source != "filter":
+        if source.split(":", 1)[0] in OLDER_AFTER:
             self._check_older()
 
     @work(thread=True, exclusive=True, group="rollouts-older", exit_on_error=False)
