@@ -193,6 +193,9 @@ def test_phase1_with_nothing_to_do_names_the_flags_and_settings(history, capsys)
     out = ok(capsys, "phase1")
     assert "nothing to do: no session was ready for extraction" in out, out
     assert "13 up to date: already extracted; `memtui phase1 --thread ID` extracts one again" in out
+    out = ok(capsys, "phase1", "--export-batch", str(isolated_home().parent / "requests.jsonl"))  # the bulk path
+    assert "nothing to do: no session was ready for extraction\n  13 up to date: already extracted;" in out, out
+    assert "max_unused_days = 30 days" in ok(capsys, "retention")
     write_codex_rollout(isolated_home(), when=datetime.fromtimestamp(NOW - 3600, UTC), user_messages=["Go on."])
     ok(capsys, "ingest")
     hints = json.loads(ok(capsys, "phase1", "--json"))["hints"]

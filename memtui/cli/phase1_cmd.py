@@ -160,7 +160,7 @@ def run_bulk(args: argparse.Namespace, ctx) -> int:
             if args.json:
                 print_json(prepared.model_dump())
             else:
-                print_prepare(prepared)
+                print_prepare(prepared, ctx.settings)
                 if prepared.requests:
                     sys.stdout.write(
                         f"next        vllm run-batch -i {args.export_batch} -o results.jsonl --model {prepared.model}\n"
@@ -177,6 +177,6 @@ def run_bulk(args: argparse.Namespace, ctx) -> int:
         print_json(summary.model_dump())
         return 0
     print_collect(summary.collected)
-    print_prepare(summary.prepared)
+    print_prepare(summary.prepared, ctx.settings)
     sys.stdout.write(f"submitted   {', '.join(summary.submitted) or 'nothing'} (see `memtui batch status`)\n")
     return 0
