@@ -375,6 +375,9 @@ def test_retention_count_is_in_the_phase2_summary(isolated_env, frozen_clock):
     try:
         add_output(ctx.conn, "old-thread", frozen_clock - 60 * 86_400, raw="- an old learning nobody used\n")
         add_output(ctx.conn, "new-thread", frozen_clock - 3600, raw="- a fresh learning about caching\n")
+        from memtui.state import runs
+
+        runs.insert_no_changes(ctx.conn, frozen_clock - 50 * 86_400, True, None, None, 0)  # read old-thread then
         result = run_phase2(ctx, offline=True, force=True)
         assert result.expired == 1 and "retention: 1 stage-1 output(s)" in result.message()
         from memtui.tui.tasks import describe_phase2

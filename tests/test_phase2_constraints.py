@@ -189,7 +189,7 @@ def test_only_rejections_since_the_last_approval_with_the_files_the_run_wrote(ct
 
 
 def _m(thread: str, raw: str, updated: int, cwd: str = "/work/proj") -> Stage1Output:
-    return Stage1Output(thread, updated, raw, f"# {thread}", "s", updated, None, None, cwd, "/r.jsonl", None)
+    return Stage1Output(thread, updated, raw, f"# {thread}", "s", updated, None, None, cwd, "/r.jsonl", None, updated)
 
 
 FORGET = (

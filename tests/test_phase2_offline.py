@@ -37,6 +37,7 @@ def _memory(**kw) -> Stage1Output:
         generated_at=1_783_684_800,
         usage_count=None,
         last_usage=None,
+        fresh_at=1_783_684_800,
     )
     base.update(kw)
     return Stage1Output(**base)

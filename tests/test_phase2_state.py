@@ -9,6 +9,7 @@ import pytest
 from memtui.core import clock
 from memtui.services.retention import prune_stage1_outputs_for_retention
 from memtui.state import global_job as gj
+from memtui.state import runs
 from memtui.state.db import connect
 from memtui.state.jobs import enqueue_global_consolidation
 from memtui.state.selection import get_phase2_input_selection
@@ -191,6 +192,8 @@ def test_selection_excludes_stale_used_memories_but_keeps_fresh_never_used(conn)
     add_output(conn, "stale-used", FROZEN_NOW - 40 * DAY, usage_count=9, last_usage=FROZEN_NOW - 31 * DAY)
     add_output(conn, "fresh-never-used", FROZEN_NOW - 2 * DAY)
     add_output(conn, "old-source-used-recently", FROZEN_NOW - 50 * DAY, usage_count=1, last_usage=FROZEN_NOW - DAY)
+    assert len(get_phase2_input_selection(conn, 10, 30)) == 3, "no consolidation has read them yet: all are taken"
+    runs.insert_no_changes(conn, FROZEN_NOW - 35 * DAY, True, None, None, 0)  # one read the two older ones
     assert ids(get_phase2_input_selection(conn, 10, 30)) == ["fresh-never-used", "old-source-used-recently"]
 
 
@@ -239,6 +242,8 @@ def test_prune_stage1_outputs_for_retention_prunes_stale_unselected_rows_only(co
     add_output(conn, "fresh", FROZEN_NOW - DAY)
     add_output(conn, "old-but-used", FROZEN_NOW - 60 * DAY, last_usage=FROZEN_NOW - DAY)
     conn.execute("INSERT INTO jobs (kind, job_key, status) VALUES ('memory_stage1', 'stale1', 'done')")
+    assert prune_stage1_outputs_for_retention(conn, 30, 200) == 0, "no consolidation has read them yet"
+    runs.insert_no_changes(conn, FROZEN_NOW - DAY, True, None, None, 0)  # one read them a day ago
     assert prune_stage1_outputs_for_retention(conn, 30, 200) == 2
     left = {r[0] for r in conn.execute("SELECT thread_id FROM stage1_outputs")}
     assert left == {"stale-selected", "fresh", "old-but-used"}
@@ -248,5 +253,6 @@ def test_prune_stage1_outputs_for_retention_prunes_stale_unselected_rows_only(co
 def test_prune_stage1_outputs_for_retention_respects_batch_limit_stalest_first(conn):
     for i in range(5):
         add_output(conn, f"s{i}", FROZEN_NOW - (40 + i) * DAY)
+    runs.insert_no_changes(conn, FROZEN_NOW - DAY, True, None, None, 0)  # a consolidation read them a day ago
     assert prune_stage1_outputs_for_retention(conn, 30, 2) == 2
     assert {r[0] for r in conn.execute("SELECT thread_id FROM stage1_outputs")} == {"s0", "s1", "s2"}

@@ -32,6 +32,7 @@ def out(
         "cwd": f"/work/{thread_id}",
         "rollout_path": f"/rollouts/{thread_id}.jsonl",
         "git_branch": branch,
+        "fresh_at": ts,
     }
     fields.update(kw)
     return Stage1Output(thread_id=thread_id, source_updated_at=ts, **fields)

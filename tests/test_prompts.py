@@ -108,7 +108,9 @@ def _flat(text: str) -> str:
 
 
 def _memory(thread: str, raw: str, updated: int = 1_783_680_000) -> Stage1Output:
-    return Stage1Output(thread, updated, raw, "# s", "slug", updated, None, None, "/work/a", "/r/x.jsonl", None)
+    return Stage1Output(
+        thread, updated, raw, "# s", "slug", updated, None, None, "/work/a", "/r/x.jsonl", None, updated
+    )
 
 
 def _consolidation(tmp_path: Path, **inputs) -> str:

@@ -13,13 +13,9 @@ from memtui.state.schema import MIGRATIONS
 
 NOW = 1_783_684_800
 
+# The retention statement with its index forbidden: a walk of every row, for what the index must answer alike.
+UNINDEXED_EXPIRED = outputs.EXPIRED_SQL.replace("FROM stage1_outputs", "FROM stage1_outputs NOT INDEXED")
 # The statements as they were before (a827ad1), run on the same rows.
-OLD_EXPIRED = """
-    SELECT thread_id FROM stage1_outputs NOT INDEXED
-    WHERE selected_for_phase2 = 0 AND COALESCE(last_usage, source_updated_at) < ?
-    ORDER BY COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, thread_id ASC
-    LIMIT ?
-"""
 OLD_OPTED_OUT = (
     "SELECT t.id FROM threads t NOT INDEXED WHERE t.memory_mode != 'enabled'"
     " AND NOT EXISTS (SELECT 1 FROM forgotten_threads f WHERE f.thread_id = t.id)"
@@ -72,7 +68,7 @@ def conn() -> sqlite3.Connection:
                     NOW - 500 * (i % 17),  # ties on purpose: the order falls back to thread_id
                     f"- {words}",
                     f"# s\n{words} summary",
-                    NOW,
+                    NOW - 700 * (i % 13),  # made at different times: freshness is the later of made and used
                     None if i % 3 else NOW - 300 * (i % 11),
                     1 if i % 8 == 0 else 0,
                 ),
@@ -95,11 +91,14 @@ def plan(conn: sqlite3.Connection, sql: str, args: tuple[object, ...]) -> str:
 def test_retention_candidates_are_the_same_and_come_from_the_partial_index(conn):
     for cutoff in (NOW - 6000, NOW - 2000, NOW, NOW + 1):
         for limit in (1, 5, 200):
-            assert outputs.expired(conn, cutoff, limit) == [r[0] for r in conn.execute(OLD_EXPIRED, (cutoff, limit))]
-    assert outputs.expired(conn, NOW + 1, 200), "the home has candidates"
-    sql = outputs.EXPIRED_SQL
-    got = plan(conn, sql, (NOW, 200))
-    assert "USING INDEX idx_stage1_outputs_expiry" in got and "TEMP B-TREE" not in got, got
+            for made_before in (0, NOW - 4000, NOW + 1):
+                args = {"cutoff": cutoff, "limit": limit, "made_before": made_before}
+                want = [r[0] for r in conn.execute(UNINDEXED_EXPIRED, args)]
+                assert outputs.expired(conn, cutoff, limit, made_before) == want
+    assert outputs.expired(conn, NOW + 1, 200, NOW + 1), "the home has candidates"
+    assert not outputs.expired(conn, NOW + 1, 200, 0), "nothing expires before a first consolidation"
+    got = plan(conn, outputs.EXPIRED_SQL, {"cutoff": NOW, "limit": 200, "made_before": NOW})
+    assert "USING INDEX idx_stage1_outputs_freshness" in got and "TEMP B-TREE" not in got, got
 
 
 def test_opted_out_threads_are_the_same_and_come_from_the_partial_index(conn):

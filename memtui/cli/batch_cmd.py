@@ -10,6 +10,7 @@ from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 
 if TYPE_CHECKING:  # the command's domain modules load only when it runs (the CLI starts fast)
+    from memtui.core.settings import Settings
     from memtui.services.batch.model import CollectSummary, PrepareSummary
 
 
@@ -75,7 +76,8 @@ def print_collect(s: CollectSummary) -> None:
         out(f"unmatched   {s.unmatched} result line(s) matched no pending request (ignored)\n")
 
 
-def print_prepare(s: PrepareSummary) -> None:
+def print_prepare(s: PrepareSummary, settings: Settings | None = None) -> None:
+    """The prepare step's summary; with ``settings``, a run that prepared nothing says what would change that."""
     out = sys.stdout.write
     out(
         f"prepared    {s.requests} request(s) for {s.model} in {len(s.files)} file(s), {s.bytes} bytes; "
@@ -85,3 +87,9 @@ def print_prepare(s: PrepareSummary) -> None:
         out(f"  failed    {n:>5}  {reason}\n")
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(s.skipped.items())) or "none"
     out(f"skipped     {skipped}\n")
+    if settings is not None and not s.claimed and s.skipped:
+        from memtui.services.phase1.eligibility import skip_hints
+
+        out("nothing to do: no session was ready for extraction\n")
+        for hint in skip_hints(s.skipped, settings):
+            out(f"  {hint}\n")

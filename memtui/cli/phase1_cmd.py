@@ -23,7 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=positive_int, help="claim at most N jobs in this run")
     p.add_argument("--concurrency", type=positive_int, help="parallel model calls and the global running-job cap")
     p.add_argument("--thread", metavar="ID", help="extract this one thread now (ignores age, idle and up-to-date)")
-    p.add_argument("--all", action="store_true", help="ignore the age and idle windows")
+    p.add_argument(
+        "--all", action="store_true", help="ignore the age and idle windows: the backfill of an older history"
+    )
     p.add_argument("--offline", action="store_true", help="deterministic extractor, no model")
     p.add_argument("--model", help="model for this run (default: extract_model)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -128,6 +130,13 @@ def print_summary(s: Phase1Summary) -> None:
         out(f"stopped     the backend cannot serve now, nothing more was claimed: {s.halted}\n")
     if s.cancelled:
         out("cancelled   stopped claiming new jobs\n")
+    if s.hints:
+        out("nothing to do: no session was ready for extraction\n")
+        for hint in s.hints:
+            out(f"  {hint}\n")
+    if s.older is not None:  # a history older than the window: the backfill, offered with its exact command
+        out(f"older       {s.older.words()}\n")
+        out(f"            `{s.older.command}` extracts them once; the next `memtui phase2` consolidates them\n")
 
 
 def run_bulk(args: argparse.Namespace, ctx) -> int:
@@ -152,7 +161,7 @@ def run_bulk(args: argparse.Namespace, ctx) -> int:
             if args.json:
                 print_json(prepared.model_dump())
             else:
-                print_prepare(prepared)
+                print_prepare(prepared, ctx.settings)
                 if prepared.requests:
                     sys.stdout.write(
                         f"next        vllm run-batch -i {args.export_batch} -o results.jsonl --model {prepared.model}\n"
@@ -169,6 +178,6 @@ def run_bulk(args: argparse.Namespace, ctx) -> int:
         print_json(summary.model_dump())
         return 0
     print_collect(summary.collected)
-    print_prepare(summary.prepared)
+    print_prepare(summary.prepared, ctx.settings)
     sys.stdout.write(f"submitted   {', '.join(summary.submitted) or 'nothing'} (see `memtui batch status`)\n")
     return 0

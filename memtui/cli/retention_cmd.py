@@ -35,5 +35,9 @@ def run_housekeeping(as_json: bool) -> int:
     if as_json:
         print_json(asdict(done))
     else:
-        print("\n".join(done.lines()) or "retention: nothing expired, no opt-outs")
+        print(
+            "\n".join(done.lines())
+            or "retention: nothing expired (a memory goes once a consolidation has read it and it stays unselected "
+            f"and unused for max_unused_days = {ctx.settings.max_unused_days} days), no opt-outs"
+        )
     return 0

@@ -30,14 +30,18 @@ class Settings(BaseModel):
 
     # Codex [memories] limits, same defaults and clamps.
     max_rollout_age_days: int = Field(
-        10, ge=0, le=90, description="Phase 1 looks at threads updated within this window"
+        10, ge=0, le=90, description="Phase 1 looks at threads updated within this window (`phase1 --all`: any age)"
     )
     min_rollout_idle_hours: int = Field(6, ge=0, le=48, description="a thread must be idle this long before extraction")
     max_raw_memories_for_consolidation: int = Field(
         256, ge=1, le=4096, description="top-K stage-1 outputs fed to Phase 2"
     )
     max_unused_days: int = Field(
-        30, ge=0, le=365, description="retention and Phase 2 eligibility window by last use; memory health's stale"
+        30,
+        ge=0,
+        le=365,
+        description="retention and Phase 2 eligibility window, from when a memory was made or last used (a memory "
+        "made since the last consolidation is always kept and taken); memory health's stale",
     )
     extract_model: str = Field("gpt-5.4-mini", description="model for Phase 1 (codex/claude: -m / --model when set)")
     consolidation_model: str = Field("gpt-5.4", description="model for the Phase 2 agent")

@@ -52,8 +52,8 @@ def _sample_days_shift(texts: list[bytes]) -> int:
     """Whole days that move the newest sample timestamp to yesterday (UTC), keeping each time of day.
 
     The samples were written in July 2026 and memtui dates a session by its transcript, so without a shift a demo
-    built months later would see every memory as unused for months: Phase 2's selection window and retention
-    (``max_unused_days``) would drop all but the cited one.
+    built months later would show months-old sessions, and memory health (which dates what the user said, and
+    when a line was last cited, by the transcripts) would call every line stale (``max_unused_days``).
     """
     stamps = [m.group(1).decode() for text in texts for m in _TIMESTAMP.finditer(text)]
     if not stamps:

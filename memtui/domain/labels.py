@@ -59,6 +59,29 @@ SKIP_REASON = {
     "no_output": "no-op",
 }
 
+# What would change each skip, said when a Phase 1 run extracted nothing: the setting or flag that decides it. The
+# fields in braces are settings (``Settings``), filled in by ``phase1.eligibility.skip_hints``.
+SKIP_HINT = {
+    "too_old": "updated before max_rollout_age_days ({max_rollout_age_days} days); `memtui phase1 --all` reads them",
+    "not_idle": (
+        "active within min_rollout_idle_hours ({min_rollout_idle_hours} h): extracted once idle, or now with "
+        "`memtui phase1 --all`"
+    ),
+    "up_to_date": "already extracted; `memtui phase1 --thread ID` extracts one again",
+    "retry_backoff": (
+        "failed recently, retried after job_retry_delay_seconds ({job_retry_delay_seconds} s); "
+        "`memtui phase1 --thread ID` tries one now"
+    ),
+    "retry_exhausted": "failed on every retry; `memtui phase1 --thread ID` tries one again",
+    "cap_reached": "other runs held every slot (concurrency = {concurrency})",
+    "running": "another run is extracting them",
+    "memory_disabled": "memory is turned off in those sessions",
+    "archived": "archived in Codex",
+    "not_interactive": "exec, sub-agent and other non-interactive sessions are never extracted",
+    "no_preview": "no message from you in them",
+    "forgotten": "you forgot them; `memtui forget --undo ID` lifts it",
+}
+
 _ALL = {**SKIP_REASON, **CITATION_STATUS, **PHASE2_STATUS, **JOB_STATUS}
 
 

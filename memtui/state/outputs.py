@@ -106,17 +106,30 @@ class Stage1Output:
     cwd: str
     rollout_path: str
     git_branch: str | None
+    fresh_at: int  # FRESHNESS_SQL: when it was last made or used, what max_unused_days counts from
 
 
-_ELIGIBLE = """
+# When a memory was last made or used: its extraction (a re-extraction counts again) or its latest citation.
+# ``max_unused_days`` counts from here, for Phase 2's selection window and for retention alike, never from the
+# session's own date: a backfill of sessions older than the window reaches the first consolidation. (Codex counts
+# from the source's date; a first run over months of history would then select none of what it just extracted.)
+# The expiry index (schema.py, idx_stage1_outputs_freshness) spells exactly this expression.
+FRESHNESS_SQL = "MAX(generated_at, COALESCE(last_usage, 0))"
+
+# Made or used within the window, or made since the last consolidation read its selection (``:consolidated``): what
+# retention keeps because no consolidation has read it, the next one takes, however long the person waited.
+_ELIGIBLE = f"""
     (TRIM(o.raw_memory, :ws) != '' OR TRIM(o.rollout_summary, :ws) != '')
-    AND (o.last_usage >= :cutoff OR (o.last_usage IS NULL AND o.source_updated_at >= :cutoff))
+    AND ({FRESHNESS_SQL} >= :cutoff OR o.generated_at > :consolidated)
     AND t.memory_mode = 'enabled'
 """
 
 
-def top_for_phase2(conn: sqlite3.Connection, n: int, cutoff: int, whitespace: str) -> list[Stage1Output]:
-    """Top ``n`` by usage_count, last use (else source_updated_at), recency, id; returned sorted by thread id."""
+def top_for_phase2(
+    conn: sqlite3.Connection, n: int, cutoff: int, whitespace: str, consolidated: int
+) -> list[Stage1Output]:
+    """Top ``n`` by usage_count, last use (else source_updated_at), recency, id, among the memories made or used
+    since ``cutoff`` or made after ``consolidated``; returned sorted by thread id."""
     # Rank on the narrow key columns first, then fetch the wide text of the winners only: sorting thousands of rows
     # that carry their summaries costs SQLite several times more.
     rows = conn.execute(
@@ -130,11 +143,12 @@ def top_for_phase2(conn: sqlite3.Connection, n: int, cutoff: int, whitespace: st
             LIMIT :n
         )
         SELECT o.thread_id, o.source_updated_at, o.raw_memory, o.rollout_summary, o.rollout_slug, o.generated_at,
-               o.usage_count, o.last_usage, COALESCE(t.cwd, '') AS cwd, t.path AS rollout_path, t.git_branch
+               o.usage_count, o.last_usage, COALESCE(t.cwd, '') AS cwd, t.path AS rollout_path, t.git_branch,
+               {FRESHNESS_SQL} AS fresh_at
         FROM top JOIN stage1_outputs o ON o.thread_id = top.thread_id JOIN threads t ON t.id = o.thread_id
         ORDER BY o.thread_id
         """,
-        {"cutoff": cutoff, "n": n, "ws": whitespace},
+        {"cutoff": cutoff, "n": n, "ws": whitespace, "consolidated": consolidated},
     ).fetchall()
     return [Stage1Output(*r) for r in rows]
 
@@ -143,25 +157,30 @@ def all_with_threads(conn: sqlite3.Connection) -> list[Stage1Output]:
     """Every stage-1 memory, selected or not: what the offline merge may have written lines from."""
     rows = conn.execute(
         "SELECT o.thread_id, o.source_updated_at, o.raw_memory, o.rollout_summary, o.rollout_slug, o.generated_at,"
-        " o.usage_count, o.last_usage, COALESCE(t.cwd, '') AS cwd, COALESCE(t.path, '') AS rollout_path, t.git_branch"
+        " o.usage_count, o.last_usage, COALESCE(t.cwd, '') AS cwd, COALESCE(t.path, '') AS rollout_path, t.git_branch,"
+        f" {FRESHNESS_SQL} AS fresh_at"
         " FROM stage1_outputs o LEFT JOIN threads t ON t.id = o.thread_id ORDER BY o.thread_id"
     ).fetchall()
     return [Stage1Output(*r) for r in rows]
 
 
-# The partial index idx_stage1_outputs_expiry holds exactly these rows in this order: a run reads ``limit`` entries,
-# not every output (the expressions must stay as the index spells them, or SQLite sorts the whole table again).
-EXPIRED_SQL = """
+# The partial index idx_stage1_outputs_freshness holds exactly these rows in this order: a run reads ``limit``
+# entries, not every output (the expressions must stay as the index spells them, or SQLite sorts the whole table
+# again). A memory made after ``made_before`` (when the last consolidation read its selection) has not met one yet:
+# it stays. (Made in that same second it may have been read or not; it counts as read, as a frozen clock needs.)
+EXPIRED_SQL = f"""
     SELECT thread_id FROM stage1_outputs
-    WHERE selected_for_phase2 = 0 AND COALESCE(last_usage, source_updated_at) < ?
-    ORDER BY COALESCE(last_usage, source_updated_at) ASC, source_updated_at ASC, thread_id ASC
-    LIMIT ?
+    WHERE selected_for_phase2 = 0 AND {FRESHNESS_SQL} < :cutoff AND generated_at <= :made_before
+    ORDER BY {FRESHNESS_SQL} ASC, source_updated_at ASC, thread_id ASC
+    LIMIT :limit
 """
 
 
-def expired(conn: sqlite3.Connection, cutoff: int, limit: int) -> list[str]:
-    """Up to ``limit`` threads whose output is unselected and unused since ``cutoff``, stalest first."""
-    return [r[0] for r in conn.execute(EXPIRED_SQL, (cutoff, limit)).fetchall()]
+def expired(conn: sqlite3.Connection, cutoff: int, limit: int, made_before: int) -> list[str]:
+    """Up to ``limit`` threads whose output is unselected, neither made nor used since ``cutoff``, and made by
+    ``made_before``; stalest first."""
+    args = {"cutoff": cutoff, "limit": limit, "made_before": made_before}
+    return [r[0] for r in conn.execute(EXPIRED_SQL, args).fetchall()]
 
 
 def bump_usage(conn: sqlite3.Connection, thread_ids: list[str], now: int) -> int:

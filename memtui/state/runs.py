@@ -101,6 +101,18 @@ def last(conn: sqlite3.Connection) -> LastRun | None:
     return None if row is None else LastRun(int(row[0]), row[1], row[2])
 
 
+# The runs after which a memory counts as consolidated: a person approved what the run made of it, or the run found
+# the memory already as it would make it. A rejected, failed or restore run does not count.
+_CONSOLIDATED = "kind = 'consolidation' AND status IN ('approved', 'no_changes')"
+
+
+def last_consolidated_at(conn: sqlite3.Connection) -> int:
+    """When the last consolidation read its selection (its ``started_at``), 0 before the first: retention leaves
+    every memory made since, which no consolidation has had the chance to take."""
+    row = conn.execute(f"SELECT started_at FROM phase2_runs WHERE {_CONSOLIDATED} ORDER BY id DESC LIMIT 1").fetchone()
+    return 0 if row is None else int(row[0])
+
+
 def running_ids(conn: sqlite3.Connection) -> list[int]:
     return [int(r[0]) for r in conn.execute("SELECT id FROM phase2_runs WHERE status='running'")]
 
@@ -156,13 +168,20 @@ def health_drops(conn: sqlite3.Connection, run_id: int) -> set[str]:
 
 
 def insert_no_changes(
-    conn: sqlite3.Connection, now: int, offline: bool, base: str | None, claimed: int | None, new_watermark: int
+    conn: sqlite3.Connection,
+    now: int,
+    offline: bool,
+    base: str | None,
+    claimed: int | None,
+    new_watermark: int,
+    *,
+    started_at: int | None = None,
 ) -> int:
     cur = conn.execute(
         # selected stays NULL: the flags in stage1_outputs hold it, and thousands of no-change rows must stay small
         "INSERT INTO phase2_runs (status, started_at, finished_at, offline, baseline_commit, claimed_watermark,"
         " new_watermark, selected) VALUES ('no_changes', ?, ?, ?, ?, ?, ?, ?)",
-        (now, now, int(offline), base, claimed, new_watermark, None),
+        (now if started_at is None else started_at, now, int(offline), base, claimed, new_watermark, None),
     )
     return int(cur.lastrowid or 0)
 

@@ -551,6 +551,15 @@ MIGRATIONS: list[str] = [
     INSERT INTO search_user_fts (rowid, text) SELECT id, text FROM search_docs WHERE kind = 'message' AND role = 'user';
     INSERT INTO search_user_fts (search_user_fts) VALUES ('optimize');
     """,
+    # Retention and Phase 2's selection window count from when a memory was made or last used
+    # (``outputs.FRESHNESS_SQL``), not from its session's date (issue 33.1): the retention candidates' index follows,
+    # spelled exactly as that expression so the prune still reads only the rows it removes.
+    """
+    DROP INDEX IF EXISTS idx_stage1_outputs_expiry;
+    CREATE INDEX IF NOT EXISTS idx_stage1_outputs_freshness
+        ON stage1_outputs(MAX(generated_at, COALESCE(last_usage, 0)), source_updated_at, thread_id)
+        WHERE selected_for_phase2 = 0;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

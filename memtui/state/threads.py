@@ -273,6 +273,10 @@ NEVER_ELIGIBLE_SQL = """CASE
     WHEN t.preview = '' THEN 'no_preview'
   END""".format(interactive=", ".join(f"'{s}'" for s in INTERACTIVE_SOURCES))
 
+# Phase 1 has read the thread as it is now (its output, or its last successful job, is as new as the thread).
+_UP_TO_DATE = "(o.source_updated_at >= t.updated_at OR j.last_success_watermark >= t.updated_at)"
+
+# Up to date comes before the windows: a session a backfill (``--all``) read is no longer "too old" to read.
 _PHASE1_SCAN = (
     """
 SELECT t.id, t.source_kind, t.path, t.cwd, t.updated_at,
@@ -282,10 +286,11 @@ SELECT t.id, t.source_kind, t.path, t.cwd, t.updated_at,
     + """) IS NOT NULL THEN """
     + NEVER_ELIGIBLE_SQL
     + """
+    WHEN :check_done AND """
+    + _UP_TO_DATE
+    + """ THEN 'up_to_date'
     WHEN :windows AND t.updated_at < :oldest THEN 'too_old'
     WHEN :windows AND t.updated_at > :newest THEN 'not_idle'
-    WHEN :check_done AND (o.source_updated_at >= t.updated_at OR j.last_success_watermark >= t.updated_at)
-      THEN 'up_to_date'
   END AS skip
 FROM threads t
 LEFT JOIN stage1_outputs o ON o.thread_id = t.id
@@ -295,6 +300,29 @@ ORDER BY t.updated_at DESC, t.id DESC
 LIMIT :limit
 """
 )
+
+
+# The sessions older than Phase 1's age window that it would read but has not: what a backfill (``--all``) reads.
+_OLDER_UNREAD = f"""
+SELECT COUNT(*), MIN(t.updated_at), MAX(t.updated_at)
+FROM threads t
+LEFT JOIN stage1_outputs o ON o.thread_id = t.id
+LEFT JOIN jobs j ON j.kind = :kind AND j.job_key = t.id
+WHERE t.updated_at < :oldest AND ({NEVER_ELIGIBLE_SQL}) IS NULL AND NOT COALESCE({_UP_TO_DATE}, 0)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class OlderUnread:
+    count: int
+    oldest: int | None  # updated_at of the oldest and the newest of them (None when there are none)
+    newest: int | None
+
+
+def older_unread(conn: sqlite3.Connection, oldest: int, kind: str) -> OlderUnread:
+    """Sessions updated before ``oldest`` that Phase 1 may read and has not (``kind``: its job kind)."""
+    n, lo, hi = conn.execute(_OLDER_UNREAD, {"oldest": oldest, "kind": kind}).fetchone()
+    return OlderUnread(int(n), lo, hi)
 
 
 @dataclass(frozen=True, slots=True)

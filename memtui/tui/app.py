@@ -343,10 +343,12 @@ class MemtuiApp(App[int]):
     def run_ingest(self, quiet: bool = False) -> None:
         self.start_task("ingest", "Ingest", tasks.ingest_task, quiet=quiet)
 
-    def run_phase1(self, thread_id: str | None = None) -> None:
-        title = f"Extract {thread_id[:13]}" if thread_id else "Phase 1"
+    def run_phase1(self, thread_id: str | None = None, all_threads: bool = False) -> None:
+        """Phase 1 over the eligible rollouts, one (``thread_id``), or every session whatever its age
+        (``all_threads``: the backfill, as ``memtui phase1 --all``)."""
+        title = f"Extract {thread_id[:13]}" if thread_id else "Phase 1 (every session)" if all_threads else "Phase 1"
         name = f"phase1:{thread_id}" if thread_id else "phase1"
-        self.start_task(name, title, tasks.phase1_task(thread_id=thread_id))
+        self.start_task(name, title, tasks.phase1_task(thread_id=thread_id, all_threads=all_threads))
 
     def extract_rollout(self, thread_id: str, status: str) -> None:
         """Extract one rollout now; one that already has a memory is replaced only after a yes."""

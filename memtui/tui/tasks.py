@@ -83,7 +83,11 @@ def _housekeeping(expired: int, opted_out: int) -> str:
 
 def describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutcome:
     outcome = _describe_phase1(s, thread_id)
-    return dataclasses.replace(outcome, summary=outcome.summary + _housekeeping(s.expired, len(s.opted_out)))
+    text = outcome.summary + _housekeeping(s.expired, len(s.opted_out))
+    if s.older is not None:  # the backfill offer, as the Rollouts screen makes it
+        text += f"; {s.older.words()}: {BACKFILL_KEY} extracts them"
+        return dataclasses.replace(outcome, summary=text, news=True)
+    return dataclasses.replace(outcome, summary=text)
 
 
 def _describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutcome:
@@ -93,7 +97,8 @@ def _describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutc
             why = skipped or "it is not in the index"
             return TaskOutcome("skipped", f"{thread_id[:13]} was not extracted: {why}", "warning")
         why = f" (not eligible: {skipped})" if skipped else ""
-        return TaskOutcome("nothing to do", f"no rollout is ready for extraction{why}", news=False)
+        hints = "".join(f"; {screen_words(h)}" for h in s.hints)
+        return TaskOutcome("nothing to do", f"no rollout is ready for extraction{why}{hints}", news=False)
     parts = [f"{s.succeeded:,} succeeded", f"{s.noop:,} no-op", f"{s.failed:,} failed"]
     if s.lost_lease:
         parts.append(f"{s.lost_lease:,} lost lease")
@@ -110,14 +115,18 @@ def _describe_phase1(s: Phase1Summary, thread_id: str | None = None) -> TaskOutc
     return TaskOutcome("finished", text, "warning" if s.failed else "information")
 
 
-def phase1_task(thread_id: str | None = None) -> TaskFn:
+def phase1_task(thread_id: str | None = None, all_threads: bool = False) -> TaskFn:
+    """Phase 1 as ``memtui phase1`` runs it: one thread, the eligible ones, or (``all_threads``, the backfill of
+    ``memtui phase1 --all``) every session whatever its age."""
+
     def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
         from memtui.services.phase1.run import run_phase1
 
         def step(done: int, total: int, detail: str) -> None:
             progress(done, total, detail)
 
-        return describe_phase1(run_phase1(ctx, thread_id=thread_id, progress=step, cancel=cancel), thread_id)
+        summary = run_phase1(ctx, thread_id=thread_id, all_threads=all_threads, progress=step, cancel=cancel)
+        return describe_phase1(summary, thread_id)
 
     return run
 
@@ -125,6 +134,7 @@ def phase1_task(thread_id: str | None = None) -> TaskFn:
 # ---- the screens' words ----------------------------------------------------------------------------
 
 # The domain's messages name the CLI command that does the next step; in the UI the same step is a key or a screen.
+BACKFILL_KEY = "b on the Rollouts screen (1)"  # memtui phase1 --all
 CLI_TO_SCREEN = {
     "`memtui review show`, then approve (all or --except hunks) or reject": (
         "review it on screen 3, then approve (all, or space leaves hunks out) or reject"
@@ -137,6 +147,8 @@ CLI_TO_SCREEN = {
     "`memtui status`": "the Rollouts screen (1)",
     "`memtui phase2 --retry` (or the Jobs screen's t)": "the Jobs screen's t (screen 2)",
     "(use --force)": "(palette: Phase 2, ignoring the cooldown)",
+    "`memtui phase1 --all`": BACKFILL_KEY,
+    "`memtui phase1 --thread ID`": "e on the Rollouts screen (1)",
 }
 
 
@@ -150,7 +162,10 @@ def screen_words(text: str) -> str:
 # ---- Phase 2 --------------------------------------------------------------------------------------
 
 NO_MEMORIES = "no memories to consolidate yet: Phase 1 extracts them first (palette: Phase 1)"
-COOLDOWN = "the last consolidation succeeded recently; to run it anyway use Phase 2 (ignore cooldown) in the palette"
+COOLDOWN = (
+    "the last consolidation succeeded within phase2_cooldown_hours; to run it anyway use Phase 2 (ignore cooldown) "
+    "in the palette"
+)
 
 
 def describe_phase2(r: Phase2Result) -> TaskOutcome:
@@ -181,11 +196,24 @@ def _skip_words(r: Phase2Result) -> str:
         case SkipReason.COOLDOWN:
             return COOLDOWN
         case SkipReason.NOTHING_TO_CONSOLIDATE:
-            return NO_MEMORIES
+            return _nothing_words(r)
         case SkipReason.AWAITING_REVIEW:
             return f"run #{r.run_id} is awaiting review: approve or reject it first (screen 3)"
         case SkipReason.LOCK_HELD | SkipReason.RETRY_BACKOFF | None:
             return r.reason or ""
+
+
+def _nothing_words(r: Phase2Result) -> str:
+    """Nothing to consolidate, and what would change it, as the screens say it."""
+    nothing = r.nothing
+    if nothing is not None and nothing.memories:
+        return (
+            f"none of the {plural(nothing.memories, 'memory', 'memories')} was made or used within max_unused_days "
+            f"({nothing.max_unused_days} days); max_unused_days in config.toml widens the window"
+        )
+    if nothing is not None and nothing.older is not None:
+        return f"{NO_MEMORIES}; and {nothing.older.words()}: {BACKFILL_KEY} reads those too"
+    return NO_MEMORIES
 
 
 def phase2_task(force: bool = False) -> TaskFn:

@@ -23,7 +23,13 @@ from memtui.adapters.llm.backends.choose import make_backend, resolved_provider
 from memtui.core.settings import Settings
 from memtui.services.context import Context
 from memtui.services.phase1 import finalize
-from memtui.services.phase1.eligibility import Candidate, select_candidates
+from memtui.services.phase1.eligibility import (
+    Candidate,
+    OlderSessions,
+    older_sessions,
+    select_candidates,
+    skip_hints,
+)
 from memtui.services.phase1.extractor import (
     Extraction,
     ExtractionFailed,
@@ -83,6 +89,8 @@ class Phase1Summary(BaseModel):
     expired: int = 0  # retention at the start of the run: stage-1 outputs unused for max_unused_days, removed
     opted_out: list[str] = Field(default_factory=list)  # rollouts forgotten: their memory was turned off
     opt_outs_waiting: int = 0  # opt-outs left for the next run (a Phase 2 run awaits review)
+    older: OlderSessions | None = None  # older sessions not read yet: the backfill ``--all`` would do (the offer)
+    hints: list[str] = Field(default_factory=list)  # nothing extracted: per skip reason, what would change it
 
 
 def run_phase1(
@@ -161,6 +169,11 @@ async def run_phase1_async(
         summary.halted = run.halted
         if run.queue:
             summary.skipped["backend_unavailable"] = summary.skipped.get("backend_unavailable", 0) + len(run.queue)
+    if not (all_threads or thread_id) and skipped.get("too_old"):  # the scan met one: count them all, with the span
+        summary.older = older_sessions(conn, settings)
+    if not summary.claimed:  # the offer names the backfill already: no hint repeats it
+        offered = {"too_old"} if summary.older is not None else set()
+        summary.hints = skip_hints({k: n for k, n in summary.skipped.items() if k not in offered}, settings)
     summary.provider = "offline" if extractor.offline else getattr(getattr(extractor, "backend", None), "name", "")
     summary.cancelled = bool(cancel and cancel.is_set())
     summary.seconds = round(time.perf_counter() - started, 3)

@@ -32,6 +32,7 @@ from memtui.core import clock
 from memtui.core.settings import Settings
 from memtui.services.context import Context
 from memtui.services.health.consolidation import HealthInputs, binding_inputs, record_drops
+from memtui.services.phase1.eligibility import OlderSessions, older_sessions
 from memtui.services.phase2 import forgotten, review, unchanged
 from memtui.services.phase2.cli_agent import Tree, changed_paths, scan
 from memtui.services.phase2.enforce import RunTrust, TrustViolation, enforce_run, run_evidence
@@ -57,7 +58,7 @@ from memtui.services.review.after import Decision, after_decision
 from memtui.services.review.decide import do_not_relearn_lines, rejected_lines
 from memtui.services.review.settle import settle
 from memtui.state import forgotten as forgotten_marks
-from memtui.state import global_job, meta, person_lines, runs, tombstones
+from memtui.state import global_job, meta, outputs, person_lines, runs, tombstones
 from memtui.state import health as health_store
 from memtui.state.selection import Stage1Output, all_stage1_outputs, get_phase2_input_selection
 
@@ -75,6 +76,15 @@ _SKIP_REASONS = {
 }
 
 
+class Nothing(BaseModel):
+    """Why there is nothing to consolidate, typed (a screen words it itself): memories all outside
+    ``max_unused_days``, older sessions waiting for the backfill, or nothing extracted yet."""
+
+    memories: int  # stored memories: none made or used within max_unused_days
+    max_unused_days: int
+    older: OlderSessions | None = None  # sessions older than the Phase 1 window, not read yet
+
+
 class Phase2Result(BaseModel):
     outcome: Outcome
     reason: str | None = None  # in words: the skip's message, the failure, or why an auto-approve did not happen
@@ -90,6 +100,7 @@ class Phase2Result(BaseModel):
     opted_out: list[str] = []  # rollouts forgotten at the start: their memory was turned off after extraction
     housekeeping: list[str] = []  # the two above as summary lines (counts and ids, never words)
     hidden_removed: int = 0  # invisible characters the run tried to write, removed (``trust.hidden``)
+    nothing: Nothing | None = None  # set when skipped as nothing to consolidate: why, and what would change it
 
     def message(self) -> str:
         return "".join(f"{line}\n" for line in self.housekeeping) + self._outcome_message()
@@ -97,6 +108,26 @@ class Phase2Result(BaseModel):
     @classmethod
     def skipped(cls, skip: SkipReason, run_id: int | None = None) -> Phase2Result:
         return cls(outcome=Outcome.SKIPPED, skip=skip, reason=skip.message(run_id), run_id=run_id)
+
+    @classmethod
+    def nothing_to_consolidate(cls, nothing: Nothing) -> Phase2Result:
+        """Skipped with nothing to consolidate, saying why and what would change it."""
+        if nothing.memories:
+            reason = (
+                "nothing to consolidate: no MEMORY.md yet, and none of the "
+                f"{nothing.memories} memories was made or used within max_unused_days "
+                f"({nothing.max_unused_days} days); `memtui --set max_unused_days=N phase2` widens the window, or "
+                "set it in config.toml"
+            )
+        elif nothing.older is not None:
+            reason = (
+                "nothing to consolidate: no memories yet and no MEMORY.md; `memtui phase1` extracts them (and "
+                f"{nothing.older.words()}: `{nothing.older.command}` reads those too)"
+            )
+        else:
+            reason = SkipReason.NOTHING_TO_CONSOLIDATE.message()
+        skip = SkipReason.NOTHING_TO_CONSOLIDATE
+        return cls(outcome=Outcome.SKIPPED, skip=skip, reason=reason, nothing=nothing)
 
     def _outcome_message(self) -> str:
         head = f"run #{self.run_id} ({'offline' if self.offline else f'{self.turns} agent turns'}): "
@@ -109,7 +140,10 @@ class Phase2Result(BaseModel):
             case Outcome.FAILED:
                 return f"failed: {self.reason}"
             case Outcome.NO_CHANGES:
-                return f"no changes: {self.selected} memories selected, workspace matches the baseline"
+                return (
+                    f"no changes: {self.selected} memories selected (made or used within max_unused_days), workspace "
+                    "matches the baseline; new sessions reach it through `memtui phase1`"
+                )
             case Outcome.APPROVED:
                 return head + f"approved, {files}, new baseline {str(self.commit)[:12]}"
             case Outcome.AWAITING_REVIEW:
@@ -260,7 +294,7 @@ def run_phase2(
     if (waiting := review.pending_run(ctx.conn)) is not None:
         return Phase2Result.skipped(SkipReason.AWAITING_REVIEW, waiting.id)
     if _nothing_to_consolidate(ctx):
-        return Phase2Result.skipped(SkipReason.NOTHING_TO_CONSOLIDATE)
+        return Phase2Result.nothing_to_consolidate(why_nothing(ctx))
     try:
         with memory_root_lock(root, "Phase 2", wait=PHASE2_WAIT_SECONDS):
             clear_stale_index_lock(root, ctx.settings.index_lock_stale_seconds, purpose="Phase 2")
@@ -284,6 +318,14 @@ def _nothing_to_consolidate(ctx: Context) -> bool:
     if any((root / name).exists() for name in ("MEMORY.md", "memory_summary.md")):
         return False
     return not get_phase2_input_selection(ctx.conn, s.max_raw_memories_for_consolidation, s.max_unused_days)
+
+
+def why_nothing(ctx: Context) -> Nothing:
+    """What a run with nothing to consolidate found: stored memories (outside the window), or older sessions."""
+    s, conn = ctx.settings, ctx.conn
+    stored = outputs.count(conn)
+    older = None if stored else older_sessions(conn, s)
+    return Nothing(memories=stored, max_unused_days=s.max_unused_days, older=older)
 
 
 @dataclass(frozen=True)
@@ -316,6 +358,7 @@ class Attempt:
     journal: Journal | None = None
     selected: list[Stage1Output] = field(default_factory=list)
     turns: int = 0
+    read_at: int = 0  # when the run read its selection: the run's started_at (retention counts from it)
 
 
 @dataclass(frozen=True)
@@ -415,6 +458,7 @@ def sync(ctx: Context, attempt: Attempt, say: Callable[[str], None]) -> Synced:
     remove_leftover_views(root)
 
     attempt.tag = "failed_load_stage1_outputs"
+    attempt.read_at = clock.now_s()  # before the read: a memory made at this second or earlier is in it
     inputs = unchanged.read_inputs(conn, s, attempt.offline)  # before the selection: a later write defeats the record
     selected = get_phase2_input_selection(conn, s.max_raw_memories_for_consolidation, s.max_unused_days)
     attempt.selected = selected
@@ -452,7 +496,7 @@ def finish_unchanged(ctx: Context, attempt: Attempt, synced: Synced, say: Callab
         ctx.conn, attempt.claimed.token, synced.new_watermark, synced.pairs
     ):
         raise Phase2Failure("failed_confirm_ownership", "lost the Phase 2 lock")
-    return _no_changes(ctx, attempt, synced.base, synced.new_watermark, len(synced.selected), say)
+    return _no_changes(ctx, attempt, synced.base, synced.new_watermark, len(synced.selected), say, attempt.read_at)
 
 
 def finish_same(ctx: Context, attempt: Attempt, same: unchanged.Record, say: Callable[[str], None]) -> Phase2Result:
@@ -467,11 +511,21 @@ def finish_same(ctx: Context, attempt: Attempt, same: unchanged.Record, say: Cal
 
 
 def _no_changes(
-    ctx: Context, attempt: Attempt, base: str, new_watermark: int, selected: int, say: Callable[[str], None]
+    ctx: Context,
+    attempt: Attempt,
+    base: str,
+    new_watermark: int,
+    selected: int,
+    say: Callable[[str], None],
+    read_at: int | None = None,
 ) -> Phase2Result:
-    """Record a run that found the workspace equal to the baseline (after its success was recorded)."""
+    """Record a run that found the workspace equal to the baseline (after its success was recorded); ``read_at``:
+    when it read its selection (None: it read nothing new, the record of the last one held)."""
     claimed = attempt.claimed.input_watermark
-    run_id = runs.insert_no_changes(ctx.conn, clock.now_s(), attempt.offline, base, claimed, new_watermark)
+    now = clock.now_s()
+    run_id = runs.insert_no_changes(
+        ctx.conn, now, attempt.offline, base, claimed, new_watermark, started_at=now if read_at is None else read_at
+    )
     after_decision(ctx, Decision("no_changes", run_id=run_id))
     say("no changes since the baseline")
     return Phase2Result(outcome=Outcome.NO_CHANGES, run_id=run_id, selected=selected, offline=attempt.offline)
@@ -499,7 +553,7 @@ def start(ctx: Context, attempt: Attempt, synced: Synced, say: Callable[[str], N
     write_if_changed(root / DIFF_FILENAME, input_diff)
     run_id = runs.insert_running(
         conn,
-        started_at=clock.now_s(),
+        started_at=attempt.read_at,
         offline=attempt.offline,
         model=None if attempt.offline else asked_model(s),
         base=synced.base,

@@ -32,7 +32,7 @@ class SkipReason(StrEnum):
         match self:
             case SkipReason.AWAITING_REVIEW:
                 return f"awaiting review: run #{run_id}"
-            case SkipReason.NOTHING_TO_CONSOLIDATE:
+            case SkipReason.NOTHING_TO_CONSOLIDATE:  # the run says which case (``consolidate.nothing_words``)
                 return (
                     "nothing to consolidate: no memories yet and no MEMORY.md; "
                     "`memtui ingest` then `memtui phase1` extract them"
@@ -40,7 +40,7 @@ class SkipReason(StrEnum):
             case SkipReason.LOCK_HELD:
                 return "lock held: another Phase 2 run is in progress"
             case SkipReason.COOLDOWN:
-                return "cooldown: the last consolidation succeeded recently (use --force)"
+                return "cooldown: the last consolidation succeeded within phase2_cooldown_hours (use --force)"
             case SkipReason.RETRY_BACKOFF:
                 return (
                     "retry backoff: the last run failed recently, so automatic runs wait; "

@@ -50,7 +50,7 @@ class Record:
     selected: int
     max_source_updated_at: int
     cutoff: int  # the selection's unused-days cutoff then
-    floor: int | None  # the oldest last use among the selected: the cutoff may not pass it
+    floor: int | None  # the stalest freshness among the selected (``FRESHNESS_SQL``): the cutoff may not pass it
 
 
 def read_inputs(conn: sqlite3.Connection, settings: Settings, offline: bool) -> Inputs:
@@ -131,7 +131,7 @@ def remember(
     entries, newest = _stat_entries(root)
     if newest >= marker_ns:
         return False
-    uses = [m.last_usage if m.last_usage is not None else m.source_updated_at for m in selected]
+    uses = [m.fresh_at for m in selected]
     record = Record(
         inputs=inputs,
         root=_root_digest(entries),

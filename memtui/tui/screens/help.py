@@ -18,7 +18,8 @@ from memtui.tui.format import home_path
 from memtui.tui.widgets.vim import VimScroll
 
 INTRO = """memtui curates the long-term memory of your coding agents.
-1 Rollouts: every indexed session; enter opens one (conversation, memory, job history).
+1 Rollouts: every indexed session; enter opens one (conversation, memory, job history); e extracts it,
+  b every session however old (the backfill offered when your history predates max_rollout_age_days).
 2 Jobs: stage-1 extraction jobs and the Phase 2 consolidation job; retry, or release a stale lease.
 3 Review: the consolidation awaiting review, hunk by hunk with its evidence; space leaves a hunk out, e amends it, v focuses the evidence (enter opens the rollout at the cited item); approve or reject.
 4 Memory: edit MEMORY.md and memory_summary.md; commit your edit as a manual change.

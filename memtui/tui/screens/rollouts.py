@@ -28,6 +28,7 @@ from textual.worker import Worker, get_current_worker
 from memtui.core import clock
 from memtui.domain.labels import label
 from memtui.services import views
+from memtui.services.phase1.eligibility import OlderSessions, older_sessions
 from memtui.tui.format import fmt_size, fmt_time, home_path, short_path
 from memtui.tui.screens.base import MemtuiScreen
 from memtui.tui.widgets.cell_text import CellText
@@ -116,6 +117,20 @@ def preview_text(r: views.RolloutRow) -> str:
     return f"{r.title.replace(chr(10), ' ')} — {preview}" if r.title else preview
 
 
+# What can change the backfill offer (the screen opening or coming back, or a task that indexes, extracts or forgets
+# sessions): after any other reload the offer stands as it was, and its query (a walk of every older session, a
+# quarter of a second at 100k) is not asked again.
+OLDER_AFTER = frozenset({"mount", "resume", "external", "ingest", "phase1", "forget"})
+
+
+def offer_text(older: OlderSessions) -> str:
+    """The backfill offer as the screen says it: how many sessions, their span, the key."""
+    return (
+        f"{older.words()}. b extracts them once (Phase 1 over every session, whatever its age); "
+        "the next Phase 2 consolidates them."
+    )
+
+
 class RolloutsScreen(MemtuiScreen):
     TITLE_TEXT = "Rollouts"
     MODE = "rollouts"
@@ -125,6 +140,7 @@ class RolloutsScreen(MemtuiScreen):
         Binding("s", "cycle_sort", "Sort", id="rollouts.sort"),
         Binding("r", "reverse", "Reverse", id="rollouts.reverse"),
         Binding("e", "extract", "Extract now", id="rollouts.extract"),
+        Binding("b", "backfill", "Extract every session (backfill)", show=False, id="rollouts.backfill"),
         Binding("v", "pager", "View file", show=False, id="rollouts.pager"),
         Binding("y", "copy_id", "Copy id", show=False, id="rollouts.copy_id"),
         Binding("F", "forget", "Forget rollout", show=False, id="rollouts.forget"),
@@ -134,6 +150,7 @@ class RolloutsScreen(MemtuiScreen):
     table = getters.query_one("#rollouts", WindowedTable)
     position = getters.query_one("#position", Label)
     hint = getters.query_one("#empty-hint", Label)
+    offer = getters.query_one("#backfill-offer", Label)
     row_detail = getters.query_one("#row-detail", Static)
     filter_input = getters.query_one("#filter", Input)
 
@@ -154,11 +171,13 @@ class RolloutsScreen(MemtuiScreen):
         self._generation = 0  # numbers each load; a fetch's result is shown only if no newer load started
         self._conns: dict[Worker[None], sqlite3.Connection] = {}  # running fetches' connections, to interrupt
         self._conns_lock = threading.Lock()
+        self.older: OlderSessions | None = None  # the backfill on offer (sessions older than Phase 1's window)
 
     def compose_body(self) -> ComposeResult:
         with Horizontal(id="filter-bar"):
             yield Input(placeholder="Filter (text, status:failed, source:claude)", id="filter", compact=True)
             yield Label("", id="position", markup=False)
+        yield Label("", id="backfill-offer", markup=False)
         yield Label("", id="empty-hint", markup=False)
         yield WindowedTable(id="rollouts")
         yield Static("", id="row-detail", markup=False)
@@ -188,6 +207,31 @@ class RolloutsScreen(MemtuiScreen):
 
     def reload(self, source: str = "") -> None:
         self.load_window(self.table.absolute_row if source != "filter" else 0, count=True)
+        if source.split(":", 1)[0] in OLDER_AFTER:
+            self._check_older()
+
+    @work(thread=True, exclusive=True, group="rollouts-older", exit_on_error=False)
+    def _check_older(self) -> None:
+        """The backfill offer: sessions older than ``max_rollout_age_days`` Phase 1 has not read (what
+        ``memtui phase1`` offers, from the same query)."""
+        conn = self.app.ctx.new_conn()
+        try:
+            older = older_sessions(conn, self.app.ctx.settings)
+        finally:
+            conn.close()
+        self.post_message(self._Older(older))
+
+    @dataclass
+    class _Older(Message):
+        bubble = False
+        older: OlderSessions | None
+
+    @on(_Older)
+    def _older(self, message: _Older) -> None:
+        self.older = message.older
+        self.offer.display = message.older is not None
+        if message.older is not None:
+            self.offer.update(offer_text(message.older))
 
     def load_window(self, index: int, count: bool = True) -> None:
         """Fetch the window around absolute row ``index`` (and the count when the filter changed)."""
@@ -438,6 +482,10 @@ class RolloutsScreen(MemtuiScreen):
             return None
         key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
         return str(key.value) if key.value else None
+
+    def action_backfill(self) -> None:
+        """Phase 1 over every session whatever its age (``memtui phase1 --all``), through the same service."""
+        self.app.run_phase1(all_threads=True)
 
     def action_extract(self) -> None:
         row = self.rows.get(self.selected_thread() or "")
