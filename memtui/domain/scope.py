@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,11 +112,12 @@ def read_groups(memory_root: Path) -> list[TaskGroup]:
         return []
 
 
-def inside(path: str, project: Path) -> bool:
-    """True when ``path`` (a recorded cwd) is ``project`` or lies below it; both taken as given and resolved."""
+def inside(path: str, project: Path, resolve: Callable[[Path], Path] = Path.resolve) -> bool:
+    """True when ``path`` (a recorded cwd) is ``project`` or lies below it; both taken as given and resolved.
+    ``resolve``: a caller asking about many pairs passes a cached one (each resolve is a walk of the file system)."""
     try:
         p = Path(os.path.expanduser(path))
-        return p == project or p.is_relative_to(project) or p.resolve().is_relative_to(project.resolve())
+        return p == project or p.is_relative_to(project) or resolve(p).is_relative_to(resolve(project))
     except (OSError, ValueError):
         return False
 

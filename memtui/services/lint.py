@@ -7,6 +7,7 @@ tell which project it belongs to, so a scoped export leaves it out).
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 from pathlib import Path, PurePosixPath
@@ -63,6 +64,7 @@ def lint_groups(
     groups: list[TaskGroup], projects: list[str], memory_root: Path | None = None, file: str = "MEMORY.md"
 ) -> list[LintFinding]:
     out: list[LintFinding] = []
+    resolve = functools.cache(Path.resolve)  # groups x projects pairs, each path resolved once
     for g in groups:
         if g.applies_to is None:
             out.append(
@@ -78,7 +80,7 @@ def lint_groups(
             own = Path(g.cwd)
             own_name = _name(g.cwd)
             for other in projects:
-                if inside(other, own) or inside(g.cwd, Path(other)):
+                if inside(other, own, resolve) or inside(g.cwd, Path(other), resolve):
                     continue  # the same project, or one nested in the other
                 hit = _mentions(g.text, other)
                 if hit is None or (hit == _name(other) and hit == own_name):

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memtui.domain.trust.classes import Trust
-from memtui.domain.trust.injection import Sources, coverage, distinctive_tokens, words
+from memtui.domain.trust.injection import _WORD, Sources, _tokens, coverage, distinctive_tokens, words
 
 VOCAB = [
     "pnpm",
@@ -94,3 +94,10 @@ def test_the_users_words_are_read_only_when_a_statement_quotes_them():
     assert calls == []
     assert sources.said == "always use pnpm" and sources.said == "always use pnpm"
     assert calls == [1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="aZ9_.- \n\t/:é", max_size=60))
+def test_the_split_tokens_are_the_regex_tokens(text: str) -> None:
+    """The C split of an ASCII text finds exactly what ``_WORD`` finds (a non-ASCII text takes the regex itself)."""
+    assert _tokens(text, text.lower()) == {m.lower().encode() for m in _WORD.findall(text)}

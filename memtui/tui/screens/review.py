@@ -9,6 +9,7 @@ review plus what changed since it, or, with no run, a person's own edits since t
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, Any
 
 from textual import events, getters, on, work
@@ -53,6 +54,9 @@ def middle(path: str, width: int) -> str:
     return f"{head}…{path[-tail:]}" if tail > 8 else f"…{path[-(width - 1) :]}"
 
 
+EVIDENCE_AFTER_PAINT_MAX_WAIT = 2.0  # seconds
+
+
 class ReviewScreen(MemtuiScreen):
     TITLE_TEXT = "Review"
     MODE = "review"
@@ -71,6 +75,7 @@ class ReviewScreen(MemtuiScreen):
         Binding("c", "commit", "Commit my edits", id="review.commit"),
         Binding("P", "run_phase2", "Run Phase 2", show=False, id="review.run_phase2"),
         Binding("z", "zoom", "Zoom", show=False, id="review.zoom"),
+        Binding("o", "show_all", "All lines", show=False, id="review.show_all"),
         Binding("s", "toggle_split", "Side by side", show=False, id="review.split"),
         Binding("y", "copy_path", "Copy path", show=False, id="review.copy_path"),
         Binding("slash", "search", "Search", show=False, id="view.search"),
@@ -90,6 +95,7 @@ class ReviewScreen(MemtuiScreen):
         self.trusted: set[str] = set()  # hunk ids whose tool-only or flagged lines go to agents (t)
         self.trust: dict[str, HunkTrust] = {}  # hunk id -> its classes and flags
         self.evidence: dict[str, list[Any]] = {}
+        self.evidence_loaded = False  # False while the worker still reads the rollouts the run drew on
         self.forgotten_mentions: list[LineRef] = []
 
     @property
@@ -126,24 +132,39 @@ class ReviewScreen(MemtuiScreen):
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
     def _load(self) -> None:
+        """The run and its hunks are shown first; the evidence, which reads every cited rollout, follows."""
         from memtui.services.phase2.review import review_state
 
         worker = get_current_worker()
         ctx = self.app.task_context()
-        evidence: dict[str, list[Any]] = {}
         try:
             run = views.review_run(ctx.conn)
             state = review_state(ctx)  # read-only: a temporary index, no lock
-            if state.run is not None:
-                evidence = self._evidence(ctx, state.run)
             from memtui.services.phase2.forgotten import mentions
 
             # forget never removes a person's line: the review names those that mention a forgotten rollout
             self.forgotten_mentions = mentions(ctx)
+            trust = self._trust(run) if run is not None else {}
+            if worker.is_cancelled:
+                return
+            painted = threading.Event()
+            self.app.call_from_thread(self._show, run, state, None, trust)
+            self.app.call_from_thread(self.call_after_refresh, painted.set)
+            if state.run is not None:
+                # the evidence reads every rollout the run drew on: after the first paint, not competing with it
+                # for the interpreter (a bound, not a condition: a screen that never refreshes again still loads it)
+                painted.wait(EVIDENCE_AFTER_PAINT_MAX_WAIT)
+                evidence = self._evidence(ctx, state.run)
+                if not worker.is_cancelled:
+                    self.app.call_from_thread(self._evidence_found, state.run, evidence)
         finally:
             ctx.close()
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, run, state, evidence)
+
+    def _evidence_found(self, run: Phase2Run, evidence: dict[str, list[Any]]) -> None:
+        if self.run is not None and self.run.id == run.id and self.run.diff == run.diff:
+            self.evidence = evidence
+            self.evidence_loaded = True
+            self._show_evidence()
 
     @staticmethod
     def _evidence(ctx: Any, run: Any) -> dict[str, list[Any]]:
@@ -152,14 +173,22 @@ class ReviewScreen(MemtuiScreen):
 
         return evidence_for_hunks(ctx, hunks_of(run.diff), run)
 
-    def _show(self, run: Phase2Run | None, state: Any = None, evidence: dict[str, list[Any]] | None = None) -> None:
+    def _show(
+        self,
+        run: Phase2Run | None,
+        state: Any = None,
+        evidence: dict[str, list[Any]] | None = None,
+        trust: dict[str, HunkTrust] | None = None,
+    ) -> None:
         same_run = bool(run and self.run and run.id == self.run.id and run.diff == self.run.diff)
         self.run = run
         self.state = state
-        self.evidence = evidence or {}
+        if evidence is not None or not same_run:  # a reload of the same run keeps the evidence until the new comes
+            self.evidence = evidence or {}
+            self.evidence_loaded = evidence is not None
         if not same_run:
             self.rejected, self.amended, self.trusted = set(), {}, set()
-        self.trust = self._trust(run) if run is not None else {}
+        self.trust = trust if trust is not None else self._trust(run) if run is not None else {}
         meta = self.query_one("#review-meta", Static)
         files = self.query_one("#files", OptionList)
         diff = self.query_one("#diff", DiffView)
@@ -249,7 +278,10 @@ class ReviewScreen(MemtuiScreen):
         from memtui.services.review.evidence import why_no_evidence
 
         pane.border_title = f"Evidence for {view.hunk.file} hunk {view.hunk.id}"
-        pane.show(self.evidence.get(view.hunk.id), why_no_evidence(view.hunk))
+        if not self.evidence_loaded and view.hunk.id not in self.evidence:
+            pane.show([], "Finding the evidence: reading the rollouts this run drew on…")
+        else:
+            pane.show(self.evidence.get(view.hunk.id), why_no_evidence(view.hunk))
         self.query_one(TrustLine).show(self.trust.get(view.hunk.id))
 
     @staticmethod
@@ -318,6 +350,12 @@ class ReviewScreen(MemtuiScreen):
             self.diff.set_split(False)
             for view in self.diff.hunks:
                 view.set_decision(view.hunk.id in self.rejected, self.amended.get(view.hunk.id))
+
+    def action_show_all(self) -> None:
+        """Every line of a long hunk (it shows its first lines until asked: rendering is per hunk)."""
+        view = self.diff.current_hunk
+        if view is None or not view.show_all():
+            self.notify_literal("This hunk shows all its lines already.")
 
     def action_zoom(self) -> None:
         """The diff alone, full width (again: the file list comes back)."""

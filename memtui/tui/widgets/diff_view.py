@@ -83,6 +83,11 @@ def side_by_side(hunk_text: str) -> Table:
     return table
 
 
+FIRST_HUNKS = 8  # mounted before the first paint: more than a tall terminal shows
+MOUNT_BATCH = 16  # mounted per refresh after it
+SHOWN_LINES = 300  # a longer hunk shows this many lines until `o` (every refresh re-renders a hunk's whole text)
+
+
 class HunkView(Searchable):
     DEFAULT_CSS = """
     HunkView { padding: 0 1; border: round $panel; border-title-color: $text-muted; }
@@ -94,7 +99,7 @@ class HunkView(Searchable):
     """
 
     def __init__(self, hunk: Hunk, index: int, of_file: tuple[int, int], split: bool = False) -> None:
-        super().__init__(self._content(hunk.text))
+        super().__init__(Content(""))
         self.hunk = hunk
         self.index = index
         self.split = split
@@ -103,15 +108,59 @@ class HunkView(Searchable):
         self.decided = False  # a decision is shown only where the screen takes decisions (a run awaiting review)
         self.base_title = Content(f"{hunk.path}  hunk {of_file[0]}/{of_file[1]}  {hunk.id}")
         self.title_extra = Content("")  # what the screen adds after the name (the trust summary)
+        self._text = hunk.text  # what is shown: the hunk, or the reviewer's amended text
+        self._base: Content | None = None  # highlighted when first needed: a 256-hunk run paints its first at once
+        self.filled = False
+        self.expanded = False
         self._show_title()
-        if split:
-            self.update(side_by_side(hunk.text))
+
+    @property
+    def hidden_lines(self) -> int:
+        """How many lines of the text are not shown (a long hunk before `o`)."""
+        if self.expanded:
+            return 0
+        lines = self._text.count("\n") + 1
+        return lines - SHOWN_LINES if lines > SHOWN_LINES + SHOWN_LINES // 10 else 0
+
+    def _shown_text(self) -> str:
+        if not self.hidden_lines:
+            return self._text
+        return "\n".join(self._text.split("\n", SHOWN_LINES)[:SHOWN_LINES])
+
+    def show_all(self) -> bool:
+        """Show every line; False when all were shown already."""
+        if not self.hidden_lines:
+            return False
+        self.expanded, self._base = True, None
+        self.fill()
+        return True
+
+    @property
+    def base(self) -> Content:
+        if self._base is None:
+            content = self._content(self._shown_text())
+            if hidden := self.hidden_lines:
+                more = f"\n… {hidden:,} more line{'s' if hidden != 1 else ''} in this hunk: o shows them all"
+                content = Content.assemble(content, (more, "bold $text-warning"))
+            self._base = content
+        return self._base
+
+    @base.setter
+    def base(self, content: Content) -> None:
+        self._base = content
+
+    def fill(self) -> None:
+        """Render the text (highlighted, or side by side): done as the hunk is mounted, not when it is made."""
+        self.filled = True
+        self.update(side_by_side(self._shown_text()) if self.split else self.base)
 
     @staticmethod
     def _content(text: str) -> Content:
         return mark_hidden(mark_placeholders(highlight(reveal(text), language="diff", theme=DiffTheme)))
 
     def search(self, query: str, current: int | None = None) -> int:
+        if query and self.hidden_lines and find_all(self._text, query):
+            self.show_all()  # a match may lie in the lines not shown: show them, so every match is on screen
         if not self.split:
             return super().search(query, current)
         self.matches = len(find_all(self.base.plain, query))
@@ -149,11 +198,10 @@ class HunkView(Searchable):
             self.border_subtitle = Content("✓ goes in")
         self._show_title()
         text = amended_display(self.hunk, amended) if amended is not None else self.hunk.text
-        self.base = self._content(text)
-        if self.split:
-            self.update(side_by_side(text))
-        else:
-            self.update(self.base)
+        if text != self._text:
+            self._text, self._base = text, None
+            if self.filled:
+                self.fill()
 
 
 class DiffView(VimScroll, can_focus=True):
@@ -184,6 +232,8 @@ class DiffView(VimScroll, can_focus=True):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.files: list[FileDiff] = []
         self.hunks: list[HunkView] = []
+        self._pending: list[Static] = []  # widgets made but not yet mounted (after the first paint)
+        self._generation = 0  # which show_diff a queued batch belongs to
         self.split = False
         self.diff_text = ""
         self.empty_text = "No changes."
@@ -198,10 +248,14 @@ class DiffView(VimScroll, can_focus=True):
                 self.current = min(current, len(self.hunks) - 1)
 
     def show_diff(self, diff: str, empty: str = "No changes.") -> None:
+        """Show ``diff``: the widgets of the first hunks are mounted now, the rest a batch per refresh after the
+        first paint (a run with 256 new summaries is hundreds of highlighted hunks), or at once when a key goes to
+        one of them."""
         self.diff_text, self.empty_text = diff, empty
         self.files = parse_diff(diff)
         self.hunks = []
         self.remove_children()
+        self._generation += 1
         widgets: list[Static] = []
         for f in self.files:
             widgets.append(Static(Content(f"{f.status}  {f.path}"), classes="file-header", markup=False))
@@ -213,19 +267,61 @@ class DiffView(VimScroll, can_focus=True):
                 widgets.append(view)
         if not widgets:
             widgets.append(Static(Content(empty), classes="empty", markup=False))
-        self.mount_all(widgets)
+        first = next(
+            (n + 1 for n, w in enumerate(widgets) if isinstance(w, HunkView) and w.index == FIRST_HUNKS - 1), None
+        )
+        self._pending = widgets[first:] if first is not None else []
+        self._mount(widgets[:first] if first is not None else widgets)
+        if self._pending:
+            self.call_after_refresh(self._mount_more, self._generation)
         self.set_reactive(DiffView.current, 0)
         if self.hunks:
             self.hunks[0].add_class("-current")
         self.post_message(self.CurrentChanged(self, 0))
 
+    def _mount(self, widgets: list[Static]) -> None:
+        for w in widgets:
+            if isinstance(w, HunkView):
+                w.fill()
+        self.mount_all(widgets)
+
+    def _mount_more(self, generation: int) -> None:
+        if generation != self._generation or not self._pending:
+            return
+        batch, self._pending = self._pending[:MOUNT_BATCH], self._pending[MOUNT_BATCH:]
+        self._mount(batch)
+        if self._pending:
+            self.call_after_refresh(self._mount_more, generation)
+
+    def action_scroll_end(self) -> None:
+        """``G`` goes to the end of the whole diff, not of the part mounted so far."""
+        if self._pending:
+            self._pending, rest = [], self._pending
+            self._mount(rest)
+            self.call_after_refresh(self.action_scroll_end)
+            return
+        super().action_scroll_end()
+
+    def _mount_through(self, view: HunkView) -> bool:
+        """Mount every widget up to ``view`` now; True when it was still waiting (its region is not known yet)."""
+        if view not in self._pending:
+            return False
+        at = self._pending.index(view) + 1
+        batch, self._pending = self._pending[:at], self._pending[at:]
+        self._mount(batch)
+        return True
+
     def watch_current(self, old: int, new: int) -> None:
         if 0 <= old < len(self.hunks):
             self.hunks[old].remove_class("-current")
         if 0 <= new < len(self.hunks):
-            self.hunks[new].add_class("-current")
+            view = self.hunks[new]
+            view.add_class("-current")
             if not self._following_scroll:
-                self.scroll_to_widget(self.hunks[new], animate=False, top=True)
+                if self._mount_through(view):
+                    self.call_after_refresh(self.scroll_to_widget, view, animate=False, top=True)
+                else:
+                    self.scroll_to_widget(view, animate=False, top=True)
         self.post_message(self.CurrentChanged(self, new))
 
     _following_scroll = False
@@ -273,6 +369,11 @@ class DiffView(VimScroll, can_focus=True):
             if view.hunk.path == path:
                 self.current = view.index
                 return
+        if self._pending:  # a file with no hunks (binary, mode only) may still wait to be mounted
+            self._pending, rest = [], self._pending
+            self._mount(rest)
+            self.call_after_refresh(self.jump_to_file, path)
+            return
         for child in self.query(".file-header"):
             if str(child.render()).endswith(path):
                 self.scroll_to_widget(child, animate=False, top=True)
