@@ -134,6 +134,7 @@ def main() -> int:
         f"  ratio             batch prepare+collect / synchronous overhead = "
         f"{(p.seconds + collect_s) / (per_sync * args.rollouts):.2f}"
     )
+    print(f"  load average      {os.getloadavg()[0]:.1f} at the end, {os.cpu_count()} cores")
     shutil.rmtree(tmp, ignore_errors=True)
     ok = collected.succeeded == args.rollouts and p.seconds < TARGET_S and collect_s < TARGET_S
     print(f"  {'PASS' if ok else 'FAIL'} (target: each under {TARGET_S:.0f} s on 2 cores, every result stored)")
