@@ -56,17 +56,19 @@ class Benchmark:
 BENCHMARKS: dict[str, Benchmark] = {
     "phase1": Benchmark("phase1.py", (), ("--rollouts", "16", "--latency", "0.02")),
     "http_client": Benchmark(
-        "http_client.py", ("--requests", "100", "--rounds", "3"), ("--requests", "10", "--rounds", "1")
+        "http_client.py", ("--requests", "50", "--rounds", "3"), ("--requests", "10", "--rounds", "1")
     ),
-    "batch": Benchmark("batch.py", (), ("--rollouts", "60", "--sync-sample", "10")),
-    "ingest": Benchmark("ingest.py", ("--gb", "0.25"), ("--gb", "0.01")),
-    "redact": Benchmark("redact.py", ("--mb", "20"), ("--mb", "1")),
+    "batch": Benchmark(
+        "batch.py", ("--rollouts", "2000", "--sync-sample", "100"), ("--rollouts", "60", "--sync-sample", "10")
+    ),
+    "ingest": Benchmark("ingest.py", ("--gb", "0.2"), ("--gb", "0.01")),
+    "redact": Benchmark("redact.py", ("--mb", "10"), ("--mb", "1")),
     "phase2": Benchmark("phase2.py", ("--n", "2000", "--repeat", "5"), ("--n", "50", "--repeat", "2")),
     "search": Benchmark("search.py", ("--threads", "30000", "--repeat", "5"), ("--threads", "500", "--repeat", "1")),
     "health": Benchmark("health.py", ("--threads", "30000"), ("--threads", "500", "--repeat", "1")),
-    "tui": Benchmark("tui.py", ("--repeats", "3"), ("--sizes", "200", "--repeats", "1")),
-    "mcp_startup": Benchmark("mcp_startup.py", ("--repeat", "5"), ("--repeat", "1")),
-    "scale": Benchmark("scale.py", ("--sizes", "1000,10000", "--repeat", "3"), ("--sizes", "100", "--repeat", "1")),
+    "tui": Benchmark("tui.py", ("--sizes", "10000", "--repeats", "3"), ("--sizes", "200", "--repeats", "1")),
+    "mcp_startup": Benchmark("mcp_startup.py", ("--repeat", "2"), ("--repeat", "1")),
+    "scale": Benchmark("scale.py", ("--sizes", "1000", "--repeat", "3"), ("--sizes", "100", "--repeat", "1")),
     "offline_extractor": Benchmark("offline_extractor.py"),
 }
 
