@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -207,6 +208,22 @@ def run_one(bench: Benchmark, code: Path, quick: bool, log: Path | None) -> dict
     return parse(done.stdout)
 
 
+_RUN = re.compile(r"^=== (\S+) .*\[(.+)\] exit -?\d+$", re.MULTILINE)
+
+
+def from_log(text: str, head_code: str) -> dict[str, tuple[list[dict[str, Figure]], list[dict[str, Figure]]]]:
+    """The runs a ``--log`` file recorded, by benchmark: (base runs, head runs), each run's figures."""
+    by_script = {b.script: name for name, b in BENCHMARKS.items()}
+    marks = list(_RUN.finditer(text))
+    out: dict[str, tuple[list[dict[str, Figure]], list[dict[str, Figure]]]] = {}
+    for m, following in zip(marks, [*marks[1:], None], strict=True):
+        name = by_script.get(m.group(1), m.group(1).removesuffix(".py"))
+        figs = parse(text[m.end() : following.start() if following else len(text)])
+        if figs:
+            out.setdefault(name, ([], []))[m.group(2) == head_code].append(figs)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -218,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs/performance.md)")
     ap.add_argument("--note", action="append", default=[], metavar="BENCH.FIGURE=WHY", help="why a figure is slower")
     ap.add_argument("--log", type=Path, help="append every run's full output to this file")
+    ap.add_argument("--from-log", type=Path, help="run nothing: the table of the runs an earlier --log recorded")
     args = ap.parse_args(argv)
     names = [n for n in args.only.split(",") if n] or list(BENCHMARKS)
     if unknown := [n for n in names if n not in BENCHMARKS]:
@@ -231,6 +249,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     base_rev = subprocess.run(
         ["git", "-C", str(repo), "rev-parse", "--short", args.base], capture_output=True, text=True, check=True
     ).stdout.strip()
+    if args.from_log is not None:
+        runs = from_log(args.from_log.read_text(), str(repo))
+        rows = [
+            r for name, (b, h) in runs.items() if name in names or not args.only for r in compare(name, b, h, notes)
+        ]
+        print(f"compare {base_rev} (base) with the working tree (head), from {args.from_log}:")
+        print(table(rows, markdown=args.markdown))
+        return 1 if any(r.flagged and not r.note for r in rows) else 0
     previous = signal.signal(signal.SIGTERM, _terminate)
     started, load0 = time.perf_counter(), os.getloadavg()
     rows: list[Row] = []
@@ -252,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows += got
                 print(f"{name}: {len(base_runs)}/{len(head_runs)} runs with figures", file=sys.stderr, flush=True)
     except (KeyboardInterrupt, Interrupted):
-        print("interrupted: the base worktree was removed", file=sys.stderr)
+        print("interrupted: the base worktree was removed; the benchmarks finished so far:", file=sys.stderr)
+        print(table(rows, markdown=args.markdown))
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -58,7 +58,8 @@ from memtui.state.jobs import (
 CHUNK = 256
 PARALLEL_MIN = 64  # fewer rollouts than this are prepared in this process: a pool's start would cost more
 MAX_WORKERS = 8
-AHEAD_PER_WORKER = 8  # rollouts handed out per worker before the first result is waited for
+TASK = 16  # rollouts per task a worker is handed
+AHEAD_PER_WORKER = 2  # tasks handed out per worker before the first result is waited for
 BATCH_SCAN_LIMIT = 1_000_000  # a backfill looks at every thread, not the 5,000 newest of a synchronous run
 Progress = Callable[[int, int, str], None]
 
@@ -142,9 +143,9 @@ def _init_worker(settings: Settings, model: str | None) -> None:
     _WORKER_EXTRACTOR = _extractor(settings, model)
 
 
-def _build_in_worker(job: Candidate, model_name: str) -> _Built | str:
+def _build_in_worker(jobs: list[Candidate], model_name: str) -> list[_Built | str]:
     assert _WORKER_EXTRACTOR is not None  # _init_worker ran in this process
-    return _build(_WORKER_EXTRACTOR, job, model_name)
+    return [_build(_WORKER_EXTRACTOR, job, model_name) for job in jobs]
 
 
 def _build(extractor: ModelExtractor, job: Candidate, model_name: str) -> _Built | str:
@@ -188,16 +189,28 @@ def _pool(settings: Settings, model: str | None, n: int) -> ProcessPoolExecutor:
 def _in_order(
     pool: ProcessPoolExecutor, claims: Iterator[tuple[int, Candidate, str]], model_name: str, *, ahead: int
 ) -> Iterator[tuple[tuple[int, Candidate, str], _Built | str]]:
-    """Each claim with its built request, in claim order, keeping ``ahead`` rollouts in the workers' hands."""
-    pending: deque[tuple[tuple[int, Candidate, str], Future[_Built | str]]] = deque()
+    """Each claim with its built request, in claim order: ``TASK`` rollouts per round trip to a worker (one per
+    rollout cost a sixth of the work in pickling and queueing), ``ahead`` tasks in the workers' hands."""
+    pending: deque[tuple[list[tuple[int, Candidate, str]], Future[list[_Built | str]]]] = deque()
+    task: list[tuple[int, Candidate, str]] = []
+
+    def submit() -> None:
+        pending.append((task, pool.submit(_build_in_worker, [c[1] for c in task], model_name)))
+
     for claim in claims:
-        pending.append((claim, pool.submit(_build_in_worker, claim[1], model_name)))
+        task.append(claim)
+        if len(task) < TASK:
+            continue
+        submit()
+        task = []
         if len(pending) >= ahead:
             done, future = pending.popleft()
-            yield done, future.result()
+            yield from zip(done, future.result(), strict=True)
+    if task:
+        submit()
     while pending:
         done, future = pending.popleft()
-        yield done, future.result()
+        yield from zip(done, future.result(), strict=True)
 
 
 def prepare(
