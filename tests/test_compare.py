@@ -118,6 +118,10 @@ def test_a_whole_comparison_against_a_commit_flags_the_slower_working_tree(
     (base,) = set(re.findall(r"^=== cost\.py  \[(.+)\] exit 0$", text, re.MULTILINE)) - {str(scratch)}
     assert not Path(base).exists() and not Path(base).is_relative_to(scratch)
     assert _git(scratch, "worktree", "list").count("\n") == 1
+    # The log tables again to the same rows, without running anything.
+    assert compare.main(["HEAD", "--from-log", str(log)]) == status
+    again = capsys.readouterr().out.splitlines()
+    assert again[0] == f"compare {head} (base) with the working tree (head), from {log}:" and again[1:] == out[1:5]
 
 
 def test_a_note_lets_a_flagged_figure_pass_and_an_unknown_benchmark_is_refused(scratch, compare, capsys):
