@@ -28,11 +28,13 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from figures import Figure, code_root, emit
 
-from memtui.services.health.rules import relate
-from tests.fixtures.health_eval import EVAL_SET
-from tests.fixtures.health_tuning import TUNING_SET
+code_root()
+
+from memtui.services.health.rules import relate  # noqa: E402
+from tests.fixtures.health_eval import EVAL_SET  # noqa: E402
+from tests.fixtures.health_tuning import TUNING_SET  # noqa: E402
 
 PRECISION_GOAL, RECALL_GOAL = 0.9, 0.7
 UPDATE_LIMIT_SECONDS = 1.0
@@ -203,6 +205,20 @@ def main() -> int:
         f" ({cost['update_vs_fts']}x the query; limit {UPDATE_LIMIT_SECONDS:.0f} s)"
     )
     print("goals met" if ok else "goal missed (precision >= 0.9, recall >= 0.7 held out; update < 1 s)")
+    quality_figures = {
+        f"held_out_{relation}_{m}": Figure(float(q[m]), "", "higher")
+        for relation, q in held_out.items()
+        for m in ("precision", "recall")
+    }
+    emit(
+        "health",
+        {
+            "first_s": Figure(float(cost["first_seconds"]), "s"),
+            "update_ms": Figure(round(float(cost["update_seconds"]) * 1000, 2), "ms"),
+            "fts_query_ms": Figure(round(float(cost["fts_query_seconds"]) * 1000, 2), "ms", "none"),
+            **quality_figures,
+        },
+    )
     return 0 if ok else 1
 
 

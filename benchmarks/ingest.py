@@ -27,9 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
+from figures import Figure, code_root, emit
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT.parent))
+code_root()
 
 from memtui.adapters.rollouts import filter as memfilter  # noqa: E402
 from memtui.adapters.rollouts import jsonl  # noqa: E402
@@ -449,6 +450,17 @@ def main() -> int:
     # citation markers), so this ratio shows the CPU cost of those scans.
     ratio = results["cold ingest (empty db), warm cache"] / warm_read
     print(f"info  ingest with a warm cache / warm read (memory copy): {ratio:.2f}")
+    emit(
+        "ingest",
+        {
+            "cold_ingest_vs_cold_read": Figure(round(checks[0][1], 3), "x read"),
+            "cold_ingest_s": Figure(round(results["cold ingest (empty db), cold cache"], 3), "s"),
+            "warm_ingest_s": Figure(round(results["cold ingest (empty db), warm cache"], 3), "s"),
+            "warm_reingest_s": Figure(round(results["warm re-ingest (nothing changed)"], 4), "s"),
+            "filter_mb_s": Figure(round(mb / filt, 1), "MB/s", "higher"),
+            "filter_vs_parse": Figure(round(parse / filt, 3), "x parse", "higher"),
+        },
+    )
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -22,6 +23,9 @@ import sys
 import tempfile
 import time
 
+from figures import Figure, code_root, emit
+
+code_root()  # and the spawned servers: compare.py puts the measured code on their PYTHONPATH
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -68,9 +72,10 @@ def time_server(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def time_python(code: str, env: dict[str, str]) -> float:
+    """Seconds to run ``code`` in a fresh interpreter; NaN when it fails (a module an older commit lacks)."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, env=env)
-    return time.perf_counter() - started
+    done = subprocess.run([sys.executable, "-c", code], env=env, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - started if done.returncode == 0 else math.nan
 
 
 def main() -> None:
@@ -99,6 +104,19 @@ def main() -> None:
     for name, seconds in imports.items():
         print(f"  {name}: {seconds:.3f} s")
     print(f"load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after, on {os.cpu_count()} cores")
+    emit(
+        "mcp_startup",
+        {
+            "initialize_s": Figure(round(m_init, 4), "s"),
+            "tools_list_s": Figure(round(m_list, 4), "s"),
+            "bare_tools_list_s": Figure(round(b_list, 4), "s", "none"),
+            **(
+                {"import_front_s": Figure(round(front, 4), "s")}
+                if not math.isnan(front := imports["memtui.mcp.front (what answers first)"])
+                else {}
+            ),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -13,15 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from figures import Figure, code_root, emit
 
-from memtui.adapters.rollouts.model import Transcript
-from memtui.services.phase1.offline import build_offline_output
-from memtui.services.phase1.statements import normalized
-from tests.fixtures.offline_eval import EVAL_SET
+code_root()
+
+from memtui.adapters.rollouts.model import Transcript  # noqa: E402
+from memtui.services.phase1.offline import build_offline_output  # noqa: E402
+from memtui.services.phase1.statements import normalized  # noqa: E402
+from tests.fixtures.offline_eval import EVAL_SET  # noqa: E402
 
 PRECISION_TARGET, RECALL_TARGET = 0.9, 0.6
 PER_SESSION = 5
@@ -80,6 +80,10 @@ def main() -> int:
             f"precision {m['precision']:.3f} (target >= {PRECISION_TARGET}), "
             f"recall {m['recall']:.3f} (target >= {RECALL_TARGET}): {'ok' if ok else 'MISSED'}"
         )
+    emit(
+        "offline_extractor",
+        {"precision": Figure(m["precision"], "", "higher"), "recall": Figure(m["recall"], "", "higher")},
+    )
     return 0 if ok else 1
 
 

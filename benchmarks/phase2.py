@@ -20,6 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from figures import Figure, code_root, emit
+
+code_root()
+
 
 def _rollout(tid: str, cwd: str, i: int) -> str:
     """A two-message Codex rollout (session_meta, one user message, one answer)."""
@@ -113,6 +117,15 @@ def main() -> int:
     print(f"no-change phase2 run (median of {args.repeat}): {med * 1000:.1f} ms")
     print(f"one `git status --porcelain` (ideal, median): {ideal * 1000:.1f} ms")
     print(f"ratio no-change run / git status: {med / ideal:.1f}x")
+    emit(
+        "phase2",
+        {
+            "noop_ms": Figure(round(med * 1000, 2), "ms"),
+            "noop_vs_git_status": Figure(round(med / ideal, 3), "x git status"),
+            "first_run_and_approve_ms": Figure(round(setup * 1000, 1), "ms"),
+            "git_status_ms": Figure(round(ideal * 1000, 2), "ms", "none"),
+        },
+    )
     ctx.close()
     return 0
 

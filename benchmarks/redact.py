@@ -21,15 +21,15 @@ import random
 import re
 import statistics
 import string
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from figures import Figure, code_root, emit
 
-from memtui.adapters import redact as R
-from tests.fixtures.redaction_eval import CURRENT, FP_TARGET, RECALL_TARGET, score
-from tests.fixtures.secrets import NEGATIVES, POSITIVES, Secret
+code_root()
+
+from memtui.adapters import redact as R  # noqa: E402
+from tests.fixtures.redaction_eval import CURRENT, FP_TARGET, RECALL_TARGET, score  # noqa: E402
+from tests.fixtures.secrets import NEGATIVES, POSITIVES, Secret  # noqa: E402
 
 _WORDS = (
     "the a to of and in that is for it with as was on be by this are from or have an not but we can all which "
@@ -197,11 +197,13 @@ def main() -> None:
 
     R.redact_bytes(data)  # warm up: RE2 builds its DFA states lazily, on the first pass over this kind of text
     result, walls, cpus = _runs(lambda: R.redact_bytes(data), args.repeat)
+    buffer_cpu = mb / statistics.median(cpus)
     print(f"redact_bytes(), one {mb:.0f} MB buffer:  wall {_rate(mb, walls)};  CPU {_rate(mb, cpus)}")
     _, walls, cpus = _runs(lambda: R.redact(text), max(1, args.repeat // 2))
     print(f"redact(), the same as one str:     wall {_rate(mb, walls)};  CPU {_rate(mb, cpus)}")
     items = [item.encode("utf-8", "surrogatepass") for item in _items(text, int(args.item_mb * 1_000_000))]
     item_totals, walls, cpus = _runs(lambda: [R.redact_bytes(item).total for item in items], args.repeat)
+    item_cpu = mb / statistics.median(cpus)
     print(
         f"redact_bytes() per ~{args.item_mb:g} MB item ({len(items)}): wall {_rate(mb, walls)};  CPU {_rate(mb, cpus)}"
     )
@@ -257,6 +259,16 @@ def main() -> None:
     print(f"  re, {len(rules)} patterns as sequential .sub():   {slice_mb / naive_s:8.1f} MB/s")
     _, full_s = _timed(R.redact_bytes, piece)
     print(f"  redact_bytes() on the slice:                 {slice_mb / full_s:8.1f} MB/s")
+    emit(
+        "redact",
+        {
+            "bytes_per_item_cpu_mb_s": Figure(round(item_cpu, 1), "MB/s", "higher"),
+            "bytes_buffer_cpu_mb_s": Figure(round(buffer_cpu, 1), "MB/s", "higher"),
+            "planted_recall": Figure(round(found / len(planted), 4), "", "higher"),
+            "held_out_recall": Figure(round(sc.recall, 4), "", "higher"),
+            "held_out_false_positives": Figure(len(sc.false_positives), "texts"),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import os
 import random
@@ -36,11 +37,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from figures import Figure, code_root, emit
 
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT.parent))
-sys.path.insert(1, str(ROOT))
+CODE = code_root()
 
 NOW = 1_783_684_800
 NEW_RUN = 256  # summaries a run brings (the default max_raw_memories_for_consolidation)
@@ -313,7 +315,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated thread counts")
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "memtui-bench-scale")
+    parser.add_argument(  # one per measured checkout: a home is built into the schema of the code that built it
+        "--cache",
+        type=Path,
+        default=Path(tempfile.gettempdir())
+        / f"memtui-bench-scale-{hashlib.sha256(str(CODE.resolve()).encode()).hexdigest()[:8]}",
+    )
     parser.add_argument("--skip", default="", help="comma-separated stages to leave out: tui, review")
     args = parser.parse_args()
     args.skip = set(filter(None, args.skip.split(",")))
@@ -337,8 +344,20 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    print(json.dumps(figures))
+    emit("scale", {k: Figure(v, *_kind(k)) for k, v in figures.items()})
     return 0
+
+
+def _kind(key: str) -> tuple[str, Literal["lower", "higher", "none"]]:
+    """A figure's unit and direction from its name: times and ratios to the ideal lower; counts are context."""
+    stage = key.rsplit(".", 1)[-1]
+    if stage.startswith(("git_status", "tui_bare")) or stage in ("health_blocks", "index_docs", "review_diff_kb"):
+        return ("ms" if stage.endswith("_ms") else ""), "none"
+    if stage.endswith("_share"):
+        return "", "higher"
+    if "_vs_" in stage:
+        return "x ideal", "lower"
+    return ("ms" if stage.endswith("_ms") else "s"), "lower"
 
 
 def report(got: dict[str, float], previous: dict[str, float] | None) -> None:

@@ -21,6 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from figures import Figure, code_root, emit
+
+code_root()
 VOCABULARY = 5_000  # Zipf-distributed words, as in prose: a few in most documents, most in few
 
 
@@ -127,6 +130,14 @@ def main() -> int:
         print(f"{label:<28} {med:>10.1f} {mx:>8.1f} {n:>5} {base:>12.2f} {med / max(base, 0.01):>6.1f}")
     verdict = "OK" if worst < 100 else "OVER"
     print(f"slowest median {worst:.1f} ms over {threads:,} threads: {verdict} (target < 100 ms)")
+    emit(
+        "search",
+        {
+            "slowest_query_ms": Figure(round(worst, 2), "ms"),
+            "median_query_ms": Figure(round(statistics.median(r[1] for r in results), 2), "ms"),
+            "unranked_median_ms": Figure(round(statistics.median(r[4] for r in results), 2), "ms", "none"),
+        },
+    )
     ctx.close()
     if args.keep is None:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -22,13 +22,14 @@ import asyncio
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from figures import Figure, code_root, emit
+
 ROOT = Path(__file__).resolve().parent
-sys.path.insert(0, str(ROOT.parent))
+code_root()
 
 from memtui.services.context import open_context  # noqa: E402
 
@@ -191,6 +192,7 @@ def main() -> int:
     print(f"import memtui.tui.app: {time.perf_counter() - t0:.2f} s")
     filters = ["shop-api", "flaky test number 42", "status:failed", "no-such-text"]
     print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    out: dict[str, Figure] = {}
     for n in args.sizes:
         with tempfile.TemporaryDirectory(prefix="memtui-bench-tui-") as tmp:
             home = Path(tmp) / "home"
@@ -216,6 +218,11 @@ def main() -> int:
                     f"  {'':31} CPU time {work * 1000:5.0f} ms  ({work / bare_cpu[text]:.2f}x the bare reload's "
                     f"{bare_cpu[text] * 1000:.0f} ms)"
                 )
+            slowest = max(statistics.median(v) for v in timings.values())
+            out[f"{n}.first_paint_ms"] = Figure(round(first * 1000, 1), "ms")
+            out[f"{n}.first_paint_vs_bare"] = Figure(round(first / bare_first, 3), "x bare app")
+            out[f"{n}.slowest_filter_ms"] = Figure(round(slowest * 1000, 1), "ms")
+    emit("tui", out)
     return 0
 
 

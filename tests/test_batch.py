@@ -430,3 +430,25 @@ def test_a_failure_while_storing_an_output_fails_the_job_instead_of_leaving_it_r
     assert code in (0, 1) and json.loads(out)["failed"] == 1
     row = job(ctx.conn, t)
     assert row["status"] != "running" and "disk full" in row["last_error"]
+
+
+def test_prepare_in_worker_processes_writes_the_lines_and_rows_of_the_one_process_path(home, tmp_path):
+    """The pool (claims, files and rows in this process; reading, rendering, redacting and budgeting in workers)
+    writes byte for byte what the one-process path would, in candidate order; an unreadable rollout fails alike."""
+    ctx, _ = home
+    ids = seed(home, 7)
+    candidates = select_candidates(ctx.conn, ctx.settings, all_threads=True)[0]
+    Path(next(c.path for c in candidates if c.thread_id == ids[3])).unlink()  # gone: the read fails, in a worker
+    extractor = ModelExtractor(ctx.settings, OpenAIHttpBackend(ctx.settings))
+    model = extractor.request_model or ctx.settings.extract_model
+    expected = [prepare_mod._build(extractor, c, model) for c in candidates]
+    out = tmp_path / "requests.jsonl"
+    s = prepare_mod.prepare(ctx.conn, ctx.settings, kind="file", out=out, all_threads=True, workers=2)
+    lines = [b.line for b in expected if not isinstance(b, str)]
+    assert (s.claimed, s.requests, s.failed) == (7, 6, 1)
+    assert out.read_bytes() == b"".join(lines)
+    rows = ctx.conn.execute("SELECT custom_id, measurements FROM batch_requests ORDER BY rowid").fetchall()
+    built = [b for b in expected if not isinstance(b, str)]
+    assert [(r[0], json.loads(r[1])) for r in rows] == [(b.cid, b.measurements) for b in built]
+    failure = next(b for b in expected if isinstance(b, str))
+    assert job(ctx.conn, ids[3])["last_error"] == failure and runs(ctx.conn, ids[3])[-1]["outcome"] == "failed"
