@@ -71,6 +71,7 @@ BENCHMARKS: dict[str, Benchmark] = {
     "mcp_startup": Benchmark("mcp_startup.py", ("--repeat", "2"), ("--repeat", "1")),
     "scale": Benchmark("scale.py", ("--sizes", "1000", "--repeat", "3"), ("--sizes", "100", "--repeat", "1")),
     "offline_extractor": Benchmark("offline_extractor.py"),
+    "startup": Benchmark("startup.py", ("--repeat", "5"), ("--repeat", "1", "--no-every-command")),
 }
 
 
