@@ -305,7 +305,12 @@ async def _review_paint(home: Path) -> float:
         app.post_message(events.Key("3", "3"))  # not pilot.press: it waits until the app is idle
         while True:  # the first hunk laid out on screen (its region known): the paint comes with that refresh
             screen = app.screen
-            if isinstance(screen, ReviewScreen) and screen.is_mounted and (hunks := screen.diff.hunks) and hunks[0].region.height:
+            if (
+                isinstance(screen, ReviewScreen)
+                and screen.is_mounted
+                and (hunks := screen.diff.hunks)
+                and hunks[0].region.height
+            ):
                 break
             await asyncio.sleep(0.005)
         return time.perf_counter() - t
