@@ -68,7 +68,7 @@ def test_an_amendment_of_a_regenerated_file_is_not_offered(frozen_clock):
     add_output(ctx.conn, A, FROZEN_NOW - 3600, raw="- alpha rule one")
     assert run_phase2(ctx, offline=True).outcome == "awaiting_review"
     raw = next(h for h in _pending_hunks(ctx) if h.file == "raw_memories.md")
-    with pytest.raises(review.ReviewError, match="raw_memories.md is rendered from the memories at every Phase 2 run"):
+    with pytest.raises(review.ReviewError, match=r"raw_memories\.md is rendered from the memories at every Phase 2 run"):
         review.approve(ctx, amendments={raw.id: "# Raw Memories\n\n- my own text\n"})
     assert review.pending_run(ctx.conn) is not None  # nothing approved
     ctx.close()
