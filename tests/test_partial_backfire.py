@@ -5,6 +5,8 @@ The whole-run property (any single-hunk leave-out, on the demo's sessions) is te
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memtui.adapters.memroot.approved import approved
@@ -56,8 +58,11 @@ def test_structure_is_never_remembered_as_rejected(frozen_clock):
     ctx = context()
     new = next(h for h in _pending_hunks(ctx) if h.file == "MEMORY.md" and "beta" in h.text)
     review.approve(ctx, except_ids=[new.id], reason="not this task")
-    (row,) = decide.remembered_rejections(ctx.conn)
-    assert sorted(x.split(" [Task")[0] for x in row.added) == ["- beta more", "- beta rule"]
+    (added,) = [json.loads(r[0]) for r in ctx.conn.execute("SELECT added FROM rejected_hunks")]
+    assert sorted(x.split(" [Task")[0] for x in added) == [
+        "- beta more",
+        "- beta rule",
+    ]  # the old code: its heading, group, scope too
     ctx.close()
 
 
@@ -68,7 +73,9 @@ def test_an_amendment_of_a_regenerated_file_is_not_offered(frozen_clock):
     add_output(ctx.conn, A, FROZEN_NOW - 3600, raw="- alpha rule one")
     assert run_phase2(ctx, offline=True).outcome == "awaiting_review"
     raw = next(h for h in _pending_hunks(ctx) if h.file == "raw_memories.md")
-    with pytest.raises(review.ReviewError, match=r"raw_memories\.md is rendered from the memories at every Phase 2 run"):
+    with pytest.raises(
+        review.ReviewError, match=r"raw_memories\.md is rendered from the memories at every Phase 2 run"
+    ):
         review.approve(ctx, amendments={raw.id: "# Raw Memories\n\n- my own text\n"})
     assert review.pending_run(ctx.conn) is not None  # nothing approved
     ctx.close()
