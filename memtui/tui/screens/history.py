@@ -197,7 +197,7 @@ class HistoryScreen(MemtuiScreen):
             return True if d is not None and d.snapshot else None
         if action == "lift":
             d = self._selected() if self.is_mounted else None
-            return True if d is not None and self._rejections_of(d) else None
+            return bool(d is not None and self._rejections_of(d))  # hidden when the decision remembers none
         return True
 
     def action_lift(self) -> None:
