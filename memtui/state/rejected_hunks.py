@@ -1,5 +1,5 @@
-"""The ``rejected_hunks`` table: hunks a person left out of an approve, with the lines they kept out (they teach
-the next Phase 2 run what not to learn again). The only module with SQL against it."""
+"""The ``rejected_hunks`` table: hunks of a memory file a person left out of an approve, with the lines they kept out
+(later Phase 2 runs do not add them to that file again, until lifted). The only module with SQL against it."""
 
 from __future__ import annotations
 

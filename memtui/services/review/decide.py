@@ -3,6 +3,11 @@
 ``plan`` turns the reviewer's choices into the exact file contents to commit (the baseline's lines where a hunk
 is left out, the reviewer's text where one was amended). ``record_*`` write the audit record, the rejected hunks
 that teach the next run ("do not re-learn"), and the snapshot of the new approved version.
+
+A left-out hunk never turns into "delete these lines" later (issue 33.2): one of a generated input is not remembered
+(the next run renders it again), a remembered one acts only in its own file and only against lines that file does
+not hold, structure is never remembered, and a left-out rewording keeps the old line. ``Rejections.acted`` records
+what each rejection did to a run, so its review names it; ``lift`` takes one back.
 """
 
 from __future__ import annotations
