@@ -96,3 +96,24 @@ def test_a_rejection_acts_only_in_its_own_file(frozen_clock):
     memory = [h for h in _pending_hunks(ctx) if h.file == "MEMORY.md"]
     assert not any("uv over pip" in line for h in memory for line in h.removed)
     ctx.close()
+
+
+def test_the_review_can_say_before_approve_which_leave_outs_are_remembered():
+    """What the review screen tells a person when they leave a hunk out agrees with what approve records: a memory
+    file's hunk with content is remembered; a generated input's, one that only removes lines, and one that only
+    adds structure are left out for now."""
+    from memtui.services.review.hunks import unified_diff
+
+    def hunk(path: str, old: str, new: str):
+        (h,) = hunks_of(unified_diff(path, old, new))
+        return h
+
+    base = "# Memory\n\n## Task 1: a\n- keep this [Task 1]\n"
+    assert decide.remembered_if_left_out(hunk("MEMORY.md", base, base + "- a new rule [Task 1]\n"))
+    assert not decide.remembered_if_left_out(hunk("raw_memories.md", base, base + "- a new rule\n"))
+    assert not decide.remembered_if_left_out(hunk("rollout_summaries/x.md", base, base + "- a new rule\n"))
+    assert not decide.remembered_if_left_out(hunk("MEMORY.md", base, base.replace("- keep this [Task 1]\n", "")))
+    structure = base + "\n## Task 2: b\nscope: sessions run in /w\n\n### keywords\n- b, c\n"
+    assert not decide.remembered_if_left_out(hunk("MEMORY.md", base, structure))
+    renumbered = base.replace("[Task 1]", "[Task 7]")
+    assert not decide.remembered_if_left_out(hunk("MEMORY.md", base, renumbered))

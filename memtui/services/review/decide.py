@@ -63,6 +63,15 @@ def _keyword_lines(h: Hunk) -> set[str]:
     return out
 
 
+def remembered_if_left_out(h: Hunk) -> bool:
+    """Whether leaving ``h`` out would be remembered: a memory file's hunk with a line of content to keep out (one
+    that only removes or moves lines, or only touches structure, is left out for now and may come back)."""
+    index, moved = _keyword_lines(h), {normalize_line(line) for line in h.removed}
+    return remembers(h.file) and any(
+        (key := remembered_key(line)) and key not in moved and line not in index for line in h.added
+    )
+
+
 def remembers(rel: str) -> bool:
     """Whether a left-out hunk of ``rel`` is remembered as rejected. Not for a generated input (raw_memories.md, a
     rollout summary): leaving it out means "not published now", and the next run renders it again from the

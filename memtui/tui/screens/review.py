@@ -590,9 +590,12 @@ class ReviewScreen(MemtuiScreen):
         )
 
     def _ask_partial(self, run_id: int, decisions: HunkDecisions, counts: str, taken: int, left: int) -> None:
-        files = {v.hunk.id: v.hunk.file for v in self.diff.hunks}
-        inputs = sorted({files[h] for h in decisions.except_ids if h in files and is_generated_input(files[h])})
-        remembered = sum(1 for h in decisions.except_ids if h in files and not is_generated_input(files[h]))
+        from memtui.services.review.decide import remembered_if_left_out
+
+        hunks = {v.hunk.id: v.hunk for v in self.diff.hunks}
+        out = [hunks[h] for h in decisions.except_ids if h in hunks]
+        inputs = sorted({h.file for h in out if is_generated_input(h.file)})
+        remembered = sum(1 for h in out if remembered_if_left_out(h))
         body = f"Approve run #{run_id} in part? {counts} The hunks left out keep the baseline's lines."
         if remembered:
             body += (

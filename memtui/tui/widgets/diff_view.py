@@ -142,10 +142,14 @@ class HunkView(Searchable):
         self.rejected, self.amended, self.decided = rejected, amended, True
         self.set_class(rejected, "-rejected")
         self.set_class(amended is not None and not rejected, "-amended")
+        from memtui.services.review.decide import remembered_if_left_out  # (when shown: not at start-up)
+
         if rejected and is_generated_input(self.hunk.file):
             self.border_subtitle = Content("✗ left out for now: the next run renders it again (space: take it)")
-        elif rejected:
+        elif rejected and remembered_if_left_out(self.hunk):
             self.border_subtitle = Content("✗ left out, remembered: later runs keep it out (space: take it)")
+        elif rejected:
+            self.border_subtitle = Content("✗ left out for now: it adds no line to remember (space: take it)")
         elif amended is not None:
             self.border_subtitle = Content("✎ amended: your text goes in")
         else:
