@@ -108,6 +108,9 @@ def test_approve_except_leaves_a_generated_input_out_for_now_and_remembers_nothi
     assert len(memory_hunks) == 1  # a new file is one hunk
     # Approve everything except raw_memories.md's hunk: the file stays as in the baseline (absent).
     leave = summary_hunks[0]["id"]
+    listed = cli(capsys, "review", "show", "--hunks")[1]
+    said = listed.split(leave, 1)[1].split("\n")[1]
+    assert said.strip() == "--except: left out for now; the next run renders it again (nothing remembered)"
     code, out, err = cli(capsys, "review", "approve", "--except", leave[:7], "--reason", "summary is too vague")
     assert code == 0, err
     assert "1 left out" in out and "raw_memories.md not published now: the next run renders it again" in out

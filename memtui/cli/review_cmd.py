@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from memtui.adapters.memroot.files import is_generated_input
 from memtui.cli.common import EXIT_BUSY, make_context, print_json
 from memtui.services.context import Context
 from memtui.services.search import try_refresh_memory_index
@@ -126,6 +127,8 @@ def _hunk_lines(hunks: list) -> str:
         body = h.text.split("\n")[1:]
         plus, minus = sum(x.startswith("+") for x in body), sum(x.startswith("-") for x in body)
         out.append(f"{h.id}  {h.file}  -{h.old_start},{h.old_count} +{h.new_start},{h.new_count}  (+{plus} -{minus})\n")
+        if is_generated_input(h.file):
+            out.append("    --except: left out for now; the next run renders it again (nothing remembered)\n")
         if classes := h.trust.get("classes"):
             out.append("    trust: " + ", ".join(f"{c} {n}" for c, n in classes.items()) + "\n")
         for flag in h.trust.get("flags", []):
