@@ -117,3 +117,24 @@ def test_the_review_can_say_before_approve_which_leave_outs_are_remembered():
     assert not decide.remembered_if_left_out(hunk("MEMORY.md", base, structure))
     renumbered = base.replace("[Task 1]", "[Task 7]")
     assert not decide.remembered_if_left_out(hunk("MEMORY.md", base, renumbered))
+
+
+def test_a_left_out_index_entry_takes_its_sub_bullet_along():
+    """memory_summary.md's index: an entry kept out takes its `desc: see ...` line with it, so the pointer never ends
+    up under another entry."""
+    from memtui.services.phase2.offline import drop_rejected
+
+    row = decide.RejectedHunk(
+        id=1, run_id=2, hunk_id="h", file="memory_summary.md", content_hash="c", text="@@", added=[], reason=None,
+        decided_at=FROZEN_NOW,
+    )  # fmt: skip
+    rejected = decide.Rejections(by_file={"memory_summary.md": {"beta task: beta": row}})
+    text = (
+        "#### 2026-07-10\n- alpha task: alpha\n  - desc: see rollout_summaries/a.md\n"
+        "- beta task: beta\n  - desc: see rollout_summaries/b.md\n### Older Memory Topics\n- none\n"
+    )
+    out = drop_rejected(text, "memory_summary.md", rejected, current="v1\n")
+    assert out == (
+        "#### 2026-07-10\n- alpha task: alpha\n  - desc: see rollout_summaries/a.md\n### Older Memory Topics\n- none\n"
+    )
+    assert drop_rejected(text, "MEMORY.md", rejected, current="") == text  # another file's rejection: nothing

@@ -365,7 +365,12 @@ def drop_rejected(
     dropped_under: set[int] = set()  # indices (in ``out``) of "### " sub-headings that lost a line
     heading: int | None = None
     restored: set[int] = set()
+    under: int | None = None  # the indent of a bullet just left out: its sub-bullets go with it
     for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        if under is not None and indent > under and line.lstrip(" ").startswith(("- ", "* ")):
+            continue
+        under = None
         if line.startswith("#"):
             heading = len(out) if line.startswith("### ") else None
         key = normalize_line(line)
@@ -374,6 +379,7 @@ def drop_rejected(
             out.append(line)
             continue
         rejected.note(row, rel, key)
+        under = indent if line.lstrip(" ").startswith(("- ", "* ")) else None
         if heading is not None:
             dropped_under.add(heading)
         if row.id in restored:
