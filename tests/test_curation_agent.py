@@ -121,10 +121,18 @@ def test_rejected_hunks_reach_the_prompt_as_do_not_relearn(ctx, model_env):
     assert result.hunks_out == 1 and "Fridays" not in (root / "MEMORY.md").read_text()
     add_output(ctx.conn, "0194f5a6-89ab-7cde-8123-456789abcdf2", FROZEN_NOW - 30)
     model_env.script(reply_text("nothing"))
-    run_phase2(ctx, force=True)
+    second = run_phase2(ctx, force=True)
     prompt = model_env.requests[-1]["messages"][-1]["content"]
     section = prompt.split("6. Do not re-learn", 1)[1].split("7. Forgotten", 1)[0]
     assert "always deploy on Fridays" in section and "never deploy on Fridays" in section
+    assert "in MEMORY.md only" in section  # a rejection acts in the file it was made in (issue 33.2)
+    # the run's review says which rejections its prompt carried, and how to lift them
+    from memtui.services.review.decide import acted_notes
+    from memtui.state import runs
+
+    notes = acted_notes(ctx.conn, runs.get(ctx.conn, second.run_id).rejections_acted)
+    assert len(notes) == 1 and "the agent was told not to learn '- always deploy on Fridays" in notes[0], notes
+    assert "`memtui review lift" in notes[0]
 
 
 def test_evidence_task_section_tags_bm25_excerpt_and_cited_items(ctx, model_env):

@@ -96,7 +96,10 @@ def test_review_show_json_lists_hunks_with_ids_ranges_hashes_text_and_evidence(p
     assert [h["id"] for h in show_json(capsys)["hunks"]] == [h["id"] for h in hunks]
 
 
-def test_approve_except_leaves_a_hunk_out_records_it_and_the_next_offline_run_does_not_re_add_it(pipeline, capsys):
+def test_approve_except_leaves_a_generated_input_out_for_now_and_remembers_nothing(pipeline, capsys):
+    """Issue 33.2: raw_memories.md is rendered from the memories at every run. Leaving its hunk out keeps it out of
+    this baseline and says so; it is not remembered as a rejection (which kept every raw preference out of
+    MEMORY.md and memory_summary.md in later runs), and the next run renders it again."""
     home = _home(pipeline)
     root = home / "memories"
     data = show_json(capsys)
@@ -105,20 +108,29 @@ def test_approve_except_leaves_a_hunk_out_records_it_and_the_next_offline_run_do
     assert len(memory_hunks) == 1  # a new file is one hunk
     # Approve everything except raw_memories.md's hunk: the file stays as in the baseline (absent).
     leave = summary_hunks[0]["id"]
+    listed = cli(capsys, "review", "show", "--hunks")[1]
+    said = listed.split(leave, 1)[1].split("\n")[1]
+    assert said.strip() == "--except: left out for now; the next run renders it again (nothing remembered)"
     code, out, err = cli(capsys, "review", "approve", "--except", leave[:7], "--reason", "summary is too vague")
     assert code == 0, err
-    assert "left out" in out
+    assert "1 left out" in out and "raw_memories.md not published now: the next run renders it again" in out
+    assert "remembered as rejected" not in out
     assert (root / MEMORY_MD).is_file() and not (root / LEFT_OUT).exists()
     committed = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=root, capture_output=True, text=True, check=True
     ).stdout
     assert MEMORY_MD in committed and LEFT_OUT not in committed
     conn = sqlite3.connect(home / "state.sqlite")
-    row = conn.execute("SELECT hunk_id, file, reason, added FROM rejected_hunks").fetchone()
-    assert row[:3] == (leave, LEFT_OUT, "summary is too vague") and json.loads(row[3])
+    assert conn.execute("SELECT COUNT(*) FROM rejected_hunks").fetchone()[0] == 0
     decision = conn.execute("SELECT kind, hunks_in, hunks_out, reason, tree FROM decisions").fetchone()
     assert decision[0] == "partial_approve" and decision[3] == "summary is too vague" and len(decision[4]) == 40
-    assert [h["id"] for h in json.loads(decision[2])] == [leave]
+    assert [h["id"] for h in json.loads(decision[2])] == [leave]  # the history still says it was left out
+    assert cli(capsys, "review", "rejections")[1].startswith("No remembered rejections")
+    code, out, err = cli(capsys, "--set", "provider=offline", "phase2", "--force")
+    assert "awaiting review" in out, out + err
+    again = show_json(capsys)
+    assert [h["file"] for h in again["hunks"]] == [LEFT_OUT]  # rendered again, and nothing else changes
+    assert not any(line.startswith("-") for h in again["hunks"] for line in h["text"].split("\n")[1:])
 
 
 def _new_rollout(capsys, codex: Path, thread_id: str, text: str, cwd: str = "/home/ana/src/shop-api") -> None:
@@ -153,6 +165,41 @@ def test_a_rejected_line_does_not_come_back_in_the_next_offline_run(pipeline, ca
     section = "\n".join(do_not_relearn_lines(ctx.conn))
     ctx.close()
     assert "never npm" in section and "we moved to bun" in section
+
+
+def test_a_rejection_that_acts_is_named_in_the_review_and_lifting_it_lets_the_line_back(pipeline, capsys):
+    """Issue 33.2: the review of a later run says which line a remembered rejection kept out, when it was made and
+    how to lift it; `review rejections` lists it, `review lift` lifts it (on the record), and the next run may
+    propose the line again."""
+    home = _home(pipeline)
+    root = home / "memories"
+    codex = pipeline["CODEX_HOME"]
+    assert cli(capsys, "review", "approve")[0] == 0
+    _new_rollout(capsys, codex, "019a0000-0000-7000-8000-00000000cccc", "Lockfile noise. Always use pnpm, never npm.")
+    bad = next(h for h in show_json(capsys)["hunks"] if h["file"] == MEMORY_MD and "never npm" in h["text"])
+    assert cli(capsys, "review", "approve", "--except", bad["id"], "--reason", "we moved to bun")[0] == 0
+    code, out, _ = cli(capsys, "review", "rejections")
+    rid = int(out.split()[0])
+    assert code == 0 and "MEMORY.md" in out and "never npm" in out and "we moved to bun" in out
+    listed = json.loads(cli(capsys, "review", "rejections", "--json")[1])["rejections"]
+    assert [r["id"] for r in listed] == [rid] and listed[0]["file"] == MEMORY_MD
+    assert not any(line.lstrip("- ").startswith("## Task") for line in listed[0]["added"])  # structure stays
+
+    _new_rollout(capsys, codex, "019a0000-0000-7000-8000-00000000dddd", "Docs build. Always build docs with mkdocs.")
+    code, _out, err = cli(capsys, "review", "show", "--stat")
+    assert 'MEMORY.md: left out \'- the user said: "Always use pnpm, never npm."' in err, err
+    assert "because you rejected it on 2026-07-10 (run 2)" in err and f"`memtui review lift {rid}`" in err
+    assert any(f"memtui review lift {rid}" in n for n in show_json(capsys)["rejections_acted"])
+
+    code, out, _ = cli(capsys, "review", "lift", str(rid))
+    assert code == 0 and f"lifted rejection #{rid}" in out
+    assert cli(capsys, "review", "lift", str(rid))[0] == 1  # lifted once
+    kinds = [d["kind"] for d in json.loads(cli(capsys, "history", "--json")[1])["decisions"]]
+    assert kinds[0] == "lift"
+    assert cli(capsys, "review", "approve")[0] == 0
+    _new_rollout(capsys, codex, "019a0000-0000-7000-8000-00000000eeee", "Lint. Always run ruff before committing.")
+    assert "never npm" in (root / MEMORY_MD).read_text()  # proposed again
+    assert "left out" not in cli(capsys, "review", "show", "--stat")[2]
 
 
 def test_history_lists_decisions_shows_a_version_and_restore_goes_through_review(pipeline, capsys):

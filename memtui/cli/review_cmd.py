@@ -6,12 +6,14 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from memtui.adapters.memroot.files import is_generated_input
 from memtui.cli import COMMANDS
 from memtui.cli.common import EXIT_BUSY, make_context, print_json
 
 if TYPE_CHECKING:
     from memtui.services.context import Context
     from memtui.services.phase2.forgotten import LineRef
+    from memtui.state.runs import Phase2Run
 
 # `review show` loads only what reading needs (memtui.services.review.state); approve, reject and commit load the
 # decisions (memtui.services.phase2.review) and the search index they refresh.
@@ -56,6 +58,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     reject = actions.add_parser("reject", help="undo the run's changes and remember why")
     reject.add_argument("--reason", default=None, help="why; the next consolidation prompt includes it")
     reject.add_argument("--json", action="store_true")
+    listing = actions.add_parser(
+        "rejections", help="the hunks you left out that later runs keep out (ids for `review lift`)"
+    )
+    listing.add_argument("--json", action="store_true")
+    lift = actions.add_parser("lift", help="lift a remembered rejection: later runs may propose its lines again")
+    lift.add_argument("rejection", type=int, metavar="ID", help="its id (`memtui review rejections` lists them)")
+    lift.add_argument("--json", action="store_true")
     commit = actions.add_parser("commit", help="make your own edits the new baseline (no run may await review)")
     commit.add_argument("-m", "--message", default=None, help="commit message (default: 'memtui: manual edit')")
     commit.add_argument(
@@ -63,6 +72,52 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     commit.add_argument("--json", action="store_true")
     p.set_defaults(func=run, review_action=None, json=False)
+
+
+DEFERRED = (
+    "not published now: the next run renders it again from the memories (to drop a session's memory for good: "
+    "`memtui forget <rollout>`)"
+)
+
+
+def _rejections(ctx: Context, as_json: bool) -> int:
+    from memtui.services.review.decide import remembered_rejections
+
+    rows = remembered_rejections(ctx.conn)
+    if as_json:
+        print_json({"rejections": [dict(r.model_dump(mode="json"), removed=r.removed) for r in rows]})
+        return 0
+    if not rows:
+        print("No remembered rejections: later runs keep nothing out.")
+        return 0
+    for r in rows:
+        run = f"run #{r.run_id}" if r.run_id else "-"
+        reason = f"  reason: {r.reason}" if r.reason else ""
+        print(f"{r.id:>4}  {r.when()}  {run:<8} {r.file}  {len(r.added)} line(s) kept out{reason}")
+        for line in r.added[:5]:
+            print(f"        + {line}")
+        if len(r.added) > 5:
+            print(f"        ... and {len(r.added) - 5} more")
+    print("`memtui review lift ID` lets later runs propose a rejection's lines again.")
+    return 0
+
+
+def _lift(ctx: Context, rejection: int, as_json: bool) -> int:
+    from memtui.services.review.decide import LiftError, lift
+
+    try:
+        row = lift(ctx.conn, rejection)
+    except LiftError as exc:
+        print(f"memtui review: {exc}", file=sys.stderr)
+        return 1
+    if as_json:
+        print_json({"lifted": row.model_dump(mode="json")})
+    else:
+        print(
+            f"lifted rejection #{row.id} ({row.file}, {row.when()}): later runs may propose its "
+            f"{len(row.added)} line(s) again (recorded in `memtui history`)"
+        )
+    return 0
 
 
 def _stat_lines(stat: list[tuple[str, str]]) -> str:
@@ -75,6 +130,8 @@ def _hunk_lines(hunks: list) -> str:
         body = h.text.split("\n")[1:]
         plus, minus = sum(x.startswith("+") for x in body), sum(x.startswith("-") for x in body)
         out.append(f"{h.id}  {h.file}  -{h.old_start},{h.old_count} +{h.new_start},{h.new_count}  (+{plus} -{minus})\n")
+        if is_generated_input(h.file):
+            out.append("    --except: left out for now; the next run renders it again (nothing remembered)\n")
         if classes := h.trust.get("classes"):
             out.append("    trust: " + ", ".join(f"{c} {n}" for c, n in classes.items()) + "\n")
         for flag in h.trust.get("flags", []):
@@ -110,6 +167,7 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
                 "tree": state.run.reviewed_tree if state.run else (state.own_edits.tree if state.own_edits else None),
                 "since_run": None if state.since_run is None else state.since_run.model_dump(mode="json"),
                 "forgotten_mentions": [m.model_dump() for m in _mentions(ctx)],
+                "rejections_acted": _acted(ctx, state.run),
                 "error": state.error,
             }
         )
@@ -119,6 +177,8 @@ def _show(ctx, stat_only: bool, as_json: bool, list_hunks: bool = False) -> int:
         print(f"memtui review: {state.error}", file=sys.stderr)
     for m in _mentions(ctx):  # forget never removes a person's line: it is theirs to keep or delete
         print(f"{m.file}:{m.line}: a line you wrote mentions a forgotten rollout", file=sys.stderr)
+    for note in _acted(ctx, state.run):  # what remembered rejections did to this run, and how to lift them
+        print(note, file=sys.stderr)
     if state.run is not None:
         run = state.run
         print(f"Phase 2 run #{run.id} awaits review ({'offline' if run.offline else run.model})", file=sys.stderr)
@@ -156,6 +216,12 @@ def _mentions(ctx: Context) -> list[LineRef]:
     return forgotten.mentions(ctx)
 
 
+def _acted(ctx: Context, run: Phase2Run | None) -> list[str]:
+    from memtui.services.review.decide import acted_notes
+
+    return acted_notes(ctx.conn, run.rejections_acted) if run is not None else []
+
+
 def _empty():
     from memtui.services.review.state import PendingChanges
 
@@ -171,6 +237,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if action == "show":
             return _show(ctx, bool(getattr(args, "stat", False)), bool(args.json), bool(getattr(args, "hunks", False)))
+        if action == "rejections":
+            return _rejections(ctx, bool(args.json))
+        if action == "lift":
+            return _lift(ctx, args.rejection, bool(args.json))
         return _decide(ctx, args, action)
     except MemoryRootBusy as exc:
         print(f"memtui review: {exc}", file=sys.stderr)
@@ -215,7 +285,11 @@ def _decide(ctx: Context, args: argparse.Namespace, action: str) -> int:
             if result.included_changes:
                 msg += f"; included {', '.join(p for _, p in result.included_changes)} (changed since the run)"
             if result.hunks_out:
-                msg += f"; {result.hunks_in} hunk(s) in, {result.hunks_out} left out and remembered as rejected"
+                msg += f"; {result.hunks_in} hunk(s) in, {result.hunks_out} left out"
+                if result.remembered:
+                    msg += f" ({result.remembered} remembered as rejected: `memtui review rejections`)"
+                if result.deferred:
+                    msg += f"; {', '.join(result.deferred)} {DEFERRED}"
             if result.decision:
                 msg += f" (history version {result.decision})"
         else:

@@ -28,7 +28,9 @@ from memtui.state import decisions
 from memtui.state.db import checkpoint_wal
 from memtui.state.decisions import Decision, HunkRef
 
-DecisionKind = Literal["approve", "partial_approve", "reject", "manual_commit", "restore", "forget", "unforget"]
+DecisionKind = Literal[
+    "approve", "partial_approve", "reject", "manual_commit", "restore", "forget", "unforget", "lift"
+]  # lift: a remembered rejection lifted (``review.decide.lift``)
 SKILLS_DIR = "skills/"
 ZSTD_LEVEL = 9
 

@@ -678,7 +678,7 @@ STORES: tuple[Store, ...] = (
                 **_cols(
                     "id status started_at finished_at decided_at offline model baseline_commit new_commit"
                     " claimed_watermark new_watermark selected turns prompt_tokens completion_tokens reviewed_tree"
-                    " lines_added lines_removed kind restore_of health_drops",
+                    " lines_added lines_removed kind restore_of health_drops rejections_acted",
                     _I,
                 ),
                 **_cols("input_diff diff pre_snapshot", _T),

@@ -1,5 +1,5 @@
-"""The ``rejected_hunks`` table: hunks a person left out of an approve, with the lines they kept out (they teach
-the next Phase 2 run what not to learn again). The only module with SQL against it."""
+"""The ``rejected_hunks`` table: hunks of a memory file a person left out of an approve, with the lines they kept out
+(later Phase 2 runs do not add them to that file again, until lifted). The only module with SQL against it."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ class Row:
     run_id: int | None
     hunk_id: str
     file: str
+    content_hash: str
     text: str
     added: str  # JSON [line]
     reason: str | None
@@ -35,7 +36,7 @@ class Row:
 
 def newest(conn: sqlite3.Connection, limit: int) -> list[Row]:
     rows = conn.execute(
-        "SELECT id, run_id, hunk_id, file, text, added, reason, decided_at FROM rejected_hunks"
+        "SELECT id, run_id, hunk_id, file, content_hash, text, added, reason, decided_at FROM rejected_hunks"
         " ORDER BY decided_at DESC, id DESC LIMIT ?",
         (limit,),
     ).fetchall()

@@ -39,6 +39,8 @@ class Phase2Run(BaseModel):
     kind: str = "consolidation"  # consolidation | restore (a past version brought back through review)
     restore_of: int | None = None
     trust_report: dict[str, Any] = {}  # what enforcing trust did (``trust.enforce.RunTrust``): hidden text per line
+    # what remembered rejections did to the run (``review.decide.Acted``: rejection ids, files, key hashes; no text)
+    rejections_acted: list[dict[str, Any]] = []
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> Phase2Run:
@@ -48,6 +50,7 @@ class Phase2Run(BaseModel):
         d["included_changes"] = [tuple(x) for x in json.loads(d.get("included_changes") or "[]")]
         d["reviewed_files"] = json.loads(d.get("reviewed_files") or "{}")
         d["trust_report"] = json.loads(d.get("trust_report") or "{}")
+        d["rejections_acted"] = json.loads(d.get("rejections_acted") or "[]")
         d["diff"] = d.get("diff") or ""
         d["input_diff"] = d.get("input_diff") or ""
         d.pop("pre_snapshot", None)
@@ -204,6 +207,11 @@ def insert_running(
         (started_at, int(offline), model, base, claimed, new_watermark, json.dumps(selected), input_diff),
     )
     return int(cur.lastrowid or 0)
+
+
+def set_rejections_acted(conn: sqlite3.Connection, run_id: int, acted: list[dict[str, Any]]) -> None:
+    """What remembered rejections did to the run, for its review (ids and hashes, no memory text)."""
+    conn.execute("UPDATE phase2_runs SET rejections_acted=? WHERE id=?", (json.dumps(acted), run_id))
 
 
 def set_model(conn: sqlite3.Connection, run_id: int, model: str) -> None:

@@ -282,7 +282,7 @@ MIGRATIONS: list[str] = [
     CREATE TABLE IF NOT EXISTS decisions (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         at INTEGER NOT NULL,
-        kind TEXT NOT NULL,                   -- approve | partial_approve | reject | manual_commit | restore | forget | unforget
+        kind TEXT NOT NULL,                   -- approve | partial_approve | reject | manual_commit | restore | forget | unforget | lift
         run_id INTEGER,                       -- the Phase 2 run decided, if any
         thread_id TEXT,                       -- the rollout forgotten (forget / unforget)
         files_in TEXT NOT NULL DEFAULT '[]',  -- JSON [path]: changes that went into the baseline
@@ -559,6 +559,14 @@ MIGRATIONS: list[str] = [
     CREATE INDEX IF NOT EXISTS idx_stage1_outputs_freshness
         ON stage1_outputs(MAX(generated_at, COALESCE(last_usage, 0)), source_updated_at, thread_id)
         WHERE selected_for_phase2 = 0;
+    """,
+    # Partial approval that cannot backfire (issue 33.2). A run keeps what remembered rejections did to it (rejection
+    # ids, files, hashes: no text) so its review can say which change a rejection caused. A left-out hunk of a
+    # generated input (raw_memories.md, a rollout summary) is no longer remembered: the rows an older memtui kept
+    # for them kept their lines out of MEMORY.md and memory_summary.md, which is what made a run delete them.
+    """
+    ALTER TABLE phase2_runs ADD COLUMN rejections_acted TEXT;  -- JSON [{id, file, left_out: [hash], kept, told}]
+    DELETE FROM rejected_hunks WHERE file = 'raw_memories.md' OR file LIKE 'rollout\\_summaries/%' ESCAPE '\\';
     """,
 ]
 

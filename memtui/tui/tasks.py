@@ -311,6 +311,25 @@ def restore_task(version: int) -> TaskFn:
     return run
 
 
+def lift_task(rejection_id: int) -> TaskFn:
+    """Lift a remembered rejection: later runs may propose its lines again (recorded in the history)."""
+
+    def run(ctx: Context, progress: Progress, cancel: threading.Event) -> TaskOutcome:
+        from memtui.services.review.decide import LiftError, lift
+
+        try:
+            row = lift(ctx.conn, rejection_id)
+        except LiftError as exc:
+            return TaskOutcome("not done", str(exc), "warning")
+        return TaskOutcome(
+            "finished",
+            f"rejection #{row.id} ({row.file}, {row.when()}) lifted: later runs may propose its "
+            f"{plural(len(row.added), 'line')} again",
+        )
+
+    return run
+
+
 def forget_task(thread_id: str, reason: str | None, done: Callable[[], object] | None = None) -> TaskFn:
     """Forget a rollout and everything derived from it (the next Phase 2 removes it from the memory). A forget that
     cannot happen now (a run came to await review meanwhile) says why in words, and what to do; ``done`` runs only

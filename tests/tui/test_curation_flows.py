@@ -60,7 +60,8 @@ async def test_mark_amend_and_approve_in_part_commits_exactly_what_the_screen_sh
         second = diff.current_hunk
         assert second is not None and second.hunk.file == "raw_memories.md"
         await pilot.press("space")
-        assert second.has_class("-rejected") and "left out" in str(second.border_subtitle)
+        assert second.has_class("-rejected") and "left out for now" in str(second.border_subtitle)
+        assert "the next run renders it again" in str(second.border_subtitle)  # a generated input: not remembered
         await pilot.press("space")
         assert not second.has_class("-rejected") and "goes in" in str(second.border_subtitle)
         await pilot.press("space")
@@ -69,6 +70,8 @@ async def test_mark_amend_and_approve_in_part_commits_exactly_what_the_screen_sh
         await settle(pilot)  # the dialog comes after the reference check
         assert isinstance(app.screen, TextPromptModal)
         assert f"{len(diff.hunks) - 1} hunk(s) go in (1 amended), 1 left out" in app.screen.body
+        assert "raw_memories.md: not published now; the next run renders it again" in app.screen.body
+        assert "remembered as rejected" not in app.screen.body
         await pilot.press(*"too generic", "enter")
         await settle(pilot)
         assert not app.task_errors, app.task_errors
@@ -80,7 +83,7 @@ async def test_mark_amend_and_approve_in_part_commits_exactly_what_the_screen_sh
     assert head_file(root, "memory_summary.md").startswith("v1")
     conn = open_context(home=ui_home).conn
     assert tuple(conn.execute("SELECT kind, reason FROM decisions").fetchone()) == ("partial_approve", "too generic")
-    assert [tuple(r) for r in conn.execute("SELECT file FROM rejected_hunks")] == [("raw_memories.md",)]
+    assert conn.execute("SELECT COUNT(*) FROM rejected_hunks").fetchone()[0] == 0  # issue 33.2: not remembered
 
 
 async def test_plain_approve_dialog_counts_hunks(ui_home: Path) -> None:

@@ -55,7 +55,7 @@ from memtui.services.phase2.workspace import (
 )
 from memtui.services.retention import housekeeping
 from memtui.services.review.after import Decision, after_decision
-from memtui.services.review.decide import do_not_relearn_lines, rejected_lines
+from memtui.services.review.decide import do_not_relearn_lines, rejected_hunks, rejections, told
 from memtui.services.review.settle import settle
 from memtui.state import forgotten as forgotten_marks
 from memtui.state import global_job, meta, outputs, person_lines, runs, tombstones
@@ -587,26 +587,37 @@ def agent(
     before = scan(root)
     if attempt.offline:
         drops = {key: b.text for key, b in health.drop.items()}
+        rejected = rejections(conn)
         written = consolidate_offline(
             root,
             selected,
             journal,
-            rejected=rejected_lines(conn),
+            rejected=rejected,
             tombstones=tombstones.hashes(conn),
             known=all_stage1_outputs(conn),
             health_drops=drops,
         )
         say(f"offline consolidation: wrote {', '.join(written) or 'nothing'}")
+        if rejected.acted:
+            runs.set_rejections_acted(conn, started.run_id, rejected.as_json())
+            lines = sum(len(a.left_out) + a.kept for a in rejected.acted.values())
+            say(
+                f"remembered rejections: {len(rejected.acted)} shaped {lines} line(s) of this run "
+                "(`memtui review show` names them; `memtui review rejections` lists them)"
+            )
         if health.update_needs_model:
             say(f"memory health: {len(health.update_needs_model)} proposed update(s) wait for a model run")
     else:
+        told_of = rejected_hunks(conn)
+        if told_of:
+            runs.set_rejections_acted(conn, started.run_id, told(told_of))
         inputs = PromptInputs(
             selected=selected,
             person_edits=person_edits(synced.changes),
             renames=rollout_renames(root, synced.changes),
             tombstones=tombstones.count(conn),
             rejections=rejections_since_last_approval(conn),
-            do_not_relearn=do_not_relearn_lines(conn),
+            do_not_relearn=do_not_relearn_lines(conn, told_of),
             forgotten=forgotten.prompt_lines(conn),
             health=health.lines,
         )

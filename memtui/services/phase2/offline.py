@@ -29,6 +29,7 @@ from memtui.services.phase2.person_lines import keep_person_lines, line_key, per
 from memtui.services.phase2.prompt_inputs import forget_lines
 from memtui.services.phase2.tools import Journal
 from memtui.services.phase2.workspace import resolve_stems, summary_stem
+from memtui.services.review.decide import Rejections, remembered_key
 from memtui.state.person_lines import normalize_line
 from memtui.state.selection import Stage1Output
 from memtui.state.tombstones import line_hash, normalize_memory_line
@@ -341,20 +342,65 @@ def _read(path: Path) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
 
-def drop_rejected(text: str, rejected: set[str]) -> str:
-    """Leave out every generated line a person rejected before (compared without bullets and ``[Task n]`` tags)."""
-    if not rejected:
+def drop_rejected(
+    text: str,
+    rel: str,
+    rejected: Rejections | None,
+    current: str | None,
+    keep: Callable[[str], bool] = lambda _line: True,
+) -> str:
+    """Leave out every generated line a person rejected in ``rel`` before (compared without bullets and ``[Task n]``
+    tags), unless ``rel`` already holds it (``current``): a rejection keeps a line from being added and never
+    deletes one. Where a rejected line had replaced a line of ``rel`` (a rewording left out), that old line stays
+    in its place (``keep`` says whether it may: a forget or a ban still takes it out). What each rejection did is
+    noted in ``rejected.acted`` for the run's review."""
+    keys = rejected.keys(rel) if rejected is not None else {}
+    if not keys:
         return text
-    kept = [line for line in text.splitlines(keepends=True) if normalize_line(line) not in rejected]
-    # a sub-heading whose every line was left out goes too ("### keywords" with nothing under it)
-    out = []
-    for i, line in enumerate(kept):
-        if line.startswith("### "):
-            nxt = next((x for x in kept[i + 1 :] if x.strip()), "")
+    assert rejected is not None
+    held = {normalize_line(line) for line in (current or "").splitlines()}
+    generated = {normalize_line(line) for line in text.splitlines()}
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    dropped_under: set[int] = set()  # indices (in ``out``) of "### " sub-headings that lost a line
+    heading: int | None = None
+    restored: set[int] = set()
+    under: int | None = None  # the indent of a bullet just left out: its sub-bullets go with it
+    for line in lines:
+        indent = len(line) - len(line.lstrip(" "))
+        if under is not None and indent > under and line.lstrip(" ").startswith(("- ", "* ")):
+            continue
+        under = None
+        if line.startswith("#"):
+            heading = len(out) if line.startswith("### ") else None
+        key = normalize_line(line)
+        row = keys.get(key) if key else None
+        if row is None or key in held:
+            out.append(line)
+            continue
+        rejected.note(row, rel, key)
+        under = indent if line.lstrip(" ").startswith(("- ", "* ")) else None
+        if heading is not None:
+            dropped_under.add(heading)
+        if row.id in restored:
+            continue
+        restored.add(row.id)
+        old = [
+            x + "\n" for x in row.removed if (k := remembered_key(x)) and k in held and k not in generated and keep(x)
+        ]
+        if old:
+            rejected.note(row, rel, kept=len(old))
+            out += old
+    # a sub-heading whose every line was left out goes too ("### keywords" with nothing under it); one that only
+    # heads further headings ("### <project>" over "#### <day>") lost no line of its own and stays
+    kept = []
+    for i, line in enumerate(out):
+        if i in dropped_under:
+            nxt = next((x for x in out[i + 1 :] if x.strip()), "")
             if not nxt or nxt.startswith(("#", "<!--")):
                 continue
-        out.append(line)
-    return "".join(out)
+        kept.append(line)
+    return "".join(kept)
 
 
 # The shapes of what the MEMORY.md generator writes, whatever memory it came from (one since deleted included).
@@ -399,15 +445,15 @@ def consolidate_offline(
     memories: list[Stage1Output],
     journal: Journal,
     *,
-    rejected: set[str] | None = None,
+    rejected: Rejections | None = None,
     tombstones: set[str] | None = None,
     known: list[Stage1Output] | None = None,
     health_drops: dict[str, str] | None = None,
 ) -> list[str]:
     """Write MEMORY.md and memory_summary.md through the journal (only when they change); returns paths written.
 
-    ``rejected``: normalised lines a person left out of an earlier run; the generated parts never hold
-    them again. ``known``: every stage-1 memory (default: ``memories``); a line inside the generated block that none
+    ``rejected``: the lines a person left out of an earlier run, by the file they were left out of; that file's
+    generated part never adds them again (``drop_rejected``), and ``rejected.acted`` says what each did. ``known``: every stage-1 memory (default: ``memories``); a line inside the generated block that none
     of them derives is a person's and is kept (``person_lines``). ``health_drops`` (normalised key -> line): approved
     lines that memory health found contradicted or a person proposed to remove; they are left out, and once the run
     is approved with that removal they are banned like a person's deletion (``tombstones``, recorded at approve).
@@ -415,12 +461,12 @@ def consolidate_offline(
     stems = resolve_stems(root, memories)  # the names the sync just gave the summary files
     forgetting = Forgetting(memories, tombstones)
     forgetting.tombstones |= {line_hash(key) for key in _superseded(memories) | set(health_drops or {})}
-    rejected = rejected or set()
     machine = machine_lines(known if known is not None else memories)
     memory_now, summary_now = _read(root / MEMORY_MD), _read(root / MEMORY_SUMMARY)
-    block = drop_rejected(render_memory_block(memories, stems, forgetting), rejected)
+    keep = lambda line: not forgetting.drops(line, 0)  # noqa: E731
+    block = drop_rejected(render_memory_block(memories, stems, forgetting), MEMORY_MD, rejected, memory_now, keep)
     block = _with_person_lines(memory_now, block, machine, forgetting)
-    summary = drop_rejected(render_summary(memories, stems, forgetting), rejected)  # an index: regenerated whole
+    summary = drop_rejected(render_summary(memories, stems, forgetting), MEMORY_SUMMARY, rejected, summary_now, keep)
     targets = {
         MEMORY_MD: merge_memory_md(memory_now, block),
         MEMORY_SUMMARY: merge_summary(summary_now, summary),

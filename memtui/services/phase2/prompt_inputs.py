@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memtui.adapters.memroot import baseline
-from memtui.adapters.memroot.files import DIFF_FILENAME, RAW_MEMORIES, ROLLOUT_SUMMARIES, TOMBSTONES
+from memtui.adapters.memroot.files import (
+    DIFF_FILENAME,
+    RAW_MEMORIES,
+    ROLLOUT_SUMMARIES,
+    TOMBSTONES,
+    is_generated_input,
+)
 from memtui.state import runs, tombstones
 from memtui.state.tombstones import normalize_memory_line
 
@@ -41,7 +47,7 @@ class Rejection:
 
 
 def is_generated(path: str) -> bool:
-    return path in GENERATED or path.startswith(f"{ROLLOUT_SUMMARIES}/")
+    return path in GENERATED or is_generated_input(path)
 
 
 def person_edits(changes: list[tuple[str, str]]) -> list[tuple[str, str]]:

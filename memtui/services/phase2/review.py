@@ -91,7 +91,9 @@ class ReviewResult(BaseModel):
     included_changes: list[tuple[str, str]] = []  # approved together with the run, after the person saw them
     decision: int | None = None  # the audit record (after an approve: the version number in the history)
     hunks_in: int = 0
-    hunks_out: int = 0  # hunks left out (their lines stay as in the baseline), remembered as rejected
+    hunks_out: int = 0  # hunks left out (their lines stay as in the baseline)
+    remembered: int = 0  # of those, remembered as rejected (later runs do not add their lines again)
+    deferred: list[str] = []  # generated inputs left out for now: the next run renders them again
 
 
 def count_lines(diff: str) -> tuple[int, int]:
@@ -200,6 +202,8 @@ def approve(
         decision=decision,
         hunks_in=len(p.hunk_refs(True)),
         hunks_out=len(p.rejected),
+        remembered=len(p.remembered()),
+        deferred=sorted({h.file for h in p.deferred()}),
     )
 
 

@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from memtui.tui import tasks
 from memtui.tui.format import fmt_size, fmt_time
 from memtui.tui.screens.base import MemtuiScreen
+from memtui.tui.screens.choice import Choice, ChoiceModal
 from memtui.tui.screens.dialogs import ConfirmModal
 from memtui.tui.widgets.diff_view import DiffView
 from memtui.tui.widgets.vim import VimDataTable
@@ -30,6 +31,7 @@ KIND_LABELS = {
     "restore": "restore",
     "forget": "forget",
     "unforget": "forget undone",
+    "lift": "rejection lifted",
 }
 
 
@@ -39,12 +41,14 @@ class HistoryScreen(MemtuiScreen):
     AUTO_FOCUS = "#decisions"
     BINDINGS = [
         Binding("r", "restore", "Restore version", id="history.restore"),
+        Binding("l", "lift", "Lift rejection", id="history.lift"),
         Binding("enter", "show_diff", "Show diff", show=False, id="history.show_diff"),
     ]
 
     def __init__(self) -> None:
         super().__init__(id="history-screen")
         self.decisions: list[Any] = []
+        self.rejections: list[Any] = []  # remembered rejections (``decide.RejectedHunk``), newest first
 
     def compose_body(self) -> ComposeResult:
         yield Static("", id="history-meta", markup=False)
@@ -73,6 +77,7 @@ class HistoryScreen(MemtuiScreen):
     @work(thread=True, exclusive=True, group="history", exit_on_error=False)
     def _load(self) -> None:
         from memtui.services.history import list_decisions
+        from memtui.services.review.decide import remembered_rejections
         from memtui.state.decisions import kept as snapshots_kept
 
         worker = get_current_worker()
@@ -80,18 +85,21 @@ class HistoryScreen(MemtuiScreen):
         try:
             decisions = list_decisions(conn)
             kept = snapshots_kept(conn)
+            rejections = remembered_rejections(conn)
         finally:
             conn.close()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show, decisions, (kept.count, kept.bytes))
+            self.app.call_from_thread(self._show, decisions, (kept.count, kept.bytes), rejections)
 
-    def _show(self, decisions: list[Any], kept: tuple[int, int]) -> None:
+    def _show(self, decisions: list[Any], kept: tuple[int, int], rejections: list[Any] | None = None) -> None:
         self.decisions = decisions
+        self.rejections = rejections or []
         keep = self.mapp.ctx.settings.history_versions
         self.query_one("#history-meta", Static).update(
             Content.assemble(
                 (f"{len(decisions)} decisions", "bold"),
                 f"  {kept[0]} versions kept ({fmt_size(kept[1])} compressed, history_versions = {keep})",
+                f"  {len(self.rejections)} remembered rejection(s)" if self.rejections else "",
             )
         )
         table = self.query_one("#decisions", DataTable)
@@ -135,15 +143,31 @@ class HistoryScreen(MemtuiScreen):
             self._show_decision(d)
             self.query_one(DiffView).focus()
 
+    def _rejections_of(self, d: Any) -> list[Any]:
+        """The remembered rejections a partial approval made (still remembered: not lifted)."""
+        if d.kind != "partial_approve" or d.run_id is None:
+            return []
+        return [r for r in self.rejections if r.run_id == d.run_id]
+
     def _show_decision(self, d: Any) -> None:
         files_in = ", ".join(d.files_in) or "-"
         files_out = ", ".join(d.files_out) or "-"
+        remembered = self._rejections_of(d)
+        listed = "".join(
+            f"\n  #{r.id} {r.file}: {r.added[0] if r.added else ''}"[:160]
+            + (f" (+{len(r.added) - 1} more)" if len(r.added) > 1 else "")
+            for r in remembered
+        )
         self.query_one("#decision-detail", Static).update(
             Content.assemble(
                 (f"#{d.id} {KIND_LABELS.get(d.kind, d.kind)}", "bold"),
                 f"  {fmt_time(d.at)}  tree {(d.tree or '-')[:12]}\n",
                 f"in: {files_in}\nout: {files_out}\n",
                 (f"reason: {d.reason}" if d.reason else "", "$text-warning"),
+                (
+                    f"\nremembered: later runs keep these out (l lifts){listed}" if remembered else "",
+                    "$text-warning",
+                ),
             )
         )
         self._diff(d.id, d.snapshot)
@@ -171,7 +195,30 @@ class HistoryScreen(MemtuiScreen):
         if action == "restore":
             d = self._selected() if self.is_mounted else None
             return True if d is not None and d.snapshot else None
+        if action == "lift":
+            d = self._selected() if self.is_mounted else None
+            return bool(d is not None and self._rejections_of(d))  # hidden when the decision remembers none
         return True
+
+    def action_lift(self) -> None:
+        """Lift a rejection the selected partial approval remembers: later runs may propose its lines again."""
+        d = self._selected()
+        remembered = self._rejections_of(d) if d is not None else []
+        if not remembered:
+            return
+
+        def chose(value: str | None) -> None:
+            if value and value != "cancel":
+                self.mapp.start_task("lift", f"Lift rejection #{value}", tasks.lift_task(int(value)))
+
+        body = (
+            "Later runs keep the lines of a remembered rejection out of the file it was made in. Lift one and the "
+            "next run may propose them again (the lift is recorded here)."
+        )
+        choices = [Choice(f"Lift #{r.id} ({r.file}, {len(r.added)} line(s))", str(r.id), "warning") for r in remembered]
+        self.app.push_screen(
+            ChoiceModal("Lift a rejection", body, [*choices, Choice("Cancel", "cancel")], focus="cancel"), chose
+        )
 
     def action_restore(self) -> None:
         d = self._selected()

@@ -21,6 +21,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from memtui.adapters.memroot.files import is_generated_input
 from memtui.domain.labels import PHASE2_STATUS, label
 from memtui.services import views
 from memtui.services.review.hunks import HunkDecisions
@@ -97,6 +98,7 @@ class ReviewScreen(MemtuiScreen):
         self.evidence: dict[str, list[Any]] = {}
         self.evidence_loaded = False  # False while the worker still reads the rollouts the run drew on
         self.forgotten_mentions: list[LineRef] = []
+        self.acted: list[str] = []  # what remembered rejections did to the run (``decide.acted_notes``)
 
     @property
     def awaiting(self) -> bool:
@@ -144,6 +146,9 @@ class ReviewScreen(MemtuiScreen):
 
             # forget never removes a person's line: the review names those that mention a forgotten rollout
             self.forgotten_mentions = mentions(ctx)
+            from memtui.services.review.decide import acted_notes
+
+            self.acted = acted_notes(ctx.conn, state.run.rejections_acted) if state.run is not None else []
             trust = self._trust(run) if run is not None else {}
             if worker.is_cancelled:
                 return
@@ -252,6 +257,15 @@ class ReviewScreen(MemtuiScreen):
                     "$text-warning",
                 )
                 if self.forgotten_mentions
+                else "",
+                (
+                    "\n"
+                    + "\n".join(f"⟲ {note}" for note in self.acted[:4])
+                    + (f"\n⟲ ... and {len(self.acted) - 4} more: `memtui review show`" if len(self.acted) > 4 else "")
+                    + "\n  (History, 6: l lifts a rejection)",
+                    "$text-warning",
+                )
+                if self.acted
                 else "",
             )
         )
@@ -420,6 +434,12 @@ class ReviewScreen(MemtuiScreen):
         else:
             self.rejected.add(hid)
             self.trusted.discard(hid)
+            if is_generated_input(view.hunk.file):
+                self.notify_literal(
+                    f"{view.hunk.file} is rendered from the memories at every run: leaving it out keeps it out of "
+                    "this version only, and the next run shows it again. To drop what a session taught for good, "
+                    "forget its rollout (F on the Rollouts screen)."
+                )
         self._decide(view)
 
     def action_trust_hunk(self) -> None:
@@ -446,6 +466,11 @@ class ReviewScreen(MemtuiScreen):
             return
         if view.hunk.whole_file:
             self.notify_literal("This change has no text lines to amend; space leaves it out.", severity="warning")
+            return
+        if is_generated_input(view.hunk.file):
+            from memtui.services.review.decide import AMEND_GENERATED
+
+            self.notify_literal(AMEND_GENERATED.format(file=view.hunk.file) + ".", severity="warning")
             return
         hid = view.hunk.id
         current = self.amended.get(hid, view.hunk.new_text())
@@ -603,10 +628,24 @@ class ReviewScreen(MemtuiScreen):
         )
 
     def _ask_partial(self, run_id: int, decisions: HunkDecisions, counts: str, taken: int, left: int) -> None:
-        body = (
-            f"Approve run #{run_id} in part? {counts} The hunks left out keep the baseline's lines and are "
-            "remembered as rejected, so later runs do not learn them again. Why leave them out?"
-        )
+        from memtui.services.review.decide import remembered_if_left_out
+
+        hunks = {v.hunk.id: v.hunk for v in self.diff.hunks}
+        out = [hunks[h] for h in decisions.except_ids if h in hunks]
+        inputs = sorted({h.file for h in out if is_generated_input(h.file)})
+        remembered = sum(1 for h in out if remembered_if_left_out(h))
+        body = f"Approve run #{run_id} in part? {counts} The hunks left out keep the baseline's lines."
+        if remembered:
+            body += (
+                f" {plural(remembered, 'hunk')} of the memory {'is' if remembered == 1 else 'are'} remembered as "
+                "rejected: later runs do not add those lines again (History, 6: l lifts a rejection)."
+            )
+        if inputs:
+            body += (
+                f" {', '.join(inputs)}: not published now; the next run renders {'it' if len(inputs) == 1 else 'them'} "
+                "again from the memories (to drop a session's memory for good, forget its rollout)."
+            )
+        body += " Why leave them out?"
 
         def decided_partial(reason: str | None) -> None:
             if reason is not None:

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from memtui.adapters.memroot.files import is_generated_input
 from memtui.adapters.redact import PLACEHOLDER
 from memtui.core.hidden import reveal
 from memtui.services.review.hunks import FileDiff, Hunk, parse_diff, unified_diff
@@ -190,8 +191,14 @@ class HunkView(Searchable):
         self.rejected, self.amended, self.decided = rejected, amended, True
         self.set_class(rejected, "-rejected")
         self.set_class(amended is not None and not rejected, "-amended")
-        if rejected:
-            self.border_subtitle = Content("✗ left out (space: take it)")
+        from memtui.services.review.decide import remembered_if_left_out  # (when shown: not at start-up)
+
+        if rejected and is_generated_input(self.hunk.file):
+            self.border_subtitle = Content("✗ left out for now: the next run renders it again (space: take it)")
+        elif rejected and remembered_if_left_out(self.hunk):
+            self.border_subtitle = Content("✗ left out, remembered: later runs keep it out (space: take it)")
+        elif rejected:
+            self.border_subtitle = Content("✗ left out for now: it adds no line to remember (space: take it)")
         elif amended is not None:
             self.border_subtitle = Content("✎ amended: your text goes in")
         else:
