@@ -217,9 +217,11 @@ def _mentions(ctx: Context) -> list[LineRef]:
 
 
 def _acted(ctx: Context, run: Phase2Run | None) -> list[str]:
+    if run is None or not run.rejections_acted:  # no rejection shaped the run: nothing to name, nothing to load
+        return []
     from memtui.services.review.decide import acted_notes
 
-    return acted_notes(ctx.conn, run.rejections_acted) if run is not None else []
+    return acted_notes(ctx.conn, run.rejections_acted)
 
 
 def _empty():
