@@ -139,8 +139,11 @@ class MemtuiApp(App[int]):
         cursor_blink: bool = True,
         toasts_expire: bool = True,
         keymap: dict[str, str] | None = None,
+        notes: list[str] | None = None,
     ) -> None:
+        """``notes``: sentences said on start (e.g. that a new home was created), as notifications."""
         super().__init__()
+        self.start_notes = list(notes or [])
         self.ctx = ctx or open_context(home=home)
         self.ingest_on_start = ingest_on_start
         self.status_refresh = status_refresh
@@ -170,6 +173,8 @@ class MemtuiApp(App[int]):
             self.set_keymap(self.keymap)
             for warning in keymap_warnings(self.keymap, "config.toml [keymap]"):
                 self.notify(warning, title="Keymap", severity="warning", timeout=20, markup=False)
+        for note in self.start_notes:
+            self.notify(note, title="New home", timeout=20, markup=False)
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
@@ -185,7 +190,7 @@ class MemtuiApp(App[int]):
 
     def task_context(self) -> Context:
         """A Context for a worker thread: same settings and paths, its own connection."""
-        return Context(loaded=self.ctx.loaded, paths=self.ctx.paths)
+        return Context(loaded=self.ctx.loaded, paths=self.ctx.paths, creates_home=self.ctx.creates_home)
 
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def refresh_status(self) -> None:
