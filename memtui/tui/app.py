@@ -52,6 +52,18 @@ def _mode(module: str, cls: str) -> Callable[[], Screen]:
     return make
 
 
+# mode -> (module under memtui.tui.screens, screen class): imported on first use, or by the warm-up after start
+_SCREENS = {
+    "rollouts": ("rollouts", "RolloutsScreen"),
+    "jobs": ("jobs", "JobsScreen"),
+    "review": ("review", "ReviewScreen"),
+    "memory": ("memory", "MemoryScreen"),
+    "citations": ("citations", "CitationsScreen"),
+    "history": ("history", "HistoryScreen"),
+    "health": ("health", "HealthScreen"),
+}
+
+
 @dataclass
 class TaskState:
     """A task while it runs: what the task bar shows."""
@@ -92,15 +104,7 @@ class MemtuiApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "memtui"
     COMMANDS = App.COMMANDS | {MemtuiCommands}
-    MODES = {
-        "rollouts": _mode("rollouts", "RolloutsScreen"),
-        "jobs": _mode("jobs", "JobsScreen"),
-        "review": _mode("review", "ReviewScreen"),
-        "memory": _mode("memory", "MemoryScreen"),
-        "citations": _mode("citations", "CitationsScreen"),
-        "history": _mode("history", "HistoryScreen"),
-        "health": _mode("health", "HealthScreen"),
-    }
+    MODES = {mode: _mode(module, cls) for mode, (module, cls) in _SCREENS.items()}
     DEFAULT_MODE = "rollouts"
     SCREEN_LABELS = {
         "rollouts": "Rollouts",
@@ -181,6 +185,18 @@ class MemtuiApp(App[int]):
             self.set_interval(MEMORY_ROOT_POLL_SECONDS, self.watch_memory_root)
         if self.ingest_on_start:
             self.run_ingest(quiet=True)
+        self._warm_screens()
+
+    @work(thread=True, group="warm-screens", exit_on_error=False)
+    def _warm_screens(self) -> None:
+        """Import every screen's module while the person reads the first screen. On a first visit the key's
+        handler would import it on the event loop (review, memory and history took about a second each on a
+        loaded machine: nothing moved meanwhile); imported here, the screen paints at once with its loading
+        sign. A key pressed before the warm-up reaches its module waits for that one import, as it did before."""
+        import importlib
+
+        for module, _cls in _SCREENS.values():
+            importlib.import_module(f"memtui.tui.screens.{module}")
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Without blink, every cursor that gets focus stays drawn (whatever screen or dialog composed it), so a

@@ -56,6 +56,7 @@ def middle(path: str, width: int) -> str:
 class ReviewScreen(MemtuiScreen):
     TITLE_TEXT = "Review"
     MODE = "review"
+    LOADING, LOADER = "#review-body", "review"
     AUTO_FOCUS = "#diff"
     SEARCH_ROOT = "#diff"
     BINDINGS = [

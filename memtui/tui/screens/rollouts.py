@@ -119,6 +119,7 @@ def preview_text(r: views.RolloutRow) -> str:
 class RolloutsScreen(MemtuiScreen):
     TITLE_TEXT = "Rollouts"
     MODE = "rollouts"
+    LOADING, LOADER = "#rollouts", "rollouts-page"
     AUTO_FOCUS = "#rollouts"
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", id="rollouts.filter"),
