@@ -113,12 +113,14 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
     def no_home() -> str | None:
         """While the home does not exist (a person who registered the server before their first ingest), every
         answer is empty and says why; the home is looked for again on each call, so no restart is needed."""
-        if ctx.paths.home.is_dir():
-            return None
-        return (
-            f"memtui has no memory yet: there is no memtui home at {ctx.paths.home}. The user creates it with "
-            "`memtui ingest`; memory reaches you once they approve a consolidation."
-        )
+        try:
+            ctx.require_home()
+        except NoHome:
+            return (
+                f"memtui has no memory yet: there is no memtui home at {ctx.paths.home}. The user creates it with "
+                "`memtui ingest`; memory reaches you once they approve a consolidation."
+            )
+        return None
 
     async def current_scope(mcp_ctx: McpContext | None) -> McpScope | None:
         if fixed is not None or mcp_ctx is None:
