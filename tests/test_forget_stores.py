@@ -287,7 +287,7 @@ def test_reset_state_keeps_forget_marks_and_says_what_it_drops_first(pipeline, c
     home = pipeline["MEMTUI_HOME"]
     assert cli(capsys, "review", "approve")[0] == 0
     _forget_and_approve(capsys, T_GONE)
-    code, out, err = cli(capsys, "doctor", "--reset-state")
+    code, out, err = cli(capsys, "doctor", "--reset-state", "--yes")
     assert code == 0, err
     keeps = out.index("keeps: 1 forget mark(s)")
     drops = out.index("drops (still readable in the set-aside copy):")

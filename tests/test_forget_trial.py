@@ -248,7 +248,7 @@ def test_forget_leaves_no_trace_of_a_rollout_on_any_path(
     assert GONE in ok_cli(capsys, "search", GONE)
 
     # reset the state database (the old one is set aside, holding the marker), rebuild, run retention
-    ok_cli(capsys, "doctor", "--reset-state")
+    ok_cli(capsys, "doctor", "--reset-state", "--yes")
     ok_cli(capsys, "ingest")
     ok_cli(capsys, "phase1", "--all")
     ok_cli(capsys, "retention")

@@ -56,7 +56,7 @@ def test_corrupt_database_is_a_clear_error_and_doctor_recovers(isolated_env, cap
     assert db.read_bytes().startswith(b"this is not sqlite")  # nothing destroyed
     assert main(["status"]) == 2
     assert "doctor --reset-state" in capsys.readouterr().err
-    assert main(["doctor", "--reset-state"]) == 0
+    assert main(["doctor", "--reset-state", "--yes"]) == 0
     assert any(p.name.startswith("state.sqlite.broken-") for p in db.parent.iterdir())
     assert main(["status", "--json"]) == 0
 

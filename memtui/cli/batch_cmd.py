@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     from memtui.services.batch import ops
 
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     try:
         if args.verb == "status":
             rows = ops.status(ctx)

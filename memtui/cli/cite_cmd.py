@@ -88,7 +88,7 @@ def run_check(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"ok": False, "citation": None, "dropped_lines": result.dropped_lines})
         return 1
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     report = check_citation(args.root or ctx.paths.memory_root, result.citation, ctx.conn)
     if args.json:
         print_json({**report.to_json(), "dropped_lines": result.dropped_lines})

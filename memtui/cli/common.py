@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from memtui.core.settings import SettingsError
@@ -26,25 +25,21 @@ def set_flag_overrides(pairs: list[str]) -> None:
         _FLAG_OVERRIDES[key.strip()] = value.strip()
 
 
-class NoHome(SettingsError):
-    """A read-only command was pointed at a home that does not exist (it must not create one)."""
-
-    def __init__(self, home: Path) -> None:
-        super().__init__(
-            f"no memtui home at {home}: nothing to show. Create it with `memtui ingest` (indexes your rollouts) or "
-            "try `memtui demo`; --home PATH or MEMTUI_HOME choose another home."
-        )
-
-
-def make_context(*, read_only: bool = False, **overrides: Any) -> Context:
+def make_context(*, creates_home: bool = False, **overrides: Any) -> Context:
     """The effective context with command-line flags as the top layer (None = flag not given).
 
-    ``read_only``: a command that only shows what is there refuses a missing home instead of creating an empty one.
+    ``creates_home``: the command is a first step (``memtui ingest``) and may create a missing home, saying so on
+    stderr; any other command refuses a missing home (``NoHome``) instead of leaving an empty one behind.
     """
-    ctx = open_context({**_FLAG_OVERRIDES, **{k: v for k, v in overrides.items() if v is not None}})
-    if read_only and not ctx.paths.home.is_dir():
-        raise NoHome(ctx.paths.home)
-    return ctx
+    return open_context(
+        {**_FLAG_OVERRIDES, **{k: v for k, v in overrides.items() if v is not None}},
+        creates_home=creates_home,
+        announce=_say,
+    )
+
+
+def _say(message: str) -> None:
+    print(f"memtui: {message}", file=sys.stderr)
 
 
 def positive_int(text: str) -> int:

@@ -31,7 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="move state.sqlite aside and start a new one, keeping forget marks, tombstones and your lines",
     )
-    p.add_argument("--yes", action="store_true", help="do not ask on a terminal")
+    p.add_argument(
+        "--yes",
+        action="store_true",
+        help="with --reset-state: reset without asking (needed when stdin is not a terminal)",
+    )
     p.set_defaults(func=run)
 
 
@@ -58,6 +62,8 @@ def _read_old(db: Path) -> tuple[dict[str, list[tuple]], dict[str, int], str | N
 
 
 def reset_state(db: Path, *, ask: bool) -> int:
+    """Move a broken database aside and start a new one. ``ask``: confirm on a terminal first; with no terminal to
+    ask on, refuse (``--yes`` says to go ahead). A move that fails puts back what it moved and says why."""
     if not db.exists():
         connect(db).close()
         print(f"no state database at {db}: created a new one")
@@ -76,18 +82,34 @@ def reset_state(db: Path, *, ask: bool) -> int:
         )
     dropped = [f"{counts[t]} {what}" for t, what in _DROPPED.items() if counts.get(t)]
     print("drops (still readable in the set-aside copy): " + ("; ".join(dropped) or "nothing else of note"))
-    if ask and sys.stdin.isatty() and input("reset the state database? [y/N] ").strip().lower() not in ("y", "yes"):
+    if ask and not sys.stdin.isatty():
+        print(
+            "memtui doctor: nothing changed: --reset-state asks before it moves the database aside, and there is "
+            "no terminal to ask on; run `memtui doctor --reset-state --yes` to reset without asking",
+            file=sys.stderr,
+        )
+        return 1
+    if ask and input("reset the state database? [y/N] ").strip().lower() not in ("y", "yes"):
         print("nothing changed")
         return 1
     aside = db.with_name(f"state.sqlite.broken-{clock.now_s()}")
-    db.rename(aside)
-    for suffix in ("-wal", "-shm"):
-        side = db.with_name(db.name + suffix)
-        if side.exists():
-            side.rename(aside.with_name(aside.name + suffix))
+    try:
+        moved = _move_aside(db, aside)
+    except OSError as exc:
+        print(
+            f"memtui doctor: nothing changed: could not move {db} aside ({exc.strerror or exc}); "
+            f"make {db.parent} writable and run it again",
+            file=sys.stderr,
+        )
+        return 2
     from memtui.services import stores
 
-    conn = connect(db)
+    try:
+        conn = connect(db)
+    except StateError as exc:
+        _put_back(moved)
+        print(f"memtui doctor: nothing changed: the new database could not be made ({exc})", file=sys.stderr)
+        return 2
     try:
         stores.carry(conn, carried)
     finally:
@@ -96,8 +118,32 @@ def reset_state(db: Path, *, ask: bool) -> int:
     return 0
 
 
+def _move_aside(db: Path, aside: Path) -> list[tuple[Path, Path]]:
+    """Rename the database and its -wal and -shm to ``aside``; on a failure, what was moved goes back first."""
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            side = db.with_name(db.name + suffix)
+            if suffix and not side.exists():
+                continue
+            target = aside.with_name(aside.name + suffix)
+            side.rename(target)
+            moved.append((side, target))
+    except OSError:
+        _put_back(moved)
+        raise
+    return moved
+
+
+def _put_back(moved: list[tuple[Path, Path]]) -> None:
+    for original, target in reversed(moved):
+        if not original.exists():
+            target.rename(original)
+
+
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context(read_only=not args.reset_state)
+    ctx = make_context()
+    ctx.open_home()  # a missing or read-only home is said so (and exits 2) before anything is read or moved
     db = ctx.paths.state_db
     if args.reset_state:
         return reset_state(db, ask=not args.yes)

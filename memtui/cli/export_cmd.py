@@ -53,7 +53,8 @@ def _warn(root: Path, bytes_per_token: float) -> None:
 
 
 def run_prompt(args: argparse.Namespace) -> int:
-    ctx = make_context(read_only=True)
+    ctx = make_context()
+    ctx.require_home()
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
     if args.project is not None:
         project = args.project.expanduser().resolve()
@@ -90,7 +91,8 @@ def run_agents_md(args: argparse.Namespace) -> int:
     if problem := target_problem(args.path):
         print(f"memtui export: {problem}", file=sys.stderr)
         return 2
-    ctx = make_context(read_only=True)
+    ctx = make_context()
+    ctx.require_home()
     root, bpt = ctx.paths.memory_root, ctx.settings.bytes_per_token
     target = resolve_target(args.path, ctx.paths, args.scope, args.project)
     if target.problem:

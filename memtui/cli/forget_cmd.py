@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.thread_id:
         print("memtui forget: give a THREAD_ID (or --expired)", file=sys.stderr)
         return 2
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     try:
         result = forget.unforget(ctx, args.thread_id) if args.undo else forget.forget(ctx, args.thread_id, args.reason)
     except forget.ForgetError as exc:

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from memtui.services import history
     from memtui.services.phase2 import restore
 
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     try:
         action = args.history_action
         if action is None:

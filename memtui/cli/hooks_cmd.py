@@ -94,7 +94,7 @@ def run_work(args: argparse.Namespace) -> int:
     from memtui.services.phase1.run import run_phase1
     from memtui.services.search import refresh
 
-    ctx = make_context()
+    ctx = make_context(creates_home=True)  # the hook's ingest is a first step too
 
     def work(log) -> None:
         try:

@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context()
+    ctx = make_context(creates_home=True)  # the first step: a new home starts here
     bar = Progress("ingest")
     try:
         summary = run_ingest(ctx, progress=lambda done, total, path: _tick(bar, done, total, path))

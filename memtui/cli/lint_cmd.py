@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     findings = lint_memory(ctx.paths.memory_root, ctx.conn)
     if args.json:
         print_json([f.model_dump() for f in findings])

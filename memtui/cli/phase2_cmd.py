@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from memtui.services.phase2.consolidate import run_phase2
     from memtui.services.phase2.outcome import Outcome
 
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     try:
         result = run_phase2(
             ctx,

@@ -235,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
     from memtui.adapters.memroot.lock import MemoryRootBusy
 
     action = args.review_action or "show"
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     try:
         if action == "show":
             return _show(ctx, bool(getattr(args, "stat", False)), bool(args.json), bool(getattr(args, "hunks", False)))

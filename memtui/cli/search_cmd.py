@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     query = " ".join(args.query)
     bar = Progress("search index")
     try:

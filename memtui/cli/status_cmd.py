@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ctx = make_context(read_only=True)
+    ctx = make_context()
     st = read_status(ctx.conn)
     if args.json:
         print_json(st.model_dump(mode="json"))

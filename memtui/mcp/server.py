@@ -16,6 +16,7 @@ Scope: ``memtui mcp --project DIR`` (or, without it, the first ``file://`` root 
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -35,7 +36,7 @@ from memtui.mcp.front import Front, Wire
 from memtui.mcp.scope import McpScope, root_directory
 from memtui.services.agent_view import AgentView, NotInView, OutOfScope, PathRefused
 from memtui.services.agent_view import confine as agent_confine
-from memtui.services.context import Context
+from memtui.services.context import Context, NoHome
 from memtui.services.export import render_prompt
 
 SERVER_NAME = "memtui"
@@ -109,6 +110,18 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
     fixed = McpScope(project.expanduser().resolve(), f"--project {project}") if project is not None else None
     from_roots: list[McpScope | None] = []  # asked once per connection
 
+    def no_home() -> str | None:
+        """While the home does not exist (a person who registered the server before their first ingest), every
+        answer is empty and says why; the home is looked for again on each call, so no restart is needed."""
+        try:
+            ctx.require_home()
+        except NoHome:
+            return (
+                f"memtui has no memory yet: there is no memtui home at {ctx.paths.home}. The user creates it with "
+                "`memtui ingest`; memory reaches you once they approve a consolidation."
+            )
+        return None
+
     async def current_scope(mcp_ctx: McpContext | None) -> McpScope | None:
         if fixed is not None or mcp_ctx is None:
             return fixed
@@ -141,6 +154,9 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         elif where is not None:  # an unscoped server asked for one project: the project's whole scope applies
             scope = McpScope(where.resolve(), f"project={project}")
 
+        missing = no_home()
+        if missing is not None:
+            return {"hits": [], "note": missing}
         view = AgentView(root, include_untrusted=ctx.settings.export_tool_statements, scope=scope)
 
         def run() -> list[Any]:
@@ -162,6 +178,9 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         mcp_ctx: McpContext | None = None,
     ) -> dict[str, Any]:
         scope = await current_scope(mcp_ctx)
+        missing = no_home()
+        if missing is not None:
+            raise ToolError(missing)
         try:
             return read_range(
                 root, path, start_line, end_line, scope, include_untrusted=ctx.settings.export_tool_statements
@@ -186,6 +205,9 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         found = parsed.citation
         if found is None:
             raise ToolError("no citation block found: send <citation_entries> and <rollout_ids> as in the read path")
+        missing = no_home()
+        if missing is not None:
+            raise ToolError(missing)
 
         view = AgentView(
             root, include_untrusted=ctx.settings.export_tool_statements, scope=await current_scope(mcp_ctx)
@@ -212,6 +234,9 @@ def build_server(ctx: Context, project: Path | None = None) -> MCPServer:
         description="How to use and cite memtui's memory, with memory_summary.md (the project's memory when scoped)",
     )
     def read_path() -> str:
+        missing = no_home()
+        if missing is not None:
+            return missing
         scope = fixed or (from_roots[0] if from_roots else None)
         if scope is not None:
             from memtui.services.export.scope import render_project_prompt
@@ -286,8 +311,10 @@ def serve(ctx: Context, project: Path | None = None, front: Front | None = None,
     """Run over stdin/stdout until the client closes the connection; behind ``front`` (which took the wire and
     answered the handshake while this module loaded) when given."""
     try:
-        ctx.paths.ensure()
-        ctx.conn  # noqa: B018  (open and migrate before the first tool call: an unusable database fails loudly)
+        try:
+            ctx.conn  # noqa: B018  (open and migrate before the first tool call: an unusable database fails loudly)
+        except NoHome as exc:  # an empty memory, not a failure: the agent keeps working, each answer says why
+            print(f"memtui mcp: serving an empty memory until the home exists: {exc}", file=sys.stderr)
         server = build_server(ctx, project)
         if front is None or wire is None:
             server.run("stdio")

@@ -7,6 +7,8 @@ autocommit mode so sqlite-utils' own ``with conn:`` blocks never commit somebody
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -23,9 +25,63 @@ class StateError(RuntimeError):
     """The state database cannot be used; the message says why and what to do."""
 
 
+class ReadOnlyHome(StateError):
+    """The home or its state database cannot be written (permissions, a read-only mount): not a damaged database,
+    and nothing a reset would mend."""
+
+    def __init__(self, db: Path, blocked: Path) -> None:
+        self.blocked = blocked
+        home = db.parent
+        if _on_read_only_mount(blocked):
+            why, fix = "is on a read-only file system", "remount it read-write"
+        else:
+            why, fix = "is not writable by you", f"`chmod -R u+w {home}` (as its owner)"
+        where = f"{home} {why}" if blocked == home else f"{home} is read-only: {blocked} {why}"
+        super().__init__(
+            f"the memtui home {where}. memtui writes its state database "
+            f"({db.name}) on every command, so it cannot work in this home. Nothing was changed and the database "
+            f"is not damaged. Make the home writable again ({fix}), or point --home / MEMTUI_HOME at a home you "
+            "can write."
+        )
+
+
+def _on_read_only_mount(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def unwritable(db: Path) -> Path | None:
+    """The first of the database's folder, file, -wal and -shm that exists and this process cannot write, if any.
+
+    ``os.access`` asks the kernel with the real ids: mode bits, ACLs and read-only mounts all count (root passes
+    mode bits but not a read-only mount)."""
+    folder = db.parent
+    if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        return folder
+    for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        if p.exists() and not os.access(p, os.W_OK):
+            return p
+    return None
+
+
+def denied(exc: OSError) -> bool:
+    """A write refused by permissions or a read-only mount (not a full disk, not a missing file)."""
+    return exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
 def connect(path: Path) -> sqlite3.Connection:
-    make_private_dir(path.parent)
-    create_private_file(path)  # SQLite gives the -wal and -shm files the database file's mode
+    blocked = unwritable(path)
+    if blocked is not None:
+        raise ReadOnlyHome(path, blocked)
+    try:
+        make_private_dir(path.parent)
+        create_private_file(path)  # SQLite gives the -wal and -shm files the database file's mode
+    except OSError as exc:
+        if not denied(exc):
+            raise
+        raise ReadOnlyHome(path, Path(exc.filename or path.parent)) from exc
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.row_factory = sqlite3.Row
     try:  # the connect timeout is SQLite's busy timeout
@@ -37,6 +93,9 @@ def connect(path: Path) -> sqlite3.Connection:
         migrate(conn)
     except sqlite3.DatabaseError as exc:
         conn.close()
+        blocked = unwritable(path)  # made read-only between the check and the open
+        if blocked is not None:
+            raise ReadOnlyHome(path, blocked) from exc
         if _is_busy(exc):
             raise StateError(
                 f"{path} stayed locked by another process for {BUSY_TIMEOUT_MS // 1000} s ({exc}). "

@@ -52,6 +52,18 @@ def _mode(module: str, cls: str) -> Callable[[], Screen]:
     return make
 
 
+# mode -> (module under memtui.tui.screens, screen class): imported on first use, or by the warm-up after start
+_SCREENS = {
+    "rollouts": ("rollouts", "RolloutsScreen"),
+    "jobs": ("jobs", "JobsScreen"),
+    "review": ("review", "ReviewScreen"),
+    "memory": ("memory", "MemoryScreen"),
+    "citations": ("citations", "CitationsScreen"),
+    "history": ("history", "HistoryScreen"),
+    "health": ("health", "HealthScreen"),
+}
+
+
 @dataclass
 class TaskState:
     """A task while it runs: what the task bar shows."""
@@ -92,15 +104,7 @@ class MemtuiApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "memtui"
     COMMANDS = App.COMMANDS | {MemtuiCommands}
-    MODES = {
-        "rollouts": _mode("rollouts", "RolloutsScreen"),
-        "jobs": _mode("jobs", "JobsScreen"),
-        "review": _mode("review", "ReviewScreen"),
-        "memory": _mode("memory", "MemoryScreen"),
-        "citations": _mode("citations", "CitationsScreen"),
-        "history": _mode("history", "HistoryScreen"),
-        "health": _mode("health", "HealthScreen"),
-    }
+    MODES = {mode: _mode(module, cls) for mode, (module, cls) in _SCREENS.items()}
     DEFAULT_MODE = "rollouts"
     SCREEN_LABELS = {
         "rollouts": "Rollouts",
@@ -139,8 +143,11 @@ class MemtuiApp(App[int]):
         cursor_blink: bool = True,
         toasts_expire: bool = True,
         keymap: dict[str, str] | None = None,
+        notes: list[str] | None = None,
     ) -> None:
+        """``notes``: sentences said on start (e.g. that a new home was created), as notifications."""
         super().__init__()
+        self.start_notes = list(notes or [])
         self.ctx = ctx or open_context(home=home)
         self.ingest_on_start = ingest_on_start
         self.status_refresh = status_refresh
@@ -170,12 +177,26 @@ class MemtuiApp(App[int]):
             self.set_keymap(self.keymap)
             for warning in keymap_warnings(self.keymap, "config.toml [keymap]"):
                 self.notify(warning, title="Keymap", severity="warning", timeout=20, markup=False)
+        for note in self.start_notes:
+            self.notify(note, title="New home", timeout=20, markup=False)
         self.refresh_status()
         if self.status_refresh:
             self.set_interval(STATUS_REFRESH_SECONDS, self.refresh_status)
             self.set_interval(MEMORY_ROOT_POLL_SECONDS, self.watch_memory_root)
         if self.ingest_on_start:
             self.run_ingest(quiet=True)
+        self._warm_screens()
+
+    @work(thread=True, group="warm-screens", exit_on_error=False)
+    def _warm_screens(self) -> None:
+        """Import every screen's module while the person reads the first screen. On a first visit the key's
+        handler would import it on the event loop (review, memory and history took about a second each on a
+        loaded machine: nothing moved meanwhile); imported here, the screen paints at once with its loading
+        sign. A key pressed before the warm-up reaches its module waits for that one import, as it did before."""
+        import importlib
+
+        for module, _cls in _SCREENS.values():
+            importlib.import_module(f"memtui.tui.screens.{module}")
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         """Without blink, every cursor that gets focus stays drawn (whatever screen or dialog composed it), so a
@@ -185,7 +206,7 @@ class MemtuiApp(App[int]):
 
     def task_context(self) -> Context:
         """A Context for a worker thread: same settings and paths, its own connection."""
-        return Context(loaded=self.ctx.loaded, paths=self.ctx.paths)
+        return Context(loaded=self.ctx.loaded, paths=self.ctx.paths, creates_home=self.ctx.creates_home)
 
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def refresh_status(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -10,10 +11,14 @@ def launch(home: Path | None = None) -> int:
     from memtui.services.context import open_context
     from memtui.tui.app import MemtuiApp
 
-    ctx = open_context(home=home)
-    ctx.paths.ensure()
-    ctx.conn  # noqa: B018  (open and migrate now: an unusable database is reported before the screen opens)
-    app = MemtuiApp(ctx, ingest_on_start=True, keymap=ctx.settings.keymap)
+    said: list[str] = []
+    # The UI is a first step (it ingests on start): a missing home is created, and said both on the terminal (it
+    # shows again after quitting) and in the UI.
+    ctx = open_context(home=home, creates_home=True, announce=said.append)
+    ctx.conn  # noqa: B018  (open and migrate now: an unusable or read-only home is reported before the screen opens)
+    for line in said:
+        print(f"memtui: {line}", file=sys.stderr)
+    app = MemtuiApp(ctx, ingest_on_start=True, keymap=ctx.settings.keymap, notes=said)
     try:
         app.run()
     finally:

@@ -78,7 +78,7 @@ def test_corrupt_state_is_a_clear_error_never_silent_loss_and_doctor_is_the_way_
             assert done.returncode == 2, (args, done.stdout, done.stderr)
             assert "doctor --reset-state" in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
             assert _sha(db) == before, f"{args} changed the broken database"
-        done = run_cli(home, ["doctor", "--reset-state"], env)
+        done = run_cli(home, ["doctor", "--reset-state", "--yes"], env)
         assert done.returncode == 0, done.stderr
         aside = [
             p

@@ -108,7 +108,9 @@ def run_phase1(
     """Run Phase 1 once (blocking). Safe to call from a worker thread: it opens its own connection and loop."""
     conn = ctx.new_conn()
     try:
-        done = housekeeping(Context(ctx.loaded, ctx.paths, conn))  # retention and opt-outs first, as the seed does
+        done = housekeeping(
+            Context(ctx.loaded, ctx.paths, _conn=conn)
+        )  # retention and opt-outs first, as the seed does
         summary = asyncio.run(
             run_phase1_async(
                 conn,

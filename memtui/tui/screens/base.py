@@ -33,6 +33,10 @@ class MemtuiScreen(Screen):
     mapp = getters.app(MemtuiApp)  # (older name of ``app``)
 
     SEARCH_ROOT = ""  # a selector: screens with one get ``/`` search (and n / N) over its text blocks
+    # A selector and a worker group: the part the screen's first load fills shows a loading sign from the first
+    # paint until that group's first worker ends, so a first visit shows at once that the key was taken.
+    LOADING = ""
+    LOADER = ""
 
     def compose(self) -> ComposeResult:
         yield StatusBar()
@@ -51,6 +55,8 @@ class MemtuiScreen(Screen):
     @on(events.Mount)
     def _subscribe(self) -> None:
         self.app.data_signal.subscribe(self, self.mark_stale, immediate=True)
+        if self.LOADING:
+            self.query_one(self.LOADING).loading = True
 
     def on_screen_resume(self) -> None:
         if getattr(self, "_stale", False):
@@ -65,7 +71,14 @@ class MemtuiScreen(Screen):
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
-        """A loader's failure reaches the person (Worker.StateChanged does not bubble to the app)."""
+        """A loader's failure reaches the person (Worker.StateChanged does not bubble to the app); the first load's
+        end, shown or failed, takes the loading sign away (a superseded, cancelled load leaves it to the next)."""
+        if (
+            self.LOADING
+            and event.worker.group == self.LOADER
+            and event.state in (WorkerState.SUCCESS, WorkerState.ERROR)
+        ):
+            self.query_one(self.LOADING).loading = False
         error = event.worker.error
         if event.state == WorkerState.ERROR and error is not None:
             self.loader_failed(error)

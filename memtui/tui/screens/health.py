@@ -69,6 +69,7 @@ def health_action_task(action: str, block_id: str, title: str) -> TaskFn:
 class HealthScreen(MemtuiScreen):
     TITLE_TEXT = "Health"
     MODE = "health"
+    LOADING, LOADER = "#health-body", "health"
     AUTO_FOCUS = "#health-blocks"
     BINDINGS = [
         Binding("c", "confirm", "Confirm", id="health.confirm"),

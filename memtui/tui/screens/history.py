@@ -38,6 +38,7 @@ KIND_LABELS = {
 class HistoryScreen(MemtuiScreen):
     TITLE_TEXT = "History"
     MODE = "history"
+    LOADING, LOADER = "#history-body", "history"
     AUTO_FOCUS = "#decisions"
     BINDINGS = [
         Binding("r", "restore", "Restore version", id="history.restore"),

@@ -78,6 +78,7 @@ def job_cells(j: views.JobRow) -> dict[str, Any]:
 class JobsScreen(MemtuiScreen):
     TITLE_TEXT = "Jobs"
     MODE = "jobs"
+    LOADING, LOADER = "#jobs", "jobs-page"
     AUTO_FOCUS = "#jobs"
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", id="jobs.filter"),

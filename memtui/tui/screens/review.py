@@ -61,6 +61,7 @@ EVIDENCE_AFTER_PAINT_MAX_WAIT = 2.0  # seconds
 class ReviewScreen(MemtuiScreen):
     TITLE_TEXT = "Review"
     MODE = "review"
+    LOADING, LOADER = "#review-body", "review"
     AUTO_FOCUS = "#diff"
     SEARCH_ROOT = "#diff"
     BINDINGS = [

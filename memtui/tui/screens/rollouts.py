@@ -134,6 +134,7 @@ def offer_text(older: OlderSessions) -> str:
 class RolloutsScreen(MemtuiScreen):
     TITLE_TEXT = "Rollouts"
     MODE = "rollouts"
+    LOADING, LOADER = "#rollouts", "rollouts-page"
     AUTO_FOCUS = "#rollouts"
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter", id="rollouts.filter"),
