@@ -203,7 +203,15 @@ def test_ingest_finds_main_sessions_sub_agents_and_legacy_files_with_their_folde
         f"{SID}/agent-7.jsonl",
         jsonl(
             header("agent-7", kind="subagent"),
-            user("s1", "Find the build script.", "2026-11-02T09:00:03Z", display=False),
+            {  # as 0.61 writes a sub-agent's first prompt: its GEMINI.md first, then the parent model's words
+                "id": "s1",
+                "timestamp": "2026-11-02T09:00:03Z",
+                "type": "user",
+                "content": [
+                    {"text": "\n<loaded_context>\nGEMINI-MD-MARKER\n</loaded_context>"},
+                    {"text": "Find the build script."},
+                ],
+            },
             gemini("s2", "scripts/build.sh", "2026-11-02T09:00:04Z"),
         ),
     )
@@ -226,7 +234,8 @@ def test_ingest_finds_main_sessions_sub_agents_and_legacy_files_with_their_folde
     agent = get_thread(ctx.conn, f"{SID}:agent-7")
     assert agent is not None and agent.session_source == "subagent" and agent.parent_thread_id == SID
     sub_items = read_transcript(sub, "gemini")
-    assert sub_items.user_texts() == [] and sub_items[0].origin is Origin.AGENT  # the parent model's prompt
+    assert sub_items.user_texts() == []
+    assert (sub_items[0].origin, sub_items[0].text) == (Origin.AGENT, "Find the build script.")  # the parent model's
     kept = get_thread(ctx.conn, "legacy-1")
     assert kept is not None and kept.cwd == legacy_root
     assert read_transcript(old, "gemini").user_texts() == ["Never commit .env files."]

@@ -31,6 +31,8 @@ HOOK_TEXT = "HOOK-CONTEXT-MARKER from a BeforeAgent hook"
 FIRST = "Always use pnpm in this repo. Read @notes.txt and summarise it."
 SECOND = "The dev server runs on port 4000."
 OTHER = "Always run the tests with pytest -q in this repo."
+DELEGATE = "Where is the build script? Use a sub-agent."
+PARENT_PROMPT = "Find the build script in this folder and report its path."
 INJECTED = ("PROJECT-CONTEXT-MARKER", "FILE-CONTENT-MARKER", "HOOK-CONTEXT-MARKER", "<session_context>")
 
 
@@ -48,8 +50,10 @@ class GeminiAgent(Agent):
 
 
 def model(req: Request) -> AgentReply:
-    """The first turn of the @notes prompt reads the file with Gemini CLI's ``read_file``; every other turn answers.
-    Side calls (the router's classifier, which wants JSON) get what they ask for."""
+    """The first turn of the @notes prompt reads the file with Gemini CLI's ``read_file``; the first turn of the
+    delegating prompt invokes the ``generalist`` sub-agent (``invoke_agent``), which finishes with ``complete_task``
+    (its schema read from the request); every other turn answers. Side calls (the router's classifier, which wants
+    JSON) get what they ask for."""
     raw = req.raw
     if "complexity_score" in raw:
         return text(json.dumps({"complexity_reasoning": "simple", "complexity_score": 10}))
@@ -58,6 +62,11 @@ def model(req: Request) -> AgentReply:
     if ":generateContent" in req.path:
         return text("{}")
     parts = [p for c in req.body.get("contents", []) for p in c.get("parts", [])]
+    names = {d["name"] for t in req.body.get("tools", []) for d in t.get("functionDeclarations", [])}
+    if "complete_task" in names:  # the sub-agent's turn
+        return tool("complete_task", result={"response": "scripts/build.sh"})
+    if DELEGATE in raw and not any("functionResponse" in p for p in parts):
+        return tool("invoke_agent", agent_name="generalist", prompt=PARENT_PROMPT)
     if "Read @notes.txt" in raw and not any("functionResponse" in p for p in parts):
         return tool("read_file", file_path="notes.txt")
     return text("Noted.")
@@ -121,12 +130,16 @@ def test_gemini_sessions_are_found_with_the_users_words_exact_and_phase1_takes_t
     assert resumed.returncode == 0, resumed.stderr
     other = gemini.prompt(OTHER, project)
     assert other.returncode == 0, other.stderr
+    delegated = gemini.prompt(DELEGATE, project)
+    assert delegated.returncode == 0, delegated.stderr
     sent = [r.raw for r in gemini.api.model_requests() if ":streamGenerateContent" in r.path]
     assert any(HOOK_TEXT in r and FILE_TEXT in r and GEMINI_MD in r for r in sent)  # what the model was sent
 
-    files = gemini.sessions()
-    assert len(files) == 2, files  # the resumed session appends to its own file
-    records = [json.loads(line) for line in files[0].read_text().splitlines() + files[1].read_text().splitlines()]
+    every = gemini.sessions()
+    subs = [p for p in every if p.parent.name != "chats"]
+    files = [p for p in every if p.parent.name == "chats"]
+    assert len(files) == 3 and len(subs) == 1, every  # the resumed session appends to its own file
+    records = [json.loads(line) for path in files for line in path.read_text().splitlines()]
     typed = [r for r in records if r.get("type") == "user" and r.get("displayContent")]
     assert typed, "Gemini CLI wrote no displayContent: the format changed"
 
@@ -134,6 +147,11 @@ def test_gemini_sessions_are_found_with_the_users_words_exact_and_phase1_takes_t
     eligible, skipped = _eligible()
     ctx = open_context()
     try:
+        sub_header = json.loads(subs[0].read_text().splitlines()[0])
+        assert sub_header["kind"] == "subagent"  # what Gemini CLI writes
+        parent_id = subs[0].parent.name
+        sub = get_thread(ctx.conn, f"{parent_id}:{sub_header['sessionId']}")
+        assert sub is not None and sub.session_source == "subagent" and sub.parent_thread_id == parent_id
         threads = {}
         for path in files:
             session_id = json.loads(path.read_text().splitlines()[0])["sessionId"]
@@ -144,10 +162,12 @@ def test_gemini_sessions_are_found_with_the_users_words_exact_and_phase1_takes_t
             threads[session_id] = thread
     finally:
         ctx.close()
-    assert eligible == set(threads) and skipped == {}
+    assert eligible == set(threads) and skipped == {"not_interactive": 1}  # the sub-agent is not a person's
+    sub_items = read_transcript(Path(sub.path), "gemini")
+    assert sub_items.user_texts() == [] and (sub_items[0].origin, sub_items[0].text) == (Origin.AGENT, PARENT_PROMPT)
 
     said = {tid: read_transcript(Path(t.path), "gemini") for tid, t in threads.items()}
-    assert sorted(tuple(t.user_texts()) for t in said.values()) == sorted([(FIRST, SECOND), (OTHER,)])
+    assert sorted(tuple(t.user_texts()) for t in said.values()) == sorted([(FIRST, SECOND), (OTHER,), (DELEGATE,)])
     for transcript in said.values():
         for words in transcript.user_texts():
             assert not any(marker in words for marker in INJECTED), words
@@ -157,7 +177,7 @@ def test_gemini_sessions_are_found_with_the_users_words_exact_and_phase1_takes_t
     assert any(FILE_TEXT in i.text for i in main_session if i.origin is not Origin.USER)  # the read_file result
 
     assert main(["phase1", "--all", "--offline"]) == 0
-    assert _outputs() == set(threads)
+    assert _outputs() == {tid for tid, t in said.items() if DELEGATE not in t.user_texts()}  # no durable words there
 
     # Gemini CLI's retention deletes a session file: ingest marks it missing, its extraction stays.
     gone = next(p for p in files if OTHER in p.read_text())

@@ -15,7 +15,9 @@ chatRecordingService.ts, 0.61): one JSON record a line, appended as the session 
 What the person typed is ``displayContent`` when Gemini CLI wrote one (``content`` then holds the ``@file`` text it
 sent the model); ``<session_context>`` (GEMINI.md, the folder listing), ``<hook_context>`` (a hook's additional
 context), tool responses and the harness's own continuations ("Please continue.", an AfterAgent hook's reason, both
-recorded with the original prompt's ``displayContent``) are never the person's words.
+recorded with the original prompt's ``displayContent``) are never the person's words. A sub-agent's file
+(``kind: subagent``, under ``chats/<parent session id>/``) starts with the parent model's prompt, after its own
+``<loaded_context>``: another model's words, kept as an ``agent_message``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ SKIP_EMPTY = "empty file"
 SKIP_NO_SESSION = "no Gemini CLI session header (no sessionId and projectHash)"
 SKIP_SUPERSEDED = "a legacy .json session Gemini CLI rewrote as .jsonl (read there)"
 PROJECT_ROOT_FILE = ".project_root"  # tmp/<project>/.project_root: the folder a project slug belongs to
-SESSION_CONTEXT = "<session_context>"
+# Context files Gemini CLI puts into a user-role record: the session's first message, and a sub-agent's first prompt
+# (its GEMINI.md, as ``<loaded_context>`` ahead of the parent model's words).
+INJECTED_STARTS = ("<session_context>", "<loaded_context>")
 # Gemini CLI's continuation prompts: ``GeminiClient.sendMessageStream`` (the next-speaker check) sends this as the
 # user's turn, recorded with the original prompt's ``displayContent``.
 CONTINUE_PROMPT = "Please continue."
@@ -195,7 +199,7 @@ def _user_parts(message: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]
     after_files = False
     for text in sent:
         trimmed = text.strip()
-        if trimmed.startswith(SESSION_CONTEXT) or not trimmed:
+        if trimmed.startswith(INJECTED_STARTS) or not trimmed:
             continue  # GEMINI.md and the folder listing: instructions, dropped like Codex's AGENTS.md
         if trimmed == REFERENCED_FILES.strip() or after_files:
             after_files = trimmed != "--- End of content ---"
