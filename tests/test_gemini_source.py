@@ -263,3 +263,15 @@ def test_gemini_cli_home_moves_the_home(isolated_env, tmp_path, monkeypatch):
     found = list(registry.source("gemini").discover(None))  # type: ignore[arg-type]  # the source reads no Paths
     assert [Path(f.path).name for f in found] == ["session-x.jsonl"]
     assert registry.source("gemini").instructions(None).user == elsewhere / ".gemini" / "GEMINI.md"  # type: ignore[arg-type]
+
+
+def test_the_context_file_is_the_one_settings_name(isolated_env):
+    source = registry.source("gemini")
+    folder = isolated_env["HOME"] / ".gemini"
+    assert source.instructions(None).project == "GEMINI.md"  # type: ignore[arg-type]
+    folder.mkdir(exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps({"context": {"fileName": ["AGENTS.md", "GEMINI.md"]}}))
+    found = source.instructions(None)  # type: ignore[arg-type]
+    assert (found.user, found.project) == (folder / "AGENTS.md", "AGENTS.md")
+    (folder / "settings.json").write_text('{"context": {"fileName": "X.md"} // a comment Gemini CLI allows\n}')
+    assert source.instructions(None).project == "GEMINI.md"  # type: ignore[arg-type]  # unreadable: the default

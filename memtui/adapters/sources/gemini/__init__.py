@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memtui.adapters.rollouts import jsonl
 from memtui.adapters.rollouts.discover import Found
 from memtui.adapters.rollouts.model import FileResult
@@ -27,6 +29,7 @@ from memtui.adapters.sources.protocol import HookTarget, Instructions, McpTarget
 from memtui.core.paths import Paths
 
 GEMINI_DIR = ".gemini"
+CONTEXT_FILE = "GEMINI.md"  # Gemini CLI's default context file name
 MCP_TIMEOUT_MS = 60_000  # Gemini CLI's ``timeout`` is in milliseconds; a busy machine's Python start-up can be slow
 
 
@@ -38,6 +41,21 @@ def gemini_home() -> Path:
 
 def gemini_dir() -> Path:
     return gemini_home() / GEMINI_DIR
+
+
+def context_file_name() -> str:
+    """The context file Gemini CLI loads (the per-user one in ~/.gemini and the project's): ``context.fileName`` in
+    ~/.gemini/settings.json (a name or a list, the first is written), else GEMINI.md. A settings file memtui cannot
+    read as plain JSON (Gemini CLI allows comments) leaves the default."""
+    try:
+        settings = orjson.loads((gemini_dir() / "settings.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return CONTEXT_FILE
+    context = settings.get("context") if isinstance(settings, dict) else None
+    name = context.get("fileName") if isinstance(context, dict) else None
+    if isinstance(name, list):
+        name = next((n for n in name if isinstance(n, str) and n.strip()), None)
+    return name.strip() if isinstance(name, str) and name.strip() and "/" not in name else CONTEXT_FILE
 
 
 def _tmp_roots() -> list[Path]:
@@ -112,8 +130,8 @@ class GeminiSource:
         return False  # Gemini CLI has no per-session memory switch (see the module docstring)
 
     def instructions(self, paths: Paths) -> Instructions:
-        # ``context.fileName`` in settings.json can rename the project file; GEMINI.md is Gemini CLI's default.
-        return Instructions(user=gemini_dir() / "GEMINI.md", project="GEMINI.md")
+        name = context_file_name()
+        return Instructions(user=gemini_dir() / name, project=name)
 
     def mcp(self, paths: Paths) -> McpTarget:
         return McpTarget(gemini_dir() / "settings.json", "json", ("mcpServers",), _mcp_entry)
