@@ -5,7 +5,8 @@
     python scripts/agents.py which     # print where each binary is
 
 The packages come from the npm registry; their native binaries arrive in the platform packages
-(``@openai/codex-linux-x64``, ``@anthropic-ai/claude-code-linux-x64``), so install scripts are not needed.
+(``@openai/codex-linux-x64``, ``@anthropic-ai/claude-code-linux-x64``), and Gemini CLI is one JavaScript bundle
+(node 20 or later), so install scripts are not needed.
 """
 
 from __future__ import annotations
@@ -19,16 +20,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PINS = ROOT / "tests" / "conformance" / "agents.json"
 PREFIX = ROOT / ".agents"
-BINARIES = {"@openai/codex": "codex", "@anthropic-ai/claude-code": "claude"}
+BINARIES = {"@openai/codex": "codex", "@anthropic-ai/claude-code": "claude", "@google/gemini-cli": "gemini"}
 
 
 def binary(name: str) -> Path | None:
-    """Where the tier runs ``name`` from: Codex through its npm wrapper (bin/codex.js on node, as a user's ``codex``
-    runs), Claude Code as the native binary of its platform package (it needs no node, and with install scripts off
+    """Where the tier runs ``name`` from: Codex and Gemini CLI through their npm wrappers (bin/codex.js,
+    bundle/gemini.js on node, as a user's ``codex``/``gemini`` runs), Claude Code as the native binary of its platform package (it needs no node, and with install scripts off
     the wrapper package holds only a stub)."""
     modules = PREFIX / "node_modules"
-    if name == "codex":
-        path = modules / ".bin" / "codex"
+    if name in ("codex", "gemini"):
+        path = modules / ".bin" / name
         return path if path.exists() else None
     for candidate in sorted(modules.glob("@anthropic-ai/claude-code-linux-*/claude")):
         if candidate.is_file():
