@@ -186,3 +186,26 @@ def test_the_rule_lives_in_the_context(tmp_path: Path) -> None:
     ctx.new_conn().close()
     ctx.close()
     assert said == [f"no memtui home at {missing} yet: creating it (--home PATH or MEMTUI_HOME choose another)"]
+
+
+def test_a_wal_file_removed_while_it_is_checked_is_no_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite removes -shm and -wal when the last connection closes: another thread's close between "does it
+    exist" and "may I write it" once made a writable home "read-only" (a TUI worker's notification, under load)."""
+    from memtui.state import db
+
+    home = tmp_path / "home"
+    home.mkdir()
+    state = home / "state.sqlite"
+    state.touch()
+    shm = home / "state.sqlite-shm"
+    shm.touch()
+    real = os.access
+
+    def racing_access(path: object, mode: int) -> bool:
+        if Path(str(path)) == shm and shm.exists():
+            shm.unlink()  # the last connection closed just now
+            return False  # what access says of a file that is gone
+        return real(path, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(db.os, "access", racing_access)
+    assert db.unwritable(state) is None

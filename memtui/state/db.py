@@ -61,7 +61,11 @@ def unwritable(db: Path) -> Path | None:
     if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
         return folder
     for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        if p.exists() and not os.access(p, os.W_OK):
+        # access first, then existence: SQLite removes -wal and -shm when the last connection closes, and a file
+        # that went away between the two questions is no refusal (asked the other way round, another thread's
+        # close made a writable home "read-only"). Never a test open: closing any descriptor of the database
+        # would release this process's SQLite locks on it.
+        if not os.access(p, os.W_OK) and p.exists():
             return p
     return None
 
