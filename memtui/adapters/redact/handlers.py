@@ -11,7 +11,15 @@ import re
 from collections.abc import Callable
 
 from memtui.adapters.redact.commands import _command
-from memtui.adapters.redact.data import _HEAD, _NEEDS_DIGIT, _PLACEHOLDER_B, _SCHEME_WORDS, _SEPARATOR
+from memtui.adapters.redact.data import (
+    _DEFAULT_PASSWORDS,
+    _FLAG_PROSE_WORDS,
+    _HEAD,
+    _NEEDS_DIGIT,
+    _PLACEHOLDER_B,
+    _SCHEME_WORDS,
+    _SEPARATOR,
+)
 from memtui.adapters.redact.judge import (
     _CODE_START,
     _DOTTED_NAME,
@@ -100,6 +108,8 @@ def _private_key(data: bytes, start: int, end: int, kind: str) -> Found:
     if close is not None and data.find(b'"', end, close.start()) < 0 and data.find(b"'", end, close.start()) < 0:
         return [(start, close.end(), kind)], close.end()
     body_end = _matched(_PEM_BODY.match(data, end, limit)).end()
+    if body_end == end and data[end : end + 2].lstrip(b"\\")[:1] in (b'"', b"'", b"`"):
+        return [], end  # the header alone as a string literal (`_SK_START = b"-----BEGIN ... KEY-----"`): no key
     return [(start, body_end, kind)], body_end
 
 
@@ -144,12 +154,15 @@ def _url_host_at(data: bytes, secret_start: int, first_at: int) -> int:
 
 
 def _url_password(data: bytes, start: int, end: int, kind: str) -> Found:
-    secret_start = data.index(b":", data.index(b"://", start, end) + 3, end) + 1
+    user_start = data.index(b"://", start, end) + 3
+    secret_start = data.index(b":", user_start, end) + 1
     end = _url_host_at(data, secret_start, end) + 1
     secret = data[secret_start : end - 1]
     port, slash, _ = secret.partition(b"/")
     if _is_placeholder(secret) or (secret.isdigit() and len(secret) <= 5) or (slash and port.isdigit()):
         return [], end
+    if secret.lower() in _DEFAULT_PASSWORDS or secret.lower() == data[user_start : secret_start - 1].lower():
+        return [], end  # `guest:guest@`, `postgres:postgres@localhost`: a default login, the same in every tutorial
     found = _classify(secret, kind)
     if found is None:
         return [], end
@@ -316,6 +329,11 @@ def _cli_flag(data: bytes, start: int, end: int, kind: str) -> Found:
     family = _key_family(data[start:key_end])
     if family is None:
         return [], value_start
+    word_end = value_start
+    while word_end < len(data) and 97 <= data[word_end] <= 122:
+        word_end += 1
+    if data[value_start:word_end] in _FLAG_PROSE_WORDS and data[word_end : word_end + 1] in b" \t\r\n.,;:)`'\"":
+        return [], word_end  # prose about the flag: `the --username and --password options`
     return _value(data, data[start:key_end], family[0], value_start, env_style=True)
 
 

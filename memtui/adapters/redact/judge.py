@@ -9,6 +9,7 @@ import math
 import re
 
 from memtui.adapters.redact.data import (
+    _DEFAULT_PASSWORDS,
     _KEY_QUALIFIERS,
     _KEY_SUFFIXES,
     _NEEDS_DIGIT,
@@ -32,16 +33,20 @@ _PLACEHOLDER_PARTS = re.compile(
     rb"(?i)xxx|\*\*\*|\.\.\.|\xe2\x80\xa6|\xe2\x80\xa2|^(?:your|my|insert|enter|replace|put|paste|add|some|the)[-_ ]"
     rb"|^(?:your|my)[A-Z]|[-_ ](?:here|goes[-_ ]here)$|placeholder|redacted"
     rb"|^\[.*\]$|^(?:env|file|fd|stdin)(?::|$)|\$\{|\$\(|\.\*|^%[A-Za-z_]+%$"
+    # a prompt (`getpass("Password: ")`, `"Enter your API key:"`) and a reStructuredText role (`pass :data:`x``)
+    rb"|^[A-Za-z ]{0,40}(?:password|passphrase|passcode|pin|token|secret|key)[ ]?[:?][ ]*$|^[a-z]+:`"
 )
 # Words that mark a made-up value (`example-key`, `test-token-1`), but not inside a long machine-made token: AWS's
 # documented example keys (`...EXAMPLEKEY`) are redacted like real ones, since they are pasted like real ones.
 _PLACEHOLDER_WORDS = re.compile(rb"(?i)example|^(?:test|fake|dummy|mock|sample)")
 _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
 
-_CODE_START = re.compile(rb"[A-Za-z_][A-Za-z0-9_.]*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b")
+_CODE_START = re.compile(
+    rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
+)
 _DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+[)!]?")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-_WORDS_ONLY = re.compile(rb"[A-Za-z]+(?:[-_ .][A-Za-z]+)*")
+_WORDS_ONLY = re.compile(rb"[A-Za-z]+(?:[-_ .:/][A-Za-z]+)*")
 _CAMEL_WORDS = re.compile(
     rb"[a-z]+(?:[A-Z][a-z]+)+[0-9]?|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:_[a-z]+)+"
 )
@@ -96,13 +101,38 @@ def _case_changes(value: bytes) -> int:
     return sum(1 for a, b in itertools.pairwise(value) if (65 <= a <= 90) != (65 <= b <= 90))
 
 
+# Pieces of a name: a capitalised or lower-case word, an upper-case run (an acronym) or a number.
+_NAME_PIECE = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_DOTTED_NUMBER = re.compile(rb"v?[0-9]+(?:\.[0-9]+){2,}")  # an OID, a version, an address: 1.3.6.1.5.5.7.3.1
+_DIGIT_THEN_WORD = re.compile(rb"[0-9][a-z]{3}")
+_OBJECT_PATH = re.compile(rb"[\w.\-]+(?:/[\w.\-]+)+\.[A-Za-z][A-Za-z0-9]{1,4}")  # uploads/ab12/cat.png
+
+
+def _is_name(value: bytes) -> bool:
+    """Words and numbers joined as a name (`Ed25519PrivateKey`, `x-amz-content-sha256`, `types-auth0-python`,
+    `grant-type:jwt-bearer`): its pieces average three characters or more; a machine-made token's (hex, base64,
+    random alphanumerics) average under two and a half."""
+    value = value.rstrip(b"`")
+    if not value or not all(c in b"-_.:/%" or 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 for c in value):
+        return False
+    if _DIGIT_THEN_WORD.search(value):
+        return False  # `castle-8vewtl`, `m5mwtgyvqe`: a number run into letters is how random text reads, not names
+    pieces = _NAME_PIECE.findall(value)
+    if any(len(p) > 14 for p in pieces):
+        return False
+    letters = sum(len(p) for p in pieces if not p.isdigit())
+    return len(pieces) >= 2 and letters >= len(value) / 2 and sum(map(len, pieces)) / len(pieces) >= 3
+
+
 def _looks_random(value: bytes) -> bool:
-    """A machine-made token (keys, tokens, secrets) rather than a word, a name or a number."""
+    """A machine-made token (keys, tokens, secrets) rather than a word, a name, a path or a number."""
     if len(value) < _MIN_SECRET or any(c in b" \t" for c in value) or value.isdigit():
         return False
     if b"@" in value and b"." in value.rpartition(b"@")[2]:  # an e-mail address
         return False
-    if _PATHLIKE.match(value):
+    if _PATHLIKE.match(value) or _DOTTED_NUMBER.fullmatch(value) or _OBJECT_PATH.fullmatch(value):
+        return False
+    if _is_name(value):
         return False
     if _DIGIT.search(value) is None:  # letters only: a random token of 20+ letters, never words (proxy-handled)
         return (
@@ -181,7 +211,7 @@ def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
     if family == "weak_key":
         return len(value) >= 32 and _STRONG.match(value) is not None and _looks_random(value)
     if family == "password":
-        if len(value) < _MIN_PASSWORD[quoted] or _PATHLIKE.match(value):
+        if len(value) < _MIN_PASSWORD[quoted] or _PATHLIKE.match(value) or value.lower() in _DEFAULT_PASSWORDS:
             return False
         if quoted:
             return not _is_sentence(value)
