@@ -124,9 +124,10 @@ def test_success_stores_output_records_the_attempt_and_enqueues_phase2(home, mod
     assert (s.prompt_tokens, s.completion_tokens) == (1234, 56)
     conn = home[0].conn
     out = get_stage1_output(conn, t)
-    # memtui marks each statement with the class its citations earn: this one cites nothing, so it is the agent's.
+    # memtui marks each statement with the class its citations earn: this one cites nothing, so it is the agent's;
+    # and the home folder is written as ``~`` (no user name in memory).
     assert (out["raw_memory"], out["rollout_slug"], out["source_updated_at"], out["offline"]) == (
-        VALID["raw_memory"].replace("TZ=UTC\n", "TZ=UTC [trust:agent]\n"),
+        VALID["raw_memory"].replace("TZ=UTC\n", "TZ=UTC [trust:agent]\n").replace("/home/ana/", "~/"),
         "fix-ci-timezone",
         IDLE,
         0,
