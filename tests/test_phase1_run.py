@@ -32,7 +32,7 @@ VALID = {
     "rollout_summary": "# Fixed the timezone-dependent CI failure\n\nRollout context: shop-api\n",
     "rollout_slug": "fix-ci-timezone",
     "raw_memory": "---\ndescription: CI runs in UTC\ntask: fix ci\ntask_group: shop-api\ntask_outcome: success\n"
-    "cwd: /home/ana/src/shop-api\nkeywords: ci, tz\n---\n### Task 1: fix ci\n- run tests with TZ=UTC\n",
+    "cwd: /srv/src/shop-api\nkeywords: ci, tz\n---\n### Task 1: fix ci\n- run tests with TZ=UTC\n",
 }
 EMPTY = {"rollout_summary": "", "rollout_slug": "", "raw_memory": ""}
 OPENAI_SECRET = "sk-proj" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
@@ -124,10 +124,9 @@ def test_success_stores_output_records_the_attempt_and_enqueues_phase2(home, mod
     assert (s.prompt_tokens, s.completion_tokens) == (1234, 56)
     conn = home[0].conn
     out = get_stage1_output(conn, t)
-    # memtui marks each statement with the class its citations earn: this one cites nothing, so it is the agent's;
-    # and the home folder is written as ``~`` (no user name in memory).
+    # memtui marks each statement with the class its citations earn: this one cites nothing, so it is the agent's.
     assert (out["raw_memory"], out["rollout_slug"], out["source_updated_at"], out["offline"]) == (
-        VALID["raw_memory"].replace("TZ=UTC\n", "TZ=UTC [trust:agent]\n").replace("/home/ana/", "~/"),
+        VALID["raw_memory"].replace("TZ=UTC\n", "TZ=UTC [trust:agent]\n"),
         "fix-ci-timezone",
         IDLE,
         0,

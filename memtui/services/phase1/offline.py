@@ -472,9 +472,7 @@ def build_offline_output(items: Transcript, cwd: str | None) -> StageOneOutput:
             if fix in seen or len(seen) == 5:
                 continue  # two failures fixed by the same command: one line
             seen.add(fix)
-            raw.append(
-                f"- `{_one_line(command_of(failed) or '', 160)}` failed -> `{fix}` worked {_cite(failed.item)}"
-            )
+            raw.append(f"- `{_one_line(command_of(failed) or '', 160)}` failed -> `{fix}` worked {_cite(failed.item)}")
     return StageOneOutput(rollout_summary=summary, rollout_slug=slugify(title), raw_memory="\n".join(raw) + "\n")
 
 
