@@ -283,6 +283,8 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key = data[key_start:key_end]
     family = _key_family(key)
     value_start = _matched(_SEP.match(data, key_end)).end()
+    if data[key_end : key_end + 2] == b"::":
+        return [], value_start  # `Password::PASSWORD_RESET`, `Token::new(...)`: a scope, not an assignment
     if (
         family is not None
         and family[0] == "weak_key"

@@ -43,6 +43,7 @@ _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED"
 
 _CODE_START = re.compile(
     rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
+    rb"|:[a-z_]+\.[a-z_]+\("  # an Erlang module called from Elixir: `:crypto.strong_rand_bytes(32)`
 )
 _DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+[)!]?")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -113,7 +114,7 @@ def _is_name(value: bytes) -> bool:
     `grant-type:jwt-bearer`): its pieces average three characters or more; a machine-made token's (hex, base64,
     random alphanumerics) average under two and a half."""
     value = value.rstrip(b"`")
-    if not value or not all(c in b"-_.:/%" or 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 for c in value):
+    if not value or not all(c in b"-_.:/%=|," or 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 for c in value):
         return False
     if _DIGIT_THEN_WORD.search(value):
         return False  # `castle-8vewtl`, `m5mwtgyvqe`: a number run into letters is how random text reads, not names
@@ -214,7 +215,7 @@ def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
         if len(value) < _MIN_PASSWORD[quoted] or _PATHLIKE.match(value) or value.lower() in _DEFAULT_PASSWORDS:
             return False
         if quoted:
-            return not _is_sentence(value)
+            return not _is_sentence(value) and not (b"|" in value and _is_name(value))  # `required|min:12`
         if value.isalpha() and not env_style:
             return False  # `password: hunter` in prose or YAML with a lowercase key: too ambiguous
         return not value.isdigit() or len(value) >= 6
