@@ -45,6 +45,7 @@ _CODE_START = re.compile(
     rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
     rb"|:[a-z_]+\.[a-z_]+\("  # an Erlang module called from Elixir: `:crypto.strong_rand_bytes(32)`
 )
+_CMDLET = re.compile(rb"[A-Z][a-z]+-[A-Z][A-Za-z]+")  # PowerShell: `$securePassword = Read-Host -AsSecureString`
 _DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+[)!]?")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _WORDS_ONLY = re.compile(rb"[A-Za-z]+(?:[-_ .:/][A-Za-z]+)*")
@@ -151,7 +152,7 @@ def _looks_like_code(data: bytes, key: bytes, secret: bytes, value_start: int, e
 
     `env_assign`: `NAME=value` with an upper-case name (.env, shell, compose): a bare word there is a literal, and a
     word after it is the command it prefixes (`PGPASSWORD=postgres psql ...`)."""
-    if _CODE_START.match(secret) or _DOTTED_NAME.fullmatch(secret):
+    if _CODE_START.match(secret) or _DOTTED_NAME.fullmatch(secret) or _CMDLET.fullmatch(secret):
         return True
     norm_key = key.lower().lstrip(b"-$").translate(None, b"-_.")
     norm = secret.lower().translate(None, b"-_.")
