@@ -22,6 +22,7 @@ from memtui.adapters.redact.data import (
 )
 from memtui.adapters.redact.judge import (
     _CODE_START,
+    _DIGEST_OF,
     _DOTTED_NAME,
     _FILLER,
     _MIN_SECRET,
@@ -283,6 +284,8 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key = data[key_start:key_end]
     family = _key_family(key)
     value_start = _matched(_SEP.match(data, key_end)).end()
+    if _DIGEST_OF.search(data[max(0, key_start - 24) : key_start]):
+        return [], value_start  # `checksum/secret: <sha256>` (a Helm annotation): a digest of the secret
     if data[key_end : key_end + 2] == b"::":
         return [], value_start  # `Password::PASSWORD_RESET`, `Token::new(...)`: a scope, not an assignment
     if (

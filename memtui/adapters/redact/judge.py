@@ -27,6 +27,7 @@ _KEY_NAME = re.compile(
     rb"(?i)^(.*)((?:" + _KEY_QUALIFIERS + rb")[_\-.]?key|password|passwd|passphrase|passcode|pass|pwd|psk|secret|token"
     rb"|authorization|auth|credentials?|key)([a-z0-9_.\-]*)$"
 )
+_DIGEST_OF = re.compile(rb"(?i)(?:checksum|digest|fingerprint|sha(?:1|256|512)|md5)[_\-./]*(?:of[_\-.]?)?$")
 _QUALIFIED = re.compile(rb"(?i)(?:" + _KEY_QUALIFIERS + rb")[_\-.]?\Z")
 _MASK = re.compile(rb"[*xX.\-_#]+|(?:\xe2\x80\xa2)+|(?:\xe2\x80\xa6)+")  # ****, xxxx, ..., ••••, …
 _PLACEHOLDER_PARTS = re.compile(
@@ -42,7 +43,7 @@ _PLACEHOLDER_WORDS = re.compile(rb"(?i)example|^(?:test|fake|dummy|mock|sample)"
 _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
 
 _CODE_START = re.compile(
-    rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
+    rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*!?[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
     rb"|:[a-z_]+\.[a-z_]+\("  # an Erlang module called from Elixir: `:crypto.strong_rand_bytes(32)`
 )
 _CMDLET = re.compile(rb"[A-Z][a-z]+-[A-Z][A-Za-z]+")  # PowerShell: `$securePassword = Read-Host -AsSecureString`
@@ -237,6 +238,8 @@ def _key_family(key: bytes) -> tuple[str, bytes] | None:
     if match is None:
         return None
     prefix, word, suffix = match.group(1), match.group(2), match.group(3)
+    if _DIGEST_OF.search(prefix):
+        return None  # `checksum/secret: <sha256>`, `sha256_of_token`: a digest of the secret, not the secret
     rest = suffix.translate(None, b"-_.").lower().rstrip(b"0123456789")
     if rest and rest not in _KEY_SUFFIXES:
         return None
