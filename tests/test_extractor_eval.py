@@ -17,16 +17,16 @@ from memtui.domain.scope import scrub_home
 from memtui.services.phase2.offline import consolidate_offline
 from memtui.services.phase2.tools import Journal
 from memtui.state.outputs import Stage1Output
-from tests.fixtures.extractor_eval.heldout import code_r4
+from tests.fixtures.extractor_eval.heldout import code_r5
 from tests.fixtures.extractor_eval.heldout import sessions as heldout
 from tests.fixtures.extractor_eval.model import Cmd, File, Score, Session, Turn, extract, kept_items, score
-from tests.fixtures.extractor_eval.tune import code, code_more_r1, code_r1, code_r2, code_r3
+from tests.fixtures.extractor_eval.tune import code, code_more_r1, code_r1, code_r2, code_r3, code_r4
 from tests.fixtures.extractor_eval.tune import sessions as tuning
 
 PRECISION_TARGET, RECALL_TARGET = 0.8, 0.7
 FALSE_REDACTIONS_TARGET = 1.0  # per 100 ordinary-code transcripts
-# Held-out round 4 as measured once, when written (its header): the target is missed; this guards a regression.
-ROUND4_REDACTIONS = 47
+# Held-out round 5 as measured once, when written (its header): the target is missed; this guards a regression.
+ROUND5_REDACTIONS = -1  # set from the one measurement, in the next commit
 HELDOUT_LEAKS = 2  # home user names the held-out sessions still store (measured once; see docs/performance.md)
 
 
@@ -57,17 +57,19 @@ def test_tuning_sessions_store_no_user_name(tmp_path: Path) -> None:
 
 
 def test_held_out_code_round_is_measured_and_does_not_regress(tmp_path: Path) -> None:
-    """Round 4 (120 transcripts written after the rules were frozen): every redaction is a false one. The goal
+    """Round 5 (120 transcripts written after the rules were frozen): every redaction is a false one. The goal
     (<= 1 per 100) is missed there; the count must not grow."""
-    sessions = code_r4.sessions()
+    sessions = code_r5.sessions()
     assert len(sessions) >= 100
     total, _ = _redactions(sessions, tmp_path)
-    assert total <= ROUND4_REDACTIONS
+    assert total <= ROUND5_REDACTIONS
     assert 100 * total / len(sessions) > FALSE_REDACTIONS_TARGET  # the honest state: raise the bar when it is met
 
 
 @pytest.mark.parametrize(
-    "module", [code, code_r1, code_more_r1, code_r2, code_r3], ids=["tune", "r1", "r1-more", "r2", "r3"]
+    "module",
+    [code, code_r1, code_more_r1, code_r2, code_r3, code_r4],
+    ids=["tune", "r1", "r1-more", "r2", "r3", "r4"],
 )
 def test_folded_code_rounds_have_no_false_redaction(module, tmp_path: Path) -> None:
     """The earlier held-out rounds, measured once and then tuned on: none of their forms is redacted any more."""
@@ -196,6 +198,7 @@ CODE = [
     '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"',
     'headers = ("authorization", "x-amz-content-sha256", "x-amz-security-token")',
     'obj = {"Key": "uploads/7f3a9c21/avatar.png"}',
+    'secretString: pulumi.interpolate`{"password":"${dbPassword}"}`,',
     "Pass :meth:`peek` a default value to return that instead of raising",
     "# The --username and --password options can't be used for",
     'let password = std::env::var("PASSWORD").expect("PASSWORD must be set");',
@@ -223,6 +226,7 @@ def test_code_is_not_taken_for_a_secret(line: str) -> None:
         "api_key = 'ZS7q5wqB5F7F2AYRdRyyXov2exVYdzHe'",
         "az devops login <<< qjcaovm5mwtgyvqe2kspryxhsexbq7svvnwwk99wlksdczfemx6n",
         "use token castle-8vewtl for the staging API",
+        "token=abcdefgh12345 note",
         "DATABASE_URL=postgres://app:Xk29fjQ8v2@db.internal:5432/app",
     ],
 )

@@ -45,6 +45,7 @@ _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED"
 _CODE_START = re.compile(
     rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*!?[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
     rb"|:[a-z_]+\.[a-z_]+\("  # an Erlang module called from Elixir: `:crypto.strong_rand_bytes(32)`
+    rb"|[A-Za-z_$][A-Za-z0-9_$.]*`"  # a tagged template: pulumi.interpolate`...`, sql`...`
 )
 _CMDLET = re.compile(rb"[A-Z][a-z]+-[A-Z][A-Za-z]+")  # PowerShell: `$securePassword = Read-Host -AsSecureString`
 _DOTTED_NAME = re.compile(rb"[A-Za-z_$][A-Za-z_$]*[0-9]{0,2}(?:(?:\.|\?\.|->|::)[A-Za-z_$][A-Za-z_$]*[0-9]{0,2})+[)!]?")
@@ -124,7 +125,7 @@ def _is_name(value: bytes) -> bool:
     if any(len(p) > 14 for p in pieces):
         return False
     letters = sum(len(p) for p in pieces if not p.isdigit())
-    return len(pieces) >= 2 and letters >= len(value) / 2 and sum(map(len, pieces)) / len(pieces) >= 3
+    return len(pieces) >= 3 and letters >= len(value) / 2 and sum(map(len, pieces)) / len(pieces) >= 3
 
 
 def _looks_random(value: bytes) -> bool:
