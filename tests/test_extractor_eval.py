@@ -26,7 +26,7 @@ from tests.fixtures.extractor_eval.tune import sessions as tuning
 PRECISION_TARGET, RECALL_TARGET = 0.8, 0.7
 FALSE_REDACTIONS_TARGET = 1.0  # per 100 ordinary-code transcripts
 # Held-out round 5 as measured once, when written (its header): the target is missed; this guards a regression.
-ROUND5_REDACTIONS = -1  # set from the one measurement, in the next commit
+ROUND5_REDACTIONS = 129
 HELDOUT_LEAKS = 2  # home user names the held-out sessions still store (measured once; see docs/performance.md)
 
 
