@@ -3,9 +3,10 @@
 From the memory items (``rollouts.filter.memory_items``: the user's own words already told from injected context)
 it writes a ``rollout_summary``: failed commands and what fixed them first, then what was asked, files written and
 files only read, the other commands and the final answer, each evidence line citing ``[item N]`` (the N-th memory
-item, as the model is asked to). The ``raw_memory`` holds only durable statements from the user's own messages
-(``phase1.statements``), deduplicated, plus the failures and their fixes. With no durable statement it is a no-op.
-Both are labelled offline. The same input always gives the same output.
+item, as the model is asked to). The ``raw_memory`` holds only the standing rules of the user's own messages
+(``phase1.statements.is_standing``: no one-off task request), near-duplicates merged, plus each failure a different
+command fixed (not one whose own command worked later, nor one nothing fixed). With no durable statement it is a
+no-op. Both are labelled offline. The same input always gives the same output.
 """
 
 from __future__ import annotations

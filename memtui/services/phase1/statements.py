@@ -6,7 +6,8 @@ you", "please", "let's", "try"), a time limit (yet, for now, this time, again), 
 current task ("you should", "I need you to"), a reference to the agent's own output ("the version you showed"),
 or an idiom where the normative word is not a rule ("never mind", "always the same", "I never noticed", "it must
 be"). Tuned on ``tests/fixtures/offline_tuning.py``; measured on the held-out ``tests/fixtures/offline_eval.py``
-by ``benchmarks/offline_extractor.py``.
+by ``benchmarks/offline_extractor.py``. ``is_standing`` (the extractor's test) also leaves out one-off task requests;
+tuned on ``tests/fixtures/extractor_eval/tune/``, measured on its held-out ``heldout/``.
 """
 
 from __future__ import annotations
