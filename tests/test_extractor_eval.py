@@ -17,16 +17,13 @@ from memtui.domain.scope import scrub_home
 from memtui.services.phase2.offline import consolidate_offline
 from memtui.services.phase2.tools import Journal
 from memtui.state.outputs import Stage1Output
-from tests.fixtures.extractor_eval.heldout import code_r5
 from tests.fixtures.extractor_eval.heldout import sessions as heldout
 from tests.fixtures.extractor_eval.model import Cmd, File, Score, Session, Turn, extract, kept_items, score
-from tests.fixtures.extractor_eval.tune import code, code_more_r1, code_r1, code_r2, code_r3, code_r4
+from tests.fixtures.extractor_eval.tune import code, code_more_r1, code_r1, code_r2, code_r3, code_r4, code_r5
 from tests.fixtures.extractor_eval.tune import sessions as tuning
 
 PRECISION_TARGET, RECALL_TARGET = 0.8, 0.7
 FALSE_REDACTIONS_TARGET = 1.0  # per 100 ordinary-code transcripts
-# Held-out round 5 as measured once, when written (its header): the target is missed; this guards a regression.
-ROUND5_REDACTIONS = 129
 HELDOUT_LEAKS = 2  # home user names the held-out sessions still store (measured once; see docs/performance.md)
 
 
@@ -56,20 +53,10 @@ def test_tuning_sessions_store_no_user_name(tmp_path: Path) -> None:
     assert result.precision >= 0.9 and result.recall >= 0.9
 
 
-def test_held_out_code_round_is_measured_and_does_not_regress(tmp_path: Path) -> None:
-    """Round 5 (120 transcripts written after the rules were frozen): every redaction is a false one. The goal
-    (<= 1 per 100) is missed there; the count must not grow."""
-    sessions = code_r5.sessions()
-    assert len(sessions) >= 100
-    total, _ = _redactions(sessions, tmp_path)
-    assert total <= ROUND5_REDACTIONS
-    assert 100 * total / len(sessions) > FALSE_REDACTIONS_TARGET  # the honest state: raise the bar when it is met
-
-
 @pytest.mark.parametrize(
     "module",
-    [code, code_r1, code_more_r1, code_r2, code_r3, code_r4],
-    ids=["tune", "r1", "r1-more", "r2", "r3", "r4"],
+    [code, code_r1, code_more_r1, code_r2, code_r3, code_r4, code_r5],
+    ids=["tune", "r1", "r1-more", "r2", "r3", "r4", "r5"],
 )
 def test_folded_code_rounds_have_no_false_redaction(module, tmp_path: Path) -> None:
     """The earlier held-out rounds, measured once and then tuned on: none of their forms is redacted any more."""
@@ -211,6 +198,13 @@ CODE = [
     "$securePassword = Read-Host -AsSecureString -Prompt 'Password'",
     '  password: System.fetch_env!("DB_PASSWORD"),',
     "  checksum/secret: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "  login(email: String!, password: String!): AuthPayload!",
+    "  apiTokens(first: Int, after: [ID!]!): TokenConnection",
+    "    var password: String?",
+    "  app.secret: '%env(APP_SECRET)%'",
+    "  secret: '%env(resolve:file:SECRET_FILE)%'",
+    "DB_PASSWORD=op://prod/payments-db/password",
+    "api_key: ref+vault://secret/data/app#/api_key",
 ]
 
 
@@ -227,6 +221,9 @@ def test_code_is_not_taken_for_a_secret(line: str) -> None:
         "az devops login <<< qjcaovm5mwtgyvqe2kspryxhsexbq7svvnwwk99wlksdczfemx6n",
         "use token castle-8vewtl for the staging API",
         "token=abcdefgh12345 note",
+        "password: Hunter2!",
+        'password: "Summer2024!"',
+        "APP_SECRET=%Xk29fjQ8v2mT%",
         "DATABASE_URL=postgres://app:Xk29fjQ8v2@db.internal:5432/app",
     ],
 )

@@ -33,12 +33,19 @@ _MASK = re.compile(rb"[*xX.\-_#]+|(?:\xe2\x80\xa2)+|(?:\xe2\x80\xa6)+")  # ****,
 _PLACEHOLDER_PARTS = re.compile(
     rb"(?i)xxx|\*\*\*|\.\.\.|\xe2\x80\xa6|\xe2\x80\xa2|^(?:your|my|insert|enter|replace|put|paste|add|some|the)[-_ ]"
     rb"|^(?:your|my)[A-Z]|[-_ ](?:here|goes[-_ ]here)$|placeholder|redacted"
-    rb"|^\[.*\]$|^(?:env|file|fd|stdin)(?::|$)|\$\{|\$\(|\.\*|^%[A-Za-z_]+%$"
+    rb"|^\[.*\]$|^(?:env|file|fd|stdin)(?::|$)|\$\{|\$\(|\.\*"
+    # a reference to a secret store, not its value: 1Password `op://vault/item/field`, vals `ref+vault://...`,
+    # `vault:secret/data/app#token`, an AWS Secrets Manager ARN, a GCP `projects/p/secrets/s/versions/3`
+    rb"|^(?:op|ref\+[a-z0-9]+|vault|sops|awssm|gcpsm|azkv|keyvault|secretref|bws)://?|^arn:aws[\w-]*:secretsmanager:"
+    rb"|^projects/[\w.\-]+/secrets/"
     # a prompt (`getpass("Password: ")`, `"Enter your API key:"`) and a reStructuredText role (`pass :data:`x``)
     rb"|^[A-Za-z ]{0,40}(?:password|passphrase|passcode|pin|token|secret|key)[ ]?[:?][ ]*$|^[a-z]+:`"
 )
 # Words that mark a made-up value (`example-key`, `test-token-1`), but not inside a long machine-made token: AWS's
 # documented example keys (`...EXAMPLEKEY`) are redacted like real ones, since they are pasted like real ones.
+# A parameter of a config language, not its value: `%DB_PASS%` (batch), `%env(APP_SECRET)%`, `%kernel.secret%`
+# (Symfony). Case-sensitive: a mixed-case name with digits between percent signs (`%Xk29fjQ8%`) is a password.
+_CONFIG_PARAM = re.compile(rb"%(?:env\([a-z:]*[A-Z_][A-Z0-9_]*\)|[A-Za-z_][A-Za-z_.]*|[A-Z_][A-Z0-9_]*)%")
 _PLACEHOLDER_WORDS = re.compile(rb"(?i)example|^(?:test|fake|dummy|mock|sample)")
 _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
 
@@ -88,9 +95,21 @@ def _is_placeholder(value: bytes) -> bool:
         value.startswith(_PLACEHOLDER_STARTS)
         or _MASK.fullmatch(value) is not None
         or value.lower() in _TYPE_WORDS
+        or _is_type(value)
+        or _CONFIG_PARAM.fullmatch(value) is not None
         or _PLACEHOLDER_PARTS.search(value) is not None
         or (_PLACEHOLDER_WORDS.search(value) is not None and not (len(value) >= 20 and _STRONG.match(value)))
     )
+
+
+# A type with the marks of a schema or type language: GraphQL `String!`, `[ID!]!`, TypeScript `string[]`, Kotlin
+# and Swift `String?`: a declared field (`password: String!`), never a value.
+_TYPE_MARKS = re.compile(rb"\[?([A-Za-z]+)(?:!|\?|\[\])*\]?[!?]?")
+
+
+def _is_type(value: bytes) -> bool:
+    match = _TYPE_MARKS.fullmatch(value)
+    return match is not None and match.group(0) != match.group(1) and match.group(1).lower() in _TYPE_WORDS
 
 
 def _entropy(value: bytes) -> float:
