@@ -279,6 +279,10 @@ def _env_style(key: bytes) -> bool:
     return key.upper() == key and any(c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" for c in key)
 
 
+# An Amazon Resource Name up to its resource type (`...:secret:`, `...:parameter/`): what follows names a resource.
+_ARN_HEAD = re.compile(rb"arn:aws[\w-]*:[\w-]+:[\w-]*:[0-9]*:\Z")
+
+
 def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key_start, key_end = _read_key(data, start)
     key = data[key_start:key_end]
@@ -286,6 +290,8 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     value_start = _matched(_SEP.match(data, key_end)).end()
     if _DIGEST_OF.search(data[max(0, key_start - 24) : key_start]):
         return [], value_start  # `checksum/secret: <sha256>` (a Helm annotation): a digest of the secret
+    if _ARN_HEAD.search(data, max(0, key_start - 80), key_start):
+        return [], value_start  # `arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbC123`: a resource type
     if data[key_end : key_end + 2] == b"::":
         return [], value_start  # `Password::PASSWORD_RESET`, `Token::new(...)`: a scope, not an assignment
     if (

@@ -50,7 +50,7 @@ _PLACEHOLDER_WORDS = re.compile(rb"(?i)example|^(?:test|fake|dummy|mock|sample)"
 _PLACEHOLDER_STARTS = (b"$", b"<", b"{", b"%(", b"%s", b"#{", b"@", b"[REDACTED", _PLACEHOLDER_B)
 
 _CODE_START = re.compile(
-    rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*!?[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
+    rb"[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_]*)*(?:!|::)?[(\[<]|[{(\[!&*]|(?:new|await|typeof|function|lambda|async)\b"
     rb"|:[a-z_]+\.[a-z_]+\("  # an Erlang module called from Elixir: `:crypto.strong_rand_bytes(32)`
     rb"|[A-Za-z_$][A-Za-z0-9_$.]*`"  # a tagged template: pulumi.interpolate`...`, sql`...`
 )
@@ -62,6 +62,8 @@ _CAMEL_WORDS = re.compile(
     rb"[a-z]+(?:[A-Z][a-z]+)+[0-9]?|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:_[a-z]+)+"
 )
 _KEYWORD_IN = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred")
+_SELF_NAMED = re.compile(rb"[a-z]+(?:-[a-z]+)+")  # lower-case words joined by hyphens, no digit
+_SELF_NAMED_WORD = re.compile(rb"(?:^|-)(?:password|passwd|passphrase|token|secret|key|credentials?)(?:-|$)")
 _PROSE_NEXT = re.compile(rb" +[A-Za-z]")
 _PATHLIKE = re.compile(rb"(?:/|\./|\.\./|~/|[A-Za-z]:\\|https?:|file:)(?![^+=]*[+=])")
 
@@ -231,6 +233,8 @@ def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
         return False
     if _IDENT.fullmatch(value) and _DIGIT.search(value) is None and _KEYWORD_IN.search(value):
         return False  # the name of a variable or a secret (`:'new_password'`, `"db_password"`), not its value
+    if _SELF_NAMED.fullmatch(value) and _SELF_NAMED_WORD.search(value):
+        return False  # words that say what the value is (`"wrong-password"`, `"not-a-real-token"`): a test's label
     if family == "weak_key":
         return len(value) >= 32 and _STRONG.match(value) is not None and _looks_random(value)
     if family == "password":
