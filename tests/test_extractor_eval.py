@@ -17,17 +17,23 @@ from memtui.domain.scope import scrub_home
 from memtui.services.phase2.offline import consolidate_offline
 from memtui.services.phase2.tools import Journal
 from memtui.state.outputs import Stage1Output
-from tests.fixtures.extractor_eval.heldout import code_r7
 from tests.fixtures.extractor_eval.heldout import sessions as heldout
 from tests.fixtures.extractor_eval.model import Cmd, File, Score, Session, Turn, extract, kept_items, score
-from tests.fixtures.extractor_eval.tune import code, code_more_r1, code_r1, code_r2, code_r3, code_r4, code_r5, code_r6
+from tests.fixtures.extractor_eval.tune import (
+    code,
+    code_more_r1,
+    code_r1,
+    code_r2,
+    code_r3,
+    code_r4,
+    code_r5,
+    code_r6,
+    code_r7,
+)
 from tests.fixtures.extractor_eval.tune import sessions as tuning
 
 PRECISION_TARGET, RECALL_TARGET = 0.8, 0.7
 FALSE_REDACTIONS_TARGET = 1.0  # per 100 ordinary-code transcripts
-# Held-out round 7 as measured once, when written (rules frozen at 040b90b): the target is missed; this guards a
-# regression.
-ROUND7_REDACTIONS = 35
 HELDOUT_LEAKS = 2  # home user names the held-out sessions still store (measured once; see docs/performance.md)
 
 
@@ -57,20 +63,10 @@ def test_tuning_sessions_store_no_user_name(tmp_path: Path) -> None:
     assert result.precision >= 0.9 and result.recall >= 0.9
 
 
-def test_held_out_code_round_is_measured_and_does_not_regress(tmp_path: Path) -> None:
-    """Round 7 (124 transcripts written after the rules were frozen): every redaction is a false one. The goal
-    (<= 1 per 100) is missed there (28.2 per 100); the count must not grow."""
-    sessions = code_r7.sessions()
-    assert len(sessions) >= 120
-    total, _ = _redactions(sessions, tmp_path)
-    assert total <= ROUND7_REDACTIONS
-    assert 100 * total / len(sessions) > FALSE_REDACTIONS_TARGET  # the honest state: raise the bar when it is met
-
-
 @pytest.mark.parametrize(
     "module",
-    [code, code_r1, code_more_r1, code_r2, code_r3, code_r4, code_r5, code_r6],
-    ids=["tune", "r1", "r1-more", "r2", "r3", "r4", "r5", "r6"],
+    [code, code_r1, code_more_r1, code_r2, code_r3, code_r4, code_r5, code_r6, code_r7],
+    ids=["tune", "r1", "r1-more", "r2", "r3", "r4", "r5", "r6", "r7"],
 )
 def test_folded_code_rounds_have_no_false_redaction(module, tmp_path: Path) -> None:
     """The earlier held-out rounds, measured once and then tuned on: none of their forms is redacted any more."""
@@ -222,6 +218,8 @@ CODE = [
     "let key = Key::<Aes256Gcm>::from_slice(&derived[..KEY_LEN]);",
     'resp = client.post("/login", json={"email": "a@example.com", "password": "wrong-password"})',
     '  "ARN": "arn:aws:secretsmanager:eu-west-1:514953256030:secret:prod/billing/db-0vHqZc",',
+    "  encryptedData:\n    password: AgYCvRV4ZCzQiq5QLpUR4bqaveP4yUfy7h8x1neYRoRRs/7kvLLGqWKZPLbBpeu4VW23CYZQ",
+    '  let(:user) { create(:user, password: "password123") }',
 ]
 
 
@@ -243,6 +241,8 @@ def test_code_is_not_taken_for_a_secret(line: str) -> None:
         "APP_SECRET=%Xk29fjQ8v2mT%",
         'login(password="purple-monkey-dishwasher")',
         'let key = "Zx81kQp2Lm7vTq9Rw3";',
+        "data:\n  password: Xk29fjQ8v2mTq",
+        'password: "Passw0rd2024x"',
         "DATABASE_URL=postgres://app:Xk29fjQ8v2@db.internal:5432/app",
     ],
 )

@@ -283,6 +283,22 @@ def _env_style(key: bytes) -> bool:
 _ARN_HEAD = re.compile(rb"arn:aws[\w-]*:[\w-]+:[\w-]*:[0-9]*:\Z")
 
 
+_ENCRYPTED_PARENT = re.compile(rb"(?i)[ \t-]*[\"']?encrypted_?data[\"']?[ \t]*:[ \t]*")
+
+
+def _parent_line(data: bytes, key_start: int) -> bytes:
+    """The nearest line above `key_start`'s line indented less (its YAML parent), or b"" (looks back 2 KB; a
+    JSON-encoded transcript's `\\n` counts as a line break)."""
+    lines = data[max(0, key_start - 2048) : key_start].replace(b"\\n", b"\n").split(b"\n")
+    own = lines.pop()
+    indent = len(own) - len(own.lstrip(b" \t-"))
+    for line in reversed(lines if indent else []):
+        stripped = line.lstrip(b" \t")
+        if stripped and len(line) - len(stripped) < indent:
+            return line
+    return b""
+
+
 def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key_start, key_end = _read_key(data, start)
     key = data[key_start:key_end]
@@ -290,6 +306,8 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     value_start = _matched(_SEP.match(data, key_end)).end()
     if _DIGEST_OF.search(data[max(0, key_start - 24) : key_start]):
         return [], value_start  # `checksum/secret: <sha256>` (a Helm annotation): a digest of the secret
+    if _ENCRYPTED_PARENT.fullmatch(_parent_line(data, key_start)):
+        return [], value_start  # a SealedSecret's `encryptedData:` block: ciphertext made to be committed
     if _ARN_HEAD.search(data, max(0, key_start - 80), key_start):
         return [], value_start  # `arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbC123`: a resource type
     if data[key_end : key_end + 2] == b"::":

@@ -62,6 +62,10 @@ _CAMEL_WORDS = re.compile(
     rb"[a-z]+(?:[A-Z][a-z]+)+[0-9]?|[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:_[a-z]+)+"
 )
 _KEYWORD_IN = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred")
+# The weak passwords of test fixtures and tutorials: a famous word, a few digits, maybe a `!` (`password123`, `Passw0rd!`).
+_FIXTURE_PASSWORD = re.compile(
+    rb"(?i)(?:password|passw0rd|p@ssw0rd|p@ssword|secret|letmein|qwerty|changeme|admin|welcome)[0-9]{0,4}!?"
+)
 _SELF_NAMED = re.compile(rb"[a-z]+(?:-[a-z]+)+")  # lower-case words joined by hyphens, no digit
 _SELF_NAMED_WORD = re.compile(rb"(?:^|-)(?:password|passwd|passphrase|token|secret|key|credentials?)(?:-|$)")
 _PROSE_NEXT = re.compile(rb" +[A-Za-z]")
@@ -240,6 +244,8 @@ def _judge(value: bytes, family: str, quoted: bool, env_style: bool) -> bool:
     if family == "password":
         if len(value) < _MIN_PASSWORD[quoted] or _PATHLIKE.match(value) or value.lower() in _DEFAULT_PASSWORDS:
             return False
+        if _FIXTURE_PASSWORD.fullmatch(value):
+            return False  # `create(:user, password: "password123")`: the weak password every test suite uses
         if quoted:
             return not _is_sentence(value) and not (b"|" in value and _is_name(value))  # `required|min:12`
         if value.isalpha() and not env_style:
