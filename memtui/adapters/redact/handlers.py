@@ -283,7 +283,15 @@ def _env_style(key: bytes) -> bool:
 _ARN_HEAD = re.compile(rb"arn:aws[\w-]*:[\w-]+:[\w-]*:[0-9]*:\Z")
 
 
-_ENCRYPTED_PARENT = re.compile(rb"(?i)[ \t-]*[\"']?encrypted_?data[\"']?[ \t]*:[ \t]*")
+# A block whose values are ciphertext made to be committed (SealedSecret `encryptedData:`, Renovate `encrypted:`) or
+# digests (Podfile.lock `SPEC CHECKSUMS:`, Pipfile `hashes:`): what its keys hold is no secret, whatever they are named.
+_ENCRYPTED_PARENT = re.compile(
+    rb"(?i)[ \t-]*(?:\\?[\"'])?(?:encrypted(?:_?data)?|(?:spec[ _])?checksums?|digests?|hashes|shasums?)(?:\\?[\"'])?"
+    rb"[ \t]*:[ \t]*(?:\\r)?"
+)
+_ENCRYPTED_INLINE = re.compile(
+    rb"(?i)(?:encrypted(?:_?data)?|checksums?|digests?|hashes)(?:\\?[\"'])?[ \t]*:[ \t]*\{[^{}\n]*\Z"
+)
 
 
 def _parent_line(data: bytes, key_start: int) -> bytes:
@@ -306,8 +314,10 @@ def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     value_start = _matched(_SEP.match(data, key_end)).end()
     if _DIGEST_OF.search(data[max(0, key_start - 24) : key_start]):
         return [], value_start  # `checksum/secret: <sha256>` (a Helm annotation): a digest of the secret
-    if _ENCRYPTED_PARENT.fullmatch(_parent_line(data, key_start)):
-        return [], value_start  # a SealedSecret's `encryptedData:` block: ciphertext made to be committed
+    if _ENCRYPTED_PARENT.fullmatch(_parent_line(data, key_start)) or _ENCRYPTED_INLINE.search(
+        data, max(0, key_start - 200), key_start
+    ):
+        return [], value_start  # `encryptedData:`, `"encrypted": {"token": ...}`, `SPEC CHECKSUMS:`: no secret
     if _ARN_HEAD.search(data, max(0, key_start - 80), key_start):
         return [], value_start  # `arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbC123`: a resource type
     if data[key_end : key_end + 2] == b"::":
