@@ -307,11 +307,29 @@ def _parent_line(data: bytes, key_start: int) -> bytes:
     return b""
 
 
+# A port right after a name and its colon (`http://auth:5807/verify`, `upstream auth:5807;`, `"secret:8200"`): the
+# name is a host, not a key. A URL password is never a bare port (`_url_password` says the same).
+_PORT_AFTER = re.compile(rb":[0-9]{1,5}(?=[/?#\s\"'\\,;)\]}>|]|\Z)")
+# A single `/` between path characters before the key (`https://vault.local/v1/secret:rotate`, `/api/token:refresh`):
+# the key word is a path segment. Not `//` (a URL's user part, the URL rules' to judge) and not a space before the
+# `/` (a Windows flag, `cmdkey /pass:...`).
+_PATH_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-~}%")
+
+
+def _is_url_part(data: bytes, key_start: int, key_end: int) -> bool:
+    """The key word names a host (followed by a port) or a path segment, so the text is no assignment."""
+    if _PORT_AFTER.match(data, key_end):
+        return True
+    return key_start >= 2 and data[key_start - 1] == 47 and data[key_start - 2] in _PATH_CHARS  # 47: "/"
+
+
 def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key_start, key_end = _read_key(data, start)
     key = data[key_start:key_end]
     family = _key_family(key)
     value_start = _matched(_SEP.match(data, key_end)).end()
+    if _is_url_part(data, key_start, key_end):
+        return [], value_start  # `http://auth:5807/verify`, `.../v1/secret:rotate`: a host or a path, not a key
     if _DIGEST_OF.search(data[max(0, key_start - 24) : key_start]):
         return [], value_start  # `checksum/secret: <sha256>` (a Helm annotation): a digest of the secret
     if _ENCRYPTED_PARENT.fullmatch(_parent_line(data, key_start)) or _ENCRYPTED_INLINE.search(
