@@ -32,7 +32,7 @@ VALID = {
     "rollout_summary": "# Fixed the timezone-dependent CI failure\n\nRollout context: shop-api\n",
     "rollout_slug": "fix-ci-timezone",
     "raw_memory": "---\ndescription: CI runs in UTC\ntask: fix ci\ntask_group: shop-api\ntask_outcome: success\n"
-    "cwd: /home/ana/src/shop-api\nkeywords: ci, tz\n---\n### Task 1: fix ci\n- run tests with TZ=UTC\n",
+    "cwd: /srv/src/shop-api\nkeywords: ci, tz\n---\n### Task 1: fix ci\n- run tests with TZ=UTC\n",
 }
 EMPTY = {"rollout_summary": "", "rollout_slug": "", "raw_memory": ""}
 OPENAI_SECRET = "sk-proj" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memtui.domain.home_paths import tilde_homes
 from memtui.domain.tasks import TASK_HEADING, TASK_REF
 
 GROUP_PREFIX = "# Task Group:"
@@ -130,10 +131,11 @@ def home_dirs() -> list[str]:
 
 
 def scrub_home(text: str) -> str:
-    """Absolute paths under the user's home become ``~/...``: an exported file must not carry them."""
+    """Absolute paths under the user's home become ``~/...``: an exported file must not carry them, nor any other
+    home folder's user name, Claude Code's encoded project folders included (``home_paths.tilde_homes``)."""
     for home in home_dirs():
         text = re.sub(re.escape(home) + r"(?=/|\b|$)", "~", text)
-    return text
+    return tilde_homes(text)
 
 
 def tilde(path: Path) -> str:

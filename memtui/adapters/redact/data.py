@@ -84,6 +84,8 @@ _SENTENCE_WORDS = _bytes(_WORDS["sentence_words"])
 _PASSWORD_WORDS = _bytes(_WORDS["password_words"])
 _SCHEME_WORDS = _bytes(_WORDS["scheme_words"])
 _SHELL_WORDS = _bytes(_WORDS["shell_words"])
+_DEFAULT_PASSWORDS = _bytes(_WORDS["default_passwords"])
+_FLAG_PROSE_WORDS = _bytes(_WORDS["flag_prose_words"])
 
 _COMMAND_TABLES: dict[str, dict[str, Any]] = _DATA["commands"]
 # Per command: short flags followed by a password as the next argument, and flags that take it attached (-pPASS).

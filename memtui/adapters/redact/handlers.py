@@ -11,9 +11,18 @@ import re
 from collections.abc import Callable
 
 from memtui.adapters.redact.commands import _command
-from memtui.adapters.redact.data import _HEAD, _NEEDS_DIGIT, _PLACEHOLDER_B, _SCHEME_WORDS, _SEPARATOR
+from memtui.adapters.redact.data import (
+    _DEFAULT_PASSWORDS,
+    _FLAG_PROSE_WORDS,
+    _HEAD,
+    _NEEDS_DIGIT,
+    _PLACEHOLDER_B,
+    _SCHEME_WORDS,
+    _SEPARATOR,
+)
 from memtui.adapters.redact.judge import (
     _CODE_START,
+    _DIGEST_OF,
     _DOTTED_NAME,
     _FILLER,
     _MIN_SECRET,
@@ -100,6 +109,8 @@ def _private_key(data: bytes, start: int, end: int, kind: str) -> Found:
     if close is not None and data.find(b'"', end, close.start()) < 0 and data.find(b"'", end, close.start()) < 0:
         return [(start, close.end(), kind)], close.end()
     body_end = _matched(_PEM_BODY.match(data, end, limit)).end()
+    if body_end == end and data[end : end + 2].lstrip(b"\\")[:1] in (b'"', b"'", b"`"):
+        return [], end  # the header alone as a string literal (`_SK_START = b"-----BEGIN ... KEY-----"`): no key
     return [(start, body_end, kind)], body_end
 
 
@@ -144,12 +155,15 @@ def _url_host_at(data: bytes, secret_start: int, first_at: int) -> int:
 
 
 def _url_password(data: bytes, start: int, end: int, kind: str) -> Found:
-    secret_start = data.index(b":", data.index(b"://", start, end) + 3, end) + 1
+    user_start = data.index(b"://", start, end) + 3
+    secret_start = data.index(b":", user_start, end) + 1
     end = _url_host_at(data, secret_start, end) + 1
     secret = data[secret_start : end - 1]
     port, slash, _ = secret.partition(b"/")
     if _is_placeholder(secret) or (secret.isdigit() and len(secret) <= 5) or (slash and port.isdigit()):
         return [], end
+    if secret.lower() in _DEFAULT_PASSWORDS or secret.lower() == data[user_start : secret_start - 1].lower():
+        return [], end  # `guest:guest@`, `postgres:postgres@localhost`: a default login, the same in every tutorial
     found = _classify(secret, kind)
     if found is None:
         return [], end
@@ -265,11 +279,67 @@ def _env_style(key: bytes) -> bool:
     return key.upper() == key and any(c in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ" for c in key)
 
 
+# An Amazon Resource Name up to its resource type (`...:secret:`, `...:parameter/`): what follows names a resource.
+_ARN_HEAD = re.compile(rb"arn:aws[\w-]*:[\w-]+:[\w-]*:[0-9]*:\Z")
+
+
+# A block whose values are ciphertext made to be committed (SealedSecret `encryptedData:`, Renovate `encrypted:`) or
+# digests (Podfile.lock `SPEC CHECKSUMS:`, Pipfile `hashes:`): what its keys hold is no secret, whatever they are named.
+_ENCRYPTED_PARENT = re.compile(
+    rb"(?i)[ \t-]*(?:\\?[\"'])?(?:encrypted(?:_?data)?|(?:spec[ _])?checksums?|digests?|hashes|shasums?)(?:\\?[\"'])?"
+    rb"[ \t]*:[ \t]*(?:\\r)?"
+)
+_ENCRYPTED_INLINE = re.compile(
+    rb"(?i)(?:encrypted(?:_?data)?|checksums?|digests?|hashes)(?:\\?[\"'])?[ \t]*:[ \t]*\{[^{}\n]*\Z"
+)
+
+
+def _parent_line(data: bytes, key_start: int) -> bytes:
+    """The nearest line above `key_start`'s line indented less (its YAML parent), or b"" (looks back 2 KB; a
+    JSON-encoded transcript's `\\n` counts as a line break)."""
+    lines = data[max(0, key_start - 2048) : key_start].replace(b"\\n", b"\n").split(b"\n")
+    own = lines.pop()
+    indent = len(own) - len(own.lstrip(b" \t-"))
+    for line in reversed(lines if indent else []):
+        stripped = line.lstrip(b" \t")
+        if stripped and len(line) - len(stripped) < indent:
+            return line
+    return b""
+
+
+# A port right after a name and its colon (`http://auth:5807/verify`, `upstream auth:5807;`, `"secret:8200"`): the
+# name is a host, not a key. A URL password is never a bare port (`_url_password` says the same).
+_PORT_AFTER = re.compile(rb":[0-9]{1,5}(?=[/?#\s\"'\\,;)\]}>|]|\Z)")
+# A single `/` between path characters before the key (`https://vault.local/v1/secret:rotate`, `/api/token:refresh`):
+# the key word is a path segment. Not `//` (a URL's user part, the URL rules' to judge) and not a space before the
+# `/` (a Windows flag, `cmdkey /pass:...`).
+_PATH_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-~}%")
+
+
+def _is_url_part(data: bytes, key_start: int, key_end: int) -> bool:
+    """The key word names a host (followed by a port) or a path segment, so the text is no assignment."""
+    if _PORT_AFTER.match(data, key_end):
+        return True
+    return key_start >= 2 and data[key_start - 1] == 47 and data[key_start - 2] in _PATH_CHARS  # 47: "/"
+
+
 def _assignment(data: bytes, start: int, end: int, kind: str) -> Found:
     key_start, key_end = _read_key(data, start)
     key = data[key_start:key_end]
     family = _key_family(key)
     value_start = _matched(_SEP.match(data, key_end)).end()
+    if _is_url_part(data, key_start, key_end):
+        return [], value_start  # `http://auth:5807/verify`, `.../v1/secret:rotate`: a host or a path, not a key
+    if _DIGEST_OF.search(data[max(0, key_start - 24) : key_start]):
+        return [], value_start  # `checksum/secret: <sha256>` (a Helm annotation): a digest of the secret
+    if _ENCRYPTED_PARENT.fullmatch(_parent_line(data, key_start)) or _ENCRYPTED_INLINE.search(
+        data, max(0, key_start - 200), key_start
+    ):
+        return [], value_start  # `encryptedData:`, `"encrypted": {"token": ...}`, `SPEC CHECKSUMS:`: no secret
+    if _ARN_HEAD.search(data, max(0, key_start - 80), key_start):
+        return [], value_start  # `arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-AbC123`: a resource type
+    if data[key_end : key_end + 2] == b"::":
+        return [], value_start  # `Password::PASSWORD_RESET`, `Token::new(...)`: a scope, not an assignment
     if (
         family is not None
         and family[0] == "weak_key"
@@ -316,6 +386,11 @@ def _cli_flag(data: bytes, start: int, end: int, kind: str) -> Found:
     family = _key_family(data[start:key_end])
     if family is None:
         return [], value_start
+    word_end = value_start
+    while word_end < len(data) and 97 <= data[word_end] <= 122:
+        word_end += 1
+    if data[value_start:word_end] in _FLAG_PROSE_WORDS and data[word_end : word_end + 1] in b" \t\r\n.,;:)`'\"":
+        return [], word_end  # prose about the flag: `the --username and --password options`
     return _value(data, data[start:key_end], family[0], value_start, env_style=True)
 
 

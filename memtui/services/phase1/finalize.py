@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from memtui.adapters.redact import redact
 from memtui.adapters.rollouts.model import Transcript
+from memtui.domain.home_paths import home_users, tilde_homes
 from memtui.services.phase1.extractor import Extraction, StageOneOutput, add_counts, mark_trust
 from memtui.state.jobs import mark_stage1_job_succeeded, mark_stage1_job_succeeded_no_output
 
@@ -46,9 +47,22 @@ def redact_output(output: StageOneOutput, counts: dict[str, int]) -> StageOneOut
 
 
 def prepare(extraction: Extraction, counts: dict[str, int], items: Transcript | None = None) -> StageOneOutput:
-    """The output as it will be stored: redacted (counts added to ``counts``), then trust-marked from the items it
-    cites (``items`` when the caller read them, else the extraction's own)."""
-    return mark_trust(extraction, redact_output(extraction.output, counts), items)
+    """The output as it will be stored: redacted (counts added to ``counts``), trust-marked from the items it cites
+    (``items`` when the caller read them, else the extraction's own), then with home folders written as ``~``."""
+    marked = mark_trust(extraction, redact_output(extraction.output, counts), items)
+    return without_user_names(marked)
+
+
+def without_user_names(output: StageOneOutput) -> StageOneOutput:
+    """Every field with its home folders written as ``~`` (``domain.home_paths``): no user name in memory. A name
+    seen in one field (the cwd line) also ends an encoded project folder in another."""
+    fields = (output.raw_memory, output.rollout_summary, output.rollout_slug or "")
+    users = set().union(*(home_users(f) for f in fields))
+    return StageOneOutput(
+        raw_memory=tilde_homes(output.raw_memory, users),
+        rollout_summary=tilde_homes(output.rollout_summary, users),
+        rollout_slug=tilde_homes(output.rollout_slug, users) if output.rollout_slug else output.rollout_slug,
+    )
 
 
 def store(

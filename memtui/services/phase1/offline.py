@@ -3,9 +3,10 @@
 From the memory items (``rollouts.filter.memory_items``: the user's own words already told from injected context)
 it writes a ``rollout_summary``: failed commands and what fixed them first, then what was asked, files written and
 files only read, the other commands and the final answer, each evidence line citing ``[item N]`` (the N-th memory
-item, as the model is asked to). The ``raw_memory`` holds only durable statements from the user's own messages
-(``phase1.statements``), deduplicated, plus the failures and their fixes. With no durable statement it is a no-op.
-Both are labelled offline. The same input always gives the same output.
+item, as the model is asked to). The ``raw_memory`` holds only the standing rules of the user's own messages
+(``phase1.statements.is_standing``: no one-off task request), near-duplicates merged, plus each failure a different
+command fixed (not one whose own command worked later, nor one nothing fixed). With no durable statement it is a
+no-op. Both are labelled offline. The same input always gives the same output.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from memtui.adapters.redact import redact
 from memtui.adapters.rollouts.model import ACTION_CALL_TYPES, Origin, Transcript
 from memtui.adapters.rollouts.user_words import user_words
+from memtui.domain.home_paths import home_users, tilde_homes
 from memtui.services.phase1.eligibility import Candidate
 from memtui.services.phase1.extractor import (
     Extraction,
@@ -32,7 +34,7 @@ from memtui.services.phase1.extractor import (
     read_items,
 )
 from memtui.services.phase1.quotes import user_words as quoted_words
-from memtui.services.phase1.statements import is_durable, normalized, sentences
+from memtui.services.phase1.statements import is_standing, normalized, sentences
 
 OFFLINE_MODEL = "offline"
 OFFLINE_LABEL = "_Extracted offline by memtui (no model): a deterministic digest of the rollout._"
@@ -255,41 +257,102 @@ def _one_line(text: str, limit: int = 120) -> str:
 
 
 def durable_statements(user_messages: Sequence[Said | str]) -> list[Said]:
-    """The durable sentences of the user's messages, first occurrence kept (deduplicated by their words)."""
-    out: dict[str, Said] = {}
+    """The standing rules of the user's messages (``statements.is_standing``), each once: a sentence whose words
+    another kept sentence holds too (said again, cut short, or with a clause more) merges into the fuller one,
+    cited where it was first said."""
+    out: list[tuple[set[str], Said]] = []
     for number, message in enumerate(user_messages, 1):
         said = message if isinstance(message, Said) else Said(message, number)
         for sentence in sentences(said.text):
-            if is_durable(sentence):
-                out.setdefault(normalized(sentence), Said(sentence, said.item))
-    return list(out.values())
+            if not is_standing(sentence):
+                continue
+            words = set(normalized(sentence).split())
+            same = next((i for i, (w, _) in enumerate(out) if _near_duplicate(words, w)), None)
+            if same is None:
+                out.append((words, Said(sentence, said.item)))
+            elif len(words) > len(out[same][0]):
+                out[same] = (words, Said(sentence, out[same][1].item))
+    return [s for _, s in out]
+
+
+def _near_duplicate(a: set[str], b: set[str]) -> bool:
+    """One holds the other's words (four or more), or they share nine in ten of their words."""
+    small, large = (a, b) if len(a) <= len(b) else (b, a)
+    if not small:
+        return True
+    return (len(small) >= 4 and small <= large) or len(a & b) / len(a | b) >= 0.9
 
 
 @dataclass
 class Fix:
     failed: Call
-    fix: Call | None  # the next successful run of the same program, if any
+    fix: Call | None  # a later successful command that differs from the failed one and does its job, if any
+    worked_later: Call | None = None  # the same command, run again later, succeeded
+
+
+# Programs that only look: a later `cat` of a file the failed command named is no fix for it.
+_LOOKING = frozenset(
+    ["cat", "head", "tail", "less", "more", "ls", "grep", "rg", "find", "wc", "echo", "which", "type", "file", "stat",
+     "tree", "pwd", "bat", "nl", "sed", "awk", "jq", "diff", "env", "printenv", "true", "date"]
+)  # fmt: skip
+_GIT_LOOKING = re.compile(r"^git\s+(?:status|diff|log|show|branch|remote|rev-parse|blame)\b")
+# Arguments too common to tie a command to the failed one (`npm install` / `pip install` share nothing by them).
+_COMMON_ARGS = frozenset(
+    ["install", "add", "run", "test", "tests", "build", "start", "exec", "update", "upgrade", "check", "lint",
+     "dev", "serve", "all", "main", "origin", "status", "list", "show", "get", "init", "new", "src", "sudo"]
+)  # fmt: skip
 
 
 def failures_and_fixes(calls: list[Call]) -> list[Fix]:
-    """Each failed command with the first later successful command of the same program (its fix), deduplicated
-    by command text."""
-    commands = [(c, command_of(c)) for c in calls]
-    shell = [(c, cmd) for c, cmd in commands if cmd]
+    """Each failed command (once per command text) with its fix: the first later successful command, other than the
+    failed one, that runs the same program, names it, or shares an argument with it, and only looks at nothing.
+    A failure whose own command later worked has no fix to remember (the change that made it work was elsewhere,
+    an edit or another step), and neither has one no later command fixed: both get ``fix=None``."""
+    shell = [(c, " ".join(cmd.split())) for c in calls if (cmd := command_of(c))]
     out: dict[str, Fix] = {}
     for i, (call, cmd) in enumerate(shell):
         if not call.failed or cmd in out:
             continue
-        program = _program(cmd)
-        fix = next((c for c, later in shell[i + 1 :] if not c.failed and _program(later) == program), None)
-        out[cmd] = Fix(call, fix)
+        later = shell[i + 1 :]
+        again = next((c for c, other in later if not c.failed and other == cmd), None)
+        if again is not None:
+            out[cmd] = Fix(call, None, again)
+            continue
+        out[cmd] = Fix(call, next((c for c, other in later if not c.failed and _fixes(cmd, other)), None))
     return list(out.values())
 
 
+def _fixes(failed: str, other: str) -> bool:
+    program = _program(failed)
+    if _program(other) in _LOOKING or _GIT_LOOKING.match(other):
+        return False
+    if _program(other) == program or (len(program) >= 4 and program in other):
+        return True
+    return bool(_arguments(failed) & _arguments(other))
+
+
+def _arguments(cmd: str) -> set[str]:
+    """The distinctive words a command passes (not flags, assignments or very common words)."""
+    words = cmd.split()[1:]
+    return {
+        w.strip("'\"")
+        for w in words
+        if len(w) >= 3 and not w.startswith("-") and "=" not in w and w.lower() not in _COMMON_ARGS
+    }
+
+
+_WRAPPERS = frozenset(["sudo", "env", "time", "npx", "uv", "uvx", "poetry", "bundle", "pipx", "nohup", "command"])
+_WRAPPER_VERBS = frozenset(["run", "exec", "x", "dlx", "-m"])  # `uv run pytest`, `bundle exec rspec`, `python -m`
+
+
 def _program(cmd: str) -> str:
-    """The program a command runs, past env assignments and wrappers (``TZ=UTC pnpm test`` -> ``pnpm``)."""
-    for word in cmd.split():
-        if "=" in word.split("/")[0] or word in ("sudo", "env", "time", "npx", "uv", "poetry", "bundle"):
+    """The program a command runs, past env assignments and wrappers (``TZ=UTC pnpm test`` -> ``pnpm``,
+    ``uv run pytest`` -> ``pytest``)."""
+    words = cmd.split()
+    for i, word in enumerate(words):
+        if "=" in word.split("/")[0] or word in _WRAPPERS or word.startswith("-"):
+            continue
+        if i and words[i - 1] in _WRAPPERS and word in _WRAPPER_VERBS:
             continue
         return word
     return cmd
@@ -329,7 +392,7 @@ def build_offline_output(items: Transcript, cwd: str | None) -> StageOneOutput:
     statements = durable_statements(d.user_messages)
     if not statements:
         return StageOneOutput(rollout_summary="", rollout_slug="", raw_memory="")
-    title = _one_line(d.user_messages[0].text)
+    title = tilde_homes(_one_line(d.user_messages[0].text), home_users(cwd or ""))  # the slug keeps no user name
     where = cwd or "unknown"
     commands = [(c, cmd) for c in d.calls if (cmd := command_of(c))]
     fixes = failures_and_fixes(d.calls)
@@ -354,6 +417,8 @@ def build_offline_output(items: Transcript, cwd: str | None) -> StageOneOutput:
             line = f"- `{cmd}` {_status(f.failed)} {_cite(f.failed.item, f.failed.output_item)}"
             if f.fix is not None:
                 line += f"; then `{_one_line(command_of(f.fix) or '', 160)}` ok {_cite(f.fix.item)}"
+            elif f.worked_later is not None:
+                line += f"; the same command worked later {_cite(f.worked_later.item)}"
             else:
                 line += "; no later run succeeded"
             lines.append(line)
@@ -399,12 +464,16 @@ def build_offline_output(items: Transcript, cwd: str | None) -> StageOneOutput:
         f'- the user said: "{s.text}" {_cite(s.item)} -> follow this in future work here'
         for s in statements[:MAX_STATEMENTS]
     ]
-    if fixes:
+    fixed = [(f.failed, f.fix) for f in fixes if f.fix is not None]  # no different fix: nothing to keep
+    if fixed:
         raw += ["Failures and how to do differently:"]
-        for f in fixes[:5]:
-            cmd = _one_line(command_of(f.failed) or "", 160)
-            fix = f" -> `{_one_line(command_of(f.fix) or '', 160)}` worked" if f.fix is not None else ""
-            raw.append(f"- `{cmd}` failed{fix} {_cite(f.failed.item)}")
+        seen: set[str] = set()
+        for failed, by in fixed:
+            fix = _one_line(command_of(by) or "", 160)
+            if fix in seen or len(seen) == 5:
+                continue  # two failures fixed by the same command: one line
+            seen.add(fix)
+            raw.append(f"- `{_one_line(command_of(failed) or '', 160)}` failed -> `{fix}` worked {_cite(failed.item)}")
     return StageOneOutput(rollout_summary=summary, rollout_slug=slugify(title), raw_memory="\n".join(raw) + "\n")
 
 

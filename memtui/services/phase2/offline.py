@@ -214,10 +214,12 @@ class Forgetting:
                 if target:
                     self.targets.append((m.source_updated_at, " ".join(target.lower().split()), words))
         self.tombstones = tombstones or set()  # hashes of normalised lines (memtui/state/tombstones.py)
+        # (cwd, normalised line): a preference a newer memory of that project contradicts, there and nowhere else
+        self.superseded: set[tuple[str, str]] = set()
 
-    def drops(self, bullet: str, source_updated_at: int) -> bool:
+    def drops(self, bullet: str, source_updated_at: int, cwd: str | None = None) -> bool:
         key = normalize_memory_line(bullet)
-        if line_hash(bullet) in self.tombstones:
+        if line_hash(bullet) in self.tombstones or (cwd is not None and (cwd, key) in self.superseded):
             return True
         words = set(_TARGET_WORD.findall(key))
         for when, target, target_words in self.targets:
@@ -259,7 +261,9 @@ def render_memory_block(
             )
             lines += ["", "### keywords", "- " + (", ".join(_keywords(m)) or "none")]
             for key, bullets in _sections(m.raw_memory).items():
-                sections[key] += [f"- {b} [Task {n}]" for b in bullets if not forgetting.drops(b, m.source_updated_at)]
+                sections[key] += [
+                    f"- {b} [Task {n}]" for b in bullets if not forgetting.drops(b, m.source_updated_at, m.cwd)
+                ]
         for key, title in SECTION_TITLES.items():
             if sections[key]:
                 lines += ["", f"## {title}", *dict.fromkeys(sections[key])]
@@ -309,7 +313,7 @@ def render_summary(
         f"- {b}"
         for m in memories
         for b in _sections(m.raw_memory)["preferences"]
-        if not forgetting.drops(b, m.source_updated_at)
+        if not forgetting.drops(b, m.source_updated_at, m.cwd)
     ]
     lines += list(dict.fromkeys(prefs))[:20] or ["- none recorded yet"]
     lines += [
@@ -433,11 +437,13 @@ def _with_person_lines(existing: str | None, block: str, machine: Callable[[str]
     return keep_person_lines(block, kept, END, lambda line: forgetting.drops(line, 0)) if kept else block
 
 
-def _superseded(memories: list[Stage1Output]) -> set[str]:
-    """Preferences a newer memory of the same project contradicts (memory health's rules decide)."""
+def _superseded(memories: list[Stage1Output]) -> set[tuple[str, str]]:
+    """(cwd, normalised line) of the preferences a newer memory of the same project contradicts (memory health's
+    rules decide). Per project: the same words said in another project, where nothing contradicts them, stay."""
     from memtui.services.health.consolidation import superseded
 
-    return superseded([(m.cwd, m.source_updated_at, _sections(m.raw_memory)["preferences"]) for m in memories])
+    rows = [(m.cwd, m.source_updated_at, _sections(m.raw_memory)["preferences"]) for m in memories]
+    return {(cwd, key) for cwd in {m.cwd for m in memories} for key in superseded([r for r in rows if r[0] == cwd])}
 
 
 def consolidate_offline(
@@ -460,7 +466,8 @@ def consolidate_offline(
     A preference that a newer selected memory of its project contradicts is left out too."""
     stems = resolve_stems(root, memories)  # the names the sync just gave the summary files
     forgetting = Forgetting(memories, tombstones)
-    forgetting.tombstones |= {line_hash(key) for key in _superseded(memories) | set(health_drops or {})}
+    forgetting.tombstones |= {line_hash(key) for key in health_drops or {}}
+    forgetting.superseded = _superseded(memories)
     machine = machine_lines(known if known is not None else memories)
     memory_now, summary_now = _read(root / MEMORY_MD), _read(root / MEMORY_SUMMARY)
     keep = lambda line: not forgetting.drops(line, 0)  # noqa: E731
