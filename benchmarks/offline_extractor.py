@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from pathlib import Path
 
 from figures import Figure, code_root, emit
 
