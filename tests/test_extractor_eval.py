@@ -272,7 +272,7 @@ def _memory(thread: str, when: int, cwd: str, statement: str) -> Stage1Output:
         f'### Task 1: x\nPreference signals:\n- the user said: "{statement}" [item 1] -> follow this in future work '
         "here [trust:user]\n"
     )
-    return Stage1Output(thread, when, raw, "# x\n", "x", 0, None, None, cwd, "/r", None)
+    return Stage1Output(thread, when, raw, "# x\n", "x", 0, None, None, cwd, "/r", None, when)
 
 
 def test_a_line_contradicted_in_another_project_stays_in_memory(tmp_path: Path) -> None:

@@ -209,3 +209,25 @@ def test_a_wal_file_removed_while_it_is_checked_is_no_refusal(tmp_path: Path, mo
 
     monkeypatch.setattr(db.os, "access", racing_access)
     assert db.unwritable(state) is None
+
+
+def test_a_wal_file_made_while_it_is_checked_is_no_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other way round: another thread's first open makes -wal between "may I write it" (no: it is not there)
+    and "does it exist" (yes, now); concurrent first opens of one home once read that as a read-only home."""
+    from memtui.state import db
+
+    home = tmp_path / "home"
+    home.mkdir()
+    state = home / "state.sqlite"
+    state.touch()
+    wal = home / "state.sqlite-wal"
+    real = os.access
+
+    def racing_access(path: object, mode: int) -> bool:
+        if Path(str(path)) == wal and not wal.exists():
+            wal.touch()  # another connection opened just now
+            return False  # what access says of a file that was not there yet
+        return real(path, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(db.os, "access", racing_access)
+    assert db.unwritable(state) is None

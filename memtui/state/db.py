@@ -61,13 +61,19 @@ def unwritable(db: Path) -> Path | None:
     if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
         return folder
     for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        # access first, then existence: SQLite removes -wal and -shm when the last connection closes, and a file
-        # that went away between the two questions is no refusal (asked the other way round, another thread's
-        # close made a writable home "read-only"). Never a test open: closing any descriptor of the database
-        # would release this process's SQLite locks on it.
-        if not os.access(p, os.W_OK) and p.exists():
+        if _refused(p):
             return p
     return None
+
+
+def _refused(p: Path) -> bool:
+    """Whether an existing ``p`` cannot be written. ``access`` says no for a file that is not there, and SQLite
+    creates and removes -wal and -shm as connections open and close (other threads', at the same moment): only an
+    answer given while the file exists counts. Never a test open: closing any descriptor of the database would
+    release this process's SQLite locks on it."""
+    if os.access(p, os.W_OK):
+        return False
+    return p.exists() and not os.access(p, os.W_OK) and p.exists()
 
 
 def denied(exc: OSError) -> bool:
