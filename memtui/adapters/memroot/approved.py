@@ -13,6 +13,7 @@ read-only commands (``GIT_OPTIONAL_LOCKS=0``, no index), so it needs no lock and
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,9 @@ class Approved:
     root: Path
     commit: str | None = None
     files: dict[str, str] = field(default_factory=dict)
+    # Every blob of the snapshot, read by one git process on the first read: a view reads each file two or three
+    # times (its header, its text, the search index), 4 processes a file before (a blob id's bytes never change).
+    _blobs: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     def is_file(self, rel: str) -> bool:
         return rel in self.files
@@ -45,6 +49,11 @@ class Approved:
         blob = self.files.get(rel)
         if blob is None:
             return None
+        if not self._blobs:
+            with contextlib.suppress(baseline.BaselineError):  # then one by one, as below
+                self._blobs.update(baseline.read_blobs(self.root, self.files.values()))
+        if blob in self._blobs:
+            return self._blobs[blob]
         try:
             return baseline.read_blob(self.root, blob)
         except baseline.BaselineError:  # pruned by an approve since this snapshot: read the new baseline

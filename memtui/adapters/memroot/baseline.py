@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from memtui.adapters.memroot.files import DIFF_FILENAME
@@ -91,6 +91,38 @@ def run_git_bytes(root: Path, *args: str, check: bool = True, env: dict[str, str
 def read_blob(root: Path, blob: str) -> bytes:
     """The bytes of one blob of the memory root's object store (read-only; BaselineError when it is gone)."""
     return run_git_bytes(root, "cat-file", "blob", blob)
+
+
+def read_blobs(root: Path, blobs: Iterable[str]) -> dict[str, bytes]:
+    """The bytes of many blobs from one ``git cat-file --batch`` (one process, not one per file); a blob the
+    object store no longer holds is left out."""
+    wanted = sorted(set(blobs))
+    if not wanted:
+        return {}
+    try:
+        done = subprocess.run(
+            ["git", *_CONFIG, "cat-file", "--batch"],
+            cwd=root if os.access(root, os.X_OK) else None,
+            env={**os.environ, "LANGUAGE": "C", **_env(root)},
+            input="".join(f"{b}\n" for b in wanted).encode(),
+            capture_output=True,
+        )
+    except FileNotFoundError as exc:
+        raise BaselineError(f"git cat-file could not start: {exc} (is git installed and on PATH?)") from exc
+    if done.returncode != 0:
+        raise BaselineError(
+            f"git cat-file failed ({done.returncode}): {done.stderr.decode('utf-8', 'replace').strip()}"
+        )
+    out, at, found = done.stdout, 0, {}
+    for blob in wanted:  # git answers in the order asked: "<id> blob <size>\n<bytes>\n" or "<id> missing\n"
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) == 3 and header[1] == b"blob":
+            size = int(header[2])
+            found[blob] = out[at : at + size]
+            at += size + 1
+    return found
 
 
 def _write_exclude(root: Path) -> None:
