@@ -17,6 +17,7 @@ from memtui.domain.scope import scrub_home
 from memtui.services.phase2.offline import consolidate_offline
 from memtui.services.phase2.tools import Journal
 from memtui.state.outputs import Stage1Output
+from tests.fixtures.extractor_eval.heldout import code_r10
 from tests.fixtures.extractor_eval.heldout import sessions as heldout
 from tests.fixtures.extractor_eval.model import Cmd, File, Score, Session, Turn, extract, kept_items, score
 from tests.fixtures.extractor_eval.tune import (
@@ -36,6 +37,9 @@ from tests.fixtures.extractor_eval.tune import sessions as tuning
 
 PRECISION_TARGET, RECALL_TARGET = 0.8, 0.7
 FALSE_REDACTIONS_TARGET = 1.0  # per 100 ordinary-code transcripts
+# Held-out round 10 as measured once, when written (rules frozen at e0e7d7e): the target is missed; this guards a
+# regression.
+ROUND10_REDACTIONS = 33
 HELDOUT_LEAKS = 2  # home user names the held-out sessions still store (measured once; see docs/performance.md)
 
 
@@ -63,6 +67,16 @@ def test_tuning_sessions_store_no_user_name(tmp_path: Path) -> None:
     result: Score = score(tuning.SESSIONS, tmp_path)
     assert result.leaks == []
     assert result.precision >= 0.9 and result.recall >= 0.9
+
+
+def test_held_out_code_round_is_measured_and_does_not_regress(tmp_path: Path) -> None:
+    """Round 10 (124 transcripts written after the rules were frozen): every redaction is a false one. The goal
+    (<= 1 per 100) is missed there (26.6 per 100); the count must not grow."""
+    sessions = code_r10.sessions()
+    assert len(sessions) >= 120
+    total, _ = _redactions(sessions, tmp_path)
+    assert total <= ROUND10_REDACTIONS
+    assert 100 * total / len(sessions) > FALSE_REDACTIONS_TARGET  # the honest state: raise the bar when it is met
 
 
 @pytest.mark.parametrize(
