@@ -75,12 +75,12 @@ def measure_sessions() -> dict[str, float | int]:
     """The real-shaped held-out sessions and the current held-out code round, through the real extractor."""
     import tempfile
 
-    from tests.fixtures.extractor_eval.heldout import code_r9, sessions
+    from tests.fixtures.extractor_eval.heldout import code_r11, sessions
     from tests.fixtures.extractor_eval.model import extract, score
 
     with tempfile.TemporaryDirectory() as tmp:
         result = score(sessions.SESSIONS, Path(tmp))
-        code = code_r9.sessions()
+        code = code_r11.sessions()
         redactions = [extract(s, Path(tmp), i).redactions for i, s in enumerate(code)]
     return {
         "sessions": result.sessions,
@@ -123,7 +123,7 @@ def main() -> int:
             f"user names stored {r['user_names_stored']}"
         )
         print(
-            f"held-out code round 9: {r['false_redactions']} false redactions in {r['code_transcripts']} transcripts, "
+            f"held-out code round 11: {r['false_redactions']} false redactions in {r['code_transcripts']} transcripts, "
             f"{r['false_redactions_per_100']} per 100 (target <= {FALSE_REDACTIONS_PER_100}: "
             f"{'met' if r['false_redactions_per_100'] <= FALSE_REDACTIONS_PER_100 else 'missed'})"
         )

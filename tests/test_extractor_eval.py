@@ -17,6 +17,7 @@ from memtui.domain.scope import scrub_home
 from memtui.services.phase2.offline import consolidate_offline
 from memtui.services.phase2.tools import Journal
 from memtui.state.outputs import Stage1Output
+from tests.fixtures.extractor_eval.heldout import code_r11
 from tests.fixtures.extractor_eval.heldout import sessions as heldout
 from tests.fixtures.extractor_eval.model import Cmd, File, Score, Session, Turn, extract, kept_items, score
 from tests.fixtures.extractor_eval.tune import (
@@ -31,11 +32,14 @@ from tests.fixtures.extractor_eval.tune import (
     code_r7,
     code_r8,
     code_r9,
+    code_r10,
 )
 from tests.fixtures.extractor_eval.tune import sessions as tuning
 
 PRECISION_TARGET, RECALL_TARGET = 0.8, 0.7
 FALSE_REDACTIONS_TARGET = 1.0  # per 100 ordinary-code transcripts
+# Held-out round 11 as measured once, when written (rules frozen at 07062b9): no false redaction, the target met.
+ROUND11_REDACTIONS = 0
 HELDOUT_LEAKS = 2  # home user names the held-out sessions still store (measured once; see docs/performance.md)
 
 
@@ -65,10 +69,20 @@ def test_tuning_sessions_store_no_user_name(tmp_path: Path) -> None:
     assert result.precision >= 0.9 and result.recall >= 0.9
 
 
+def test_held_out_code_round_is_measured_and_does_not_regress(tmp_path: Path) -> None:
+    """Round 11 (124 transcripts written after the rules were frozen): every redaction is a false one. Measured once:
+    none, so the goal (<= 1 per 100) is met there; it must stay met."""
+    sessions = code_r11.sessions()
+    assert len(sessions) >= 120
+    total, _ = _redactions(sessions, tmp_path)
+    assert total <= ROUND11_REDACTIONS
+    assert 100 * total / len(sessions) <= FALSE_REDACTIONS_TARGET
+
+
 @pytest.mark.parametrize(
     "module",
-    [code, code_r1, code_more_r1, code_r2, code_r3, code_r4, code_r5, code_r6, code_r7, code_r8, code_r9],
-    ids=["tune", "r1", "r1-more", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9"],
+    [code, code_r1, code_more_r1, code_r2, code_r3, code_r4, code_r5, code_r6, code_r7, code_r8, code_r9, code_r10],
+    ids=["tune", "r1", "r1-more", "r2", "r3", "r4", "r5", "r6", "r7", "r8", "r9", "r10"],
 )
 def test_folded_code_rounds_have_no_false_redaction(module, tmp_path: Path) -> None:
     """The earlier held-out rounds, measured once and then tuned on: none of their forms is redacted any more."""
@@ -228,6 +242,8 @@ CODE = [
     "    proxy_pass http://token:8080/introspect;",
     "  upstream: secret:8200/v1/kv",
     "curl -s https://vault.internal/v1/secret:rotate/payments",
+    '        "hashed_secret": "5baa61e4c9b93f3f0682250b6cf8331b7ee68fd8",',
+    "hash_of_token: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 ]
 
 
@@ -257,6 +273,8 @@ def test_code_is_not_taken_for_a_secret(line: str) -> None:
         "git clone https://token:Xk29fjQ8v2mTqWz@git.internal/a/b.git",
         "cmdkey /add:fileserver /user:bob /pass:Xk29fjQ8v2mTq",
         "password:Xk29fjQ8v2mTq",
+        "unhashed_password: Xk29fjQ8v2mTq",
+        '"non_hashed_secret": "Xk29fjQ8v2mTqZ"',
     ],
 )
 def test_secrets_near_those_forms_are_still_redacted(line: str) -> None:

@@ -27,7 +27,11 @@ _KEY_NAME = re.compile(
     rb"(?i)^(.*)((?:" + _KEY_QUALIFIERS + rb")[_\-.]?key|password|passwd|passphrase|passcode|pass|pwd|psk|secret|token"
     rb"|authorization|auth|credentials?|key)([a-z0-9_.\-]*)$"
 )
-_DIGEST_OF = re.compile(rb"(?i)(?:checksum|digest|fingerprint|sha(?:1|256|512)|md5)[_\-./]*(?:of[_\-.]?)?$")
+# A digest named after what it hashes: `checksum/secret`, `sha256_of_token`, detect-secrets' `hashed_secret`, `hash_of_key`
+# (not `unhashed_password`, which is the plain one).
+_DIGEST_OF = re.compile(
+    rb"(?i)(?:checksum|digest|fingerprint|sha(?:1|256|512)|md5|(?<!un)(?<!non)(?<!non[_\-])hashed|hash(?=[_\-.]of))[_\-./]*(?:of[_\-.]?)?$"
+)
 _QUALIFIED = re.compile(rb"(?i)(?:" + _KEY_QUALIFIERS + rb")[_\-.]?\Z")
 _MASK = re.compile(rb"[*xX.\-_#]+|(?:\xe2\x80\xa2)+|(?:\xe2\x80\xa6)+")  # ****, xxxx, ..., ••••, …
 _PLACEHOLDER_PARTS = re.compile(
