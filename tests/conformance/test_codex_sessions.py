@@ -5,6 +5,7 @@ exact with nothing injected as the user's."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import shutil
@@ -195,7 +196,26 @@ def tui_codex(codex: CodexAgent, project: Path) -> Iterator[CodexAgent]:
         pytest.skip("the TUI is driven in tmux, which is not installed")
     trusted = f'[projects."{project}"]\ntrust_level = "trusted"\n'
     write_codex_config(codex.home, codex.api, f"[features]\nmemories = true\n\n{trusted}")
-    yield codex
+    try:
+        yield codex
+    finally:
+        _stop_processes_under(codex.home)
+
+
+def _stop_processes_under(home: Path) -> None:
+    """The interactive Codex starts an app-server daemon from its home's packages that outlives the TUI (and the
+    test run: runs left them behind for hours). Stop every process whose program lies under ``home``."""
+    import os
+    import signal
+
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            program = (Path("/proc") / pid / "cmdline").read_bytes().split(b"\0", 1)[0].decode()
+        except OSError:
+            continue
+        if program.startswith(str(home) + "/"):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(pid), signal.SIGKILL)
 
 
 def test_tui_sessions_are_eligible_and_memories_turned_off_in_the_tui_keep_every_word_out(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtui.adapters.redact import redact_text
+from memtui.domain.home_paths import home_users, tilde_homes
 from memtui.domain.trust.markers import strip_all
 from memtui.services.ingest import run_ingest
 from memtui.services.phase1.eligibility import select_candidates
@@ -90,7 +91,8 @@ def phase1_invariants(home: Home, now: int) -> list[str]:
         conn = ctx.conn
         try:
             eligible = {t["id"]: t for t in conn.execute("SELECT * FROM threads WHERE preview != ''")}
-            expected_raw = redact_text(VALID["raw_memory"])
+            # as Phase 1 stores it: redacted, then its home folders written as ``~`` (no user name in memory)
+            expected_raw = tilde_homes(redact_text(VALID["raw_memory"]), home_users(VALID["raw_memory"]))
             for tid, thread in eligible.items():
                 out = conn.execute("SELECT * FROM stage1_outputs WHERE thread_id=?", (tid,)).fetchone()
                 job = conn.execute("SELECT * FROM jobs WHERE kind='memory_stage1' AND job_key=?", (tid,)).fetchone()
