@@ -37,8 +37,8 @@ from memtui.core.private import make_private_dir, write_private_bytes
 from memtui.hook_entry import LOG
 from memtui.hooks import codex_probe
 
-Agent = Literal["claude", "codex"]
-AGENTS: tuple[Agent, ...] = ("claude", "codex")
+Agent = Literal["claude", "codex", "gemini"]
+AGENTS: tuple[Agent, ...] = ("claude", "codex")  # the agents ``memtui hooks install`` edits
 CLAUDE_EVENT = "SessionEnd"
 # Codex's session-end hook: a ``SessionEnd`` entry in ``$CODEX_HOME/hooks.json`` (the same shape as Claude Code's
 # settings), for a codex whose own program knows that event; older ones get the per-turn ``notify`` program.
