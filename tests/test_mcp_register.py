@@ -131,6 +131,8 @@ def test_gemini_gets_the_server_in_its_settings_keeping_every_other_key(paths, c
         "args": ["-m", "memtui", "mcp"],
         "env": {"MEMTUI_HOME": str(paths.home)},
         "timeout": 60_000,  # Gemini CLI's timeout is in milliseconds
+        "trust": True,  # else `gemini -p` leaves the tools out of the request
+        "includeTools": list(reg.READ_ONLY_TOOLS),  # ... and the trust covers the read-only tools only
     }
     before = json.loads(GEMINI_SETTINGS)
     assert data["mcpServers"]["docs"] == before["mcpServers"]["docs"]

@@ -9,8 +9,9 @@ with its own environment, which rarely carries memtui's home, and a bare ``memtu
   tomlkit so the rest of the file keeps its formatting. Codex runs the tools without asking: they are annotated
   read-only.
 - Gemini CLI: ``mcpServers.memtui`` in ``~/.gemini/settings.json`` (``$GEMINI_CLI_HOME/.gemini``), where the
-  Gemini source says (``memtui.adapters.sources.gemini``: ``SOURCE.mcp``), with its ``timeout`` in milliseconds;
-  every other key is kept. Gemini CLI allows comments in that file: memtui refuses to rewrite a file that has them
+  Gemini source says (``memtui.adapters.sources.gemini``: ``SOURCE.mcp``), with its ``timeout`` in milliseconds
+  and ``trust: true`` limited by ``includeTools`` to the three read-only tools (``gemini -p`` leaves out of the
+  request every tool it would have to ask about); every other key is kept. Gemini CLI allows comments in that file: memtui refuses to rewrite a file that has them
   (the comments would be lost) and says what to add by hand.
 - Claude Code: the server through its own CLI, ``claude mcp add-json -s user`` (or ``-s local`` for one project:
   that project's entry in the same per-machine file). Claude keeps that file (``~/.claude.json``, or
@@ -394,7 +395,8 @@ def _gemini_target(paths: Paths) -> McpTarget:
 
 def _gemini_wanted(paths: Paths, project: Path | None) -> dict[str, Any]:
     entry = server_entry(paths, project)
-    return _gemini_target(paths).entry(ServerCommand(entry["command"], entry["args"], entry["env"]))
+    wanted = _gemini_target(paths).entry(ServerCommand(entry["command"], entry["args"], entry["env"]))
+    return {**wanted, "includeTools": list(READ_ONLY_TOOLS)}  # the trust given covers these read-only tools only
 
 
 def _strip_json_comments(text: str) -> str:
