@@ -124,7 +124,7 @@ def _declared(request: Request) -> set[str]:
 def _reads_memory(req: Request) -> AgentReply:
     """The first turn reads MEMORY.md through memtui's tool; the next answers."""
     parts = [p for c in req.body.get("contents", []) for p in c.get("parts", [])]
-    if ":streamGenerateContent" in req.path and not any("functionResponse" in p for p in parts):
-        if "mcp_memtui_memory_read" in _declared(req):
-            return tool("mcp_memtui_memory_read", path="MEMORY.md")
+    first = ":streamGenerateContent" in req.path and not any("functionResponse" in p for p in parts)
+    if first and "mcp_memtui_memory_read" in _declared(req):
+        return tool("mcp_memtui_memory_read", path="MEMORY.md")
     return model(req)
