@@ -48,6 +48,7 @@ from memtui.hooks.install import (
     HookError,
     HookResult,
     forget_state,
+    has_comments,
     parse_settings_json,
     read_bytes,
     render_settings_json,
@@ -399,29 +400,6 @@ def _gemini_wanted(paths: Paths, project: Path | None) -> dict[str, Any]:
     return {**wanted, "includeTools": list(READ_ONLY_TOOLS)}  # the trust given covers these read-only tools only
 
 
-def _strip_json_comments(text: str) -> str:
-    """``text`` without ``//`` and ``/* */`` comments outside strings (as Gemini CLI's strip-json-comments reads it)."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            i = text.find("\n", i)
-            i = n if i < 0 else i
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
 def parse_gemini_settings(path: Path, raw: bytes | None, wanted: dict[str, Any] | None = None) -> dict[str, Any]:
     """Gemini CLI's settings.json as plain JSON. A file with comments is refused (rewriting it would drop them),
     saying what to add by hand (``wanted``: memtui's entry)."""
@@ -433,9 +411,7 @@ def parse_gemini_settings(path: Path, raw: bytes | None, wanted: dict[str, Any] 
     except UnicodeDecodeError as exc:
         raise HookError(f"{path} is not UTF-8 text ({exc}); it was left untouched") from exc
     except json.JSONDecodeError as exc:
-        try:
-            json.loads(_strip_json_comments(text))
-        except json.JSONDecodeError:
+        if not has_comments(text):
             raise HookError(
                 f"{path} is not valid JSON ({exc}); it was left untouched. Fix it, then run again."
             ) from exc

@@ -128,3 +128,17 @@ def _reads_memory(req: Request) -> AgentReply:
     if first and "mcp_memtui_memory_read" in _declared(req):
         return tool("mcp_memtui_memory_read", path="MEMORY.md")
     return model(req)
+
+
+def test_gemini_s_session_end_hook_ingests_the_session_after_gemini_p(
+    gemini: GeminiAgent, agent_path: Path, project: Path
+) -> None:
+    from tests.conformance.test_setup_real import _ingested, _wait_for, _worker_done
+
+    assert main(["hooks", "install", "--gemini"]) == 0
+    run = gemini.prompt("Always run the linter before committing.", project)
+    assert run.returncode == 0, run.stderr
+    [session] = sorted((gemini_dir() / "tmp").glob("*/chats/session-*.jsonl"))
+    thread = json.loads(session.read_text().splitlines()[0])["sessionId"]
+    _wait_for(_ingested(thread), f"gemini session {thread} to be ingested by the SessionEnd hook")
+    _wait_for(_worker_done, "the hook's worker to finish")
