@@ -103,13 +103,13 @@ def codex_uses_session_end(paths: Paths) -> bool:
 
 
 def settings_path(paths: Paths, agent: Agent) -> Path:
-    if agent == "claude":
-        return paths.claude_dir / "settings.json"
-    if agent == "gemini":
-        from memtui.adapters.sources.registry import source
+    """The file the agent's hook goes in: the source's ``hooks`` part (Claude Code's and Gemini CLI's settings.json),
+    for Codex its hooks.json, or config.toml's ``notify`` for a codex without the session-end event."""
+    from memtui.adapters.sources.registry import source
 
-        target = source("gemini").hooks(paths)
-        assert target is not None  # Gemini CLI has SessionEnd (its settings.json ``hooks``)
+    if agent in JSON_HOOK_AGENTS:
+        target = source(agent).hooks(paths)
+        assert target is not None  # both have SessionEnd in their settings.json ``hooks``
         return target.config
     return paths.codex_home / (CODEX_HOOKS_FILE if codex_uses_session_end(paths) else "config.toml")
 

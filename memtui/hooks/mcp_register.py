@@ -112,7 +112,10 @@ def _plain(value: Any) -> Any:
 
 
 def codex_config(paths: Paths) -> Path:
-    return paths.codex_home / "config.toml"
+    """Codex's per-user config.toml, where the Codex source's ``mcp`` part says."""
+    from memtui.adapters.sources.registry import source
+
+    return source("codex").mcp(paths).config
 
 
 def _codex_doc(path: Path, raw: bytes | None) -> tomlkit.TOMLDocument:
@@ -218,7 +221,11 @@ def claude_state_file(paths: Paths) -> Path:
 
 
 def claude_settings(paths: Paths) -> Path:
-    return paths.claude_dir / "settings.json"
+    """Claude Code's settings.json (its permission rules), the file the Claude source's ``hooks`` part names."""
+    from memtui.adapters.sources.registry import source
+
+    target = source("claude").hooks(paths)
+    return target.config if target is not None else paths.claude_dir / "settings.json"
 
 
 def _claude_registered(paths: Paths, scope: ClaudeScope, project: Path | None) -> Any:
