@@ -4,7 +4,7 @@ Kept to the standard library (no settings, no database, no CLI parser: ``memtui`
 OpenAI SDK and takes seconds on a busy machine), so the agent is not kept waiting. Usage, as written into the
 agents' settings by ``memtui hooks install``::
 
-    python -m memtui.hook_entry --home HOME --from claude|codex [-- PREVIOUS_NOTIFY_ARGV...] [CODEX_JSON]
+    python -m memtui.hook_entry --home HOME --from claude|codex|gemini [-- PREVIOUS_NOTIFY_ARGV...] [CODEX_JSON]
 
 Codex appends its JSON notification as the last argument; the previous ``notify`` program, if any, gets it too.
 """
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
             agent = value
     if args[:1] == ["--"]:
         args = args[1:]
-    if home is None or agent not in ("claude", "codex"):
+    if home is None or agent not in ("claude", "codex", "gemini"):
         return 0  # a hook must never fail the agent
     os.umask(0o077)
     if session_end:

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from memtui.adapters.sources.gemini import gemini_dir
 from memtui.cli import build_parser, main
 from memtui.mcp.server import build_server
 from memtui.services.context import open_context
@@ -111,6 +112,16 @@ def _export(name: str, out: Path) -> dict[str, str]:
             extra = ["--project", PROJECT] if scope == "project" else []
             _cli(["export", "agents-md", "--scope", scope, *extra, str(target)])
             served[f"export agents-md --scope {scope}"] = target.read_text() if target.exists() else ""
+        return served
+    if name == "gemini-md":
+        served = {}
+        for form, argv, target in (
+            ("default", [], gemini_dir() / "GEMINI.md"),
+            ("--scope global", ["--scope", "global", str(out / "GEMINI-global.md")], out / "GEMINI-global.md"),
+            ("--project", ["--project", PROJECT, str(out / "GEMINI-project.md")], out / "GEMINI-project.md"),
+        ):
+            _cli(["export", "gemini-md", *argv])
+            served[f"export gemini-md {form}"] = target.read_text() if target.exists() else ""
         return served
     raise AssertionError(f"`memtui export {name}` has no driver in tests/test_agent_view_coverage.py: add one")
 
@@ -241,7 +252,8 @@ def test_no_planted_byte_reaches_an_agent_on_any_surface(tmp_path, frozen_clock,
     leaks = {s: {k: v for k, v in row.items() if v} for s, row in table.items() if any(row.values())}
     assert leaks == {}, leaks
     # the positive control: the approved, trusted line reaches the surfaces that serve memory text
-    for surface in ("export prompt --project", "export agents-md --scope project", "memtui search", "published folder",
+    for surface in ("export prompt --project", "export agents-md --scope project", "export gemini-md --project",
+                    "memtui search", "published folder",
                     "mcp tool memory_read", "mcp tool memory_search", "mcp --project tool memory_read"):  # fmt: skip
         assert OK in served[surface], surface
     assert len(served) >= 12  # every export form, search, the folder, 3 tools and 2 resources, twice

@@ -193,3 +193,49 @@ def test_a_session_memtui_itself_ran_starts_no_worker(paths):
     assert not (paths.home / "hooks" / "pending").exists()  # nothing asked of the worker
     elsewhere = json.dumps({"type": "agent-turn-complete", "cwd": "/work/shop"})
     assert not hook_entry.is_memtui_session(paths.home, "codex", [elsewhere])
+
+
+GEMINI_BEFORE = '{\n  "model": {"name": "gemini-2.5-pro"},\n  "hooks": {"BeforeAgent": [{"hooks": [{"type": "command", "command": "mine"}]}]}\n}\n'
+
+
+def _gemini_settings() -> Path:
+    from memtui.adapters.sources.gemini import gemini_dir
+
+    return gemini_dir() / "settings.json"
+
+
+def test_gemini_gets_a_session_end_hook_kept_apart_from_the_person_s_hooks(paths, capsys):
+    settings = _gemini_settings()
+    assert main(["hooks", "install"]) == 0  # no gemini on PATH, no ~/.gemini: skipped, nothing created
+    assert "gemini: skipped" in capsys.readouterr().out and not settings.parent.exists()
+    settings.parent.mkdir(parents=True)
+    settings.write_text(GEMINI_BEFORE)
+    assert main(["hooks", "install", "--gemini"]) == 0
+    data = json.loads(settings.read_text())
+    assert (
+        data["model"] == {"name": "gemini-2.5-pro"} and data["hooks"]["BeforeAgent"][0]["hooks"][0]["command"] == "mine"
+    )
+    [entry] = data["hooks"]["SessionEnd"]
+    assert entry["hooks"][0]["command"] == shlex.join(
+        [sys.executable, "-m", "memtui.hook_entry", "--home", str(paths.home), "--from", "gemini"]
+    )
+    once = settings.read_bytes()
+    assert main(["hooks", "install", "--gemini"]) == 0 and settings.read_bytes() == once  # idempotent
+    (gemini,) = [s for s in status(paths) if s.agent == "gemini"]
+    assert gemini.installed
+    data["ui"] = {"theme": "GitHub"}  # the person's change since
+    settings.write_text(json.dumps(data))
+    assert uninstall(paths, "gemini").outcome == "removed_entry"
+    after = json.loads(settings.read_text())
+    assert "SessionEnd" not in after["hooks"] and after["ui"] == {"theme": "GitHub"}
+    assert after["hooks"]["BeforeAgent"] == json.loads(GEMINI_BEFORE)["hooks"]["BeforeAgent"]
+
+
+def test_gemini_settings_with_comments_are_refused_by_the_hooks_too(paths, capsys):
+    settings = _gemini_settings()
+    settings.parent.mkdir(parents=True)
+    text = '{\n  // the theme I like\n  "ui": {"theme": "GitHub"}\n}\n'
+    settings.write_text(text)
+    assert main(["hooks", "install", "--gemini"]) == 2
+    assert "has comments" in capsys.readouterr().err and settings.read_text() == text
+    assert install(paths, "claude").outcome == "installed"  # the other agents are not held up

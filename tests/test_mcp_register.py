@@ -106,3 +106,101 @@ def test_the_registered_names_are_the_servers_own(isolated_env):
     assert reg.SERVER == SERVER_NAME
     assert set(reg.READ_ONLY_TOOLS) == {t.name for t in tools}
     assert all(t.annotations is not None and t.annotations.read_only_hint for t in tools)
+
+
+GEMINI_SETTINGS = (
+    b'{\n  "model": {"name": "gemini-2.5-pro"},\n  "mcpServers": {"docs": {"command": "docs-mcp"}},\n'
+    b'  "context": {"fileName": "GEMINI.md"}\n}\n'
+)
+
+
+def _gemini_settings(paths):
+    from memtui.adapters.sources.gemini import gemini_dir
+
+    return gemini_dir() / "settings.json"
+
+
+def test_gemini_gets_the_server_in_its_settings_keeping_every_other_key(paths, capsys):
+    settings = _gemini_settings(paths)
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_bytes(GEMINI_SETTINGS)
+    assert main(["mcp", "install", "--gemini"]) == 0
+    data = json.loads(settings.read_text())
+    assert data["mcpServers"]["memtui"] == {
+        "command": sys.executable,
+        "args": ["-m", "memtui", "mcp"],
+        "env": {"MEMTUI_HOME": str(paths.home)},
+        "timeout": 60_000,  # Gemini CLI's timeout is in milliseconds
+        "trust": True,  # else `gemini -p` leaves the tools out of the request
+        "includeTools": list(reg.READ_ONLY_TOOLS),  # ... and the trust covers the read-only tools only
+    }
+    before = json.loads(GEMINI_SETTINGS)
+    assert data["mcpServers"]["docs"] == before["mcpServers"]["docs"]
+    assert {k: v for k, v in data.items() if k != "mcpServers"} == {
+        k: v for k, v in before.items() if k != "mcpServers"
+    }
+    written = settings.read_bytes()
+    assert main(["mcp", "install", "--gemini"]) == 0 and "already installed" in capsys.readouterr().out
+    assert settings.read_bytes() == written  # idempotent: the second install writes nothing
+    (status,) = [s for s in reg.status(paths) if s.agent == "gemini"]
+    assert status.installed and status.detail == f"serves {paths.home}"
+    assert main(["mcp", "uninstall", "--gemini"]) == 0
+    assert settings.read_bytes() == GEMINI_SETTINGS  # nobody changed it since: byte for byte
+
+
+def test_gemini_uninstall_after_a_change_removes_only_memtui_s_entry(paths):
+    settings = _gemini_settings(paths)
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_bytes(GEMINI_SETTINGS)
+    assert reg.install_gemini(paths).outcome == "installed"
+    data = json.loads(settings.read_text())
+    data["ui"] = {"theme": "GitHub"}  # the person's change after the install
+    settings.write_text(json.dumps(data))
+    result = reg.uninstall_gemini(paths)
+    assert result.outcome == "removed_entry"
+    after = json.loads(settings.read_text())
+    assert after["ui"] == {"theme": "GitHub"} and after["mcpServers"] == {"docs": {"command": "docs-mcp"}}
+    assert reg.uninstall_gemini(paths).outcome == "not_installed"
+
+
+def test_gemini_settings_without_a_file_and_the_project_scope(paths, tmp_path):
+    settings = _gemini_settings(paths)
+    assert not settings.exists()
+    result = reg.install_gemini(paths, tmp_path)
+    assert result.outcome == "installed"
+    entry = json.loads(settings.read_text())["mcpServers"]["memtui"]
+    assert entry["args"] == ["-m", "memtui", "mcp", "--project", str(tmp_path)]
+    (status,) = [s for s in reg.status(paths) if s.agent == "gemini"]
+    assert status.detail == f"serves {paths.home}, only {tmp_path}"
+    assert reg.uninstall_gemini(paths).outcome == "restored" and not settings.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  // my model\n  "model": {"name": "gemini-2.5-pro"}\n}\n',
+        '{"model": /* mine */ {"name": "x"}, "url": "http://a//b"}',
+    ],
+)
+def test_gemini_settings_with_comments_are_refused_and_left_as_they_are(paths, capsys, text):
+    settings = _gemini_settings(paths)
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(text)
+    assert main(["mcp", "install", "--gemini"]) == 2
+    err = capsys.readouterr().err
+    assert "has comments" in err and '"mcpServers"' in err and sys.executable in err  # what to add by hand
+    assert settings.read_text() == text
+    assert main(["mcp", "uninstall", "--gemini"]) == 2 and settings.read_text() == text
+    (status,) = [s for s in reg.status(paths) if s.agent == "gemini"]
+    assert not status.installed and "has comments" in status.detail
+
+
+def test_gemini_foreign_entry_and_broken_json_are_refused(paths, capsys):
+    settings = _gemini_settings(paths)
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"mcpServers": {"memtui": {"command": "someone-elses-server"}}}')
+    assert main(["mcp", "install", "--gemini"]) == 2
+    assert "runs something else" in capsys.readouterr().err
+    settings.write_text('{"mcpServers": ')
+    assert main(["mcp", "install", "--gemini"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err and settings.read_text() == '{"mcpServers": '

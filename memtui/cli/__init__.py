@@ -28,7 +28,7 @@ COMMANDS: dict[str, str] = {  # name -> the one line `memtui --help` shows; its 
     "phase2": "consolidate memories (agent or --offline); the result awaits `memtui review`",
     "review": "show, approve or reject the consolidation awaiting review; commit your edits",
     "cite": "parse, check and record memory citations in an agent's answer",
-    "export": "hand the memory to agents: a prompt block or an AGENTS.md section",
+    "export": "hand the memory to agents: a prompt block or an AGENTS.md / CLAUDE.md / GEMINI.md section",
     "demo": "build a demo home from bundled sample rollouts and open the UI on it",
     "doctor": "check the home; --reset-state moves a broken database aside",
     "batch": "status, collect or cancel Phase 1 batches",

@@ -45,6 +45,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         "twice in one session)",
     )
     q.set_defaults(func=run_agents_md)
+    q = ex.add_parser(
+        "gemini-md",
+        help="write or refresh the memtui section of Gemini CLI's context file (~/.gemini/GEMINI.md, or the "
+        "name context.fileName in ~/.gemini/settings.json gives)",
+    )
+    q.add_argument(
+        "path",
+        type=Path,
+        nargs="?",
+        help="the context file to update (default: DIR/GEMINI.md with --project DIR, else ~/.gemini/GEMINI.md)",
+    )
+    q.add_argument(
+        "--scope",
+        choices=["project", "global"],
+        help="project: only the project's memory (default inside a git work tree or with --project); "
+        "global: the whole block (default for ~/.gemini/GEMINI.md)",
+    )
+    q.add_argument("--project", type=Path, help="the project whose memory to export (implies --scope project)")
+    q.add_argument("--allow-tracked", action="store_true", help="write even though git tracks the file")
+    q.set_defaults(func=run_gemini_md, force=False)
 
 
 def _warn(root: Path, bytes_per_token: float) -> None:
@@ -85,6 +105,17 @@ def target_problem(path: Path) -> str | None:
             f"{path / 'CLAUDE.md'} (Claude Code)"
         )
     return None
+
+
+def run_gemini_md(args: argparse.Namespace) -> int:
+    """``agents-md`` with Gemini CLI's context file (the Gemini source's ``instructions``) as the default path."""
+    if args.path is None:
+        from memtui.adapters.sources.registry import source
+        from memtui.core.paths import resolve_paths
+
+        files = source("gemini").instructions(resolve_paths())
+        args.path = args.project.expanduser() / files.project if args.project is not None else files.user
+    return run_agents_md(args)
 
 
 def run_agents_md(args: argparse.Namespace) -> int:

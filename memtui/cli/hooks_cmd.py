@@ -1,4 +1,4 @@
-"""``memtui hooks``: let Claude Code and Codex keep memory fresh (ingest + Phase 1 in the background).
+"""``memtui hooks``: let Claude Code, Codex and Gemini CLI keep memory fresh (ingest + Phase 1 in the background).
 
 ``install``/``uninstall``/``status`` edit and read the agents' settings; ``run`` is what the agents call (it starts
 the worker and returns at once); ``work`` is the worker. Phase 2 is never run from a hook.
@@ -12,14 +12,27 @@ import sys
 from memtui.cli import COMMANDS
 from memtui.cli.common import make_context, print_json
 from memtui.core.paths import resolve_paths
-from memtui.hooks.install import AGENTS, HookError, install, run_hook, run_worker, status, uninstall
+from memtui.hooks.install import (
+    AGENTS,
+    HookError,
+    gemini_absent,
+    install,
+    run_hook,
+    run_worker,
+    status,
+    uninstall,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hooks", help=COMMANDS["hooks"])
     hk = p.add_subparsers(dest="hooks_command", metavar="ACTION", required=True)
     for name, func, help_ in [
-        ("install", run_install, "add a Claude Code SessionEnd hook and a Codex session-end hook (or notify program)"),
+        (
+            "install",
+            run_install,
+            "add a Claude Code and a Gemini CLI SessionEnd hook and a Codex session-end hook (or notify program)",
+        ),
         ("uninstall", run_uninstall, "remove them; files nobody changed since go back byte for byte"),
     ]:
         q = hk.add_parser(name, help=help_)
@@ -29,6 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             action="store_true",
             help="Codex ($CODEX_HOME/hooks.json, or notify in config.toml for an older codex)",
         )
+        q.add_argument("--gemini", action="store_true", help="Gemini CLI (~/.gemini/settings.json)")
         q.set_defaults(func=func)
     q = hk.add_parser("status", help="which hook is installed where, and when each last fired")
     q.add_argument("--json", action="store_true")
@@ -49,7 +63,11 @@ def _agents(args: argparse.Namespace) -> list:
 def _each(args: argparse.Namespace, action) -> int:
     paths = make_context().paths
     code = 0
+    chosen = any(getattr(args, a) for a in AGENTS)
     for agent in _agents(args):
+        if agent == "gemini" and action is install and not chosen and (absent := gemini_absent(paths)):
+            print(f"gemini: skipped ({absent})")
+            continue
         try:
             print(action(paths, agent).message())
         except HookError as exc:

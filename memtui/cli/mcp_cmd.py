@@ -1,5 +1,5 @@
 """``memtui mcp``: serve the memory to agents over MCP (stdio); ``memtui mcp install|uninstall|status``: register
-that server with Codex and Claude Code (``memtui.hooks.mcp_register``)."""
+that server with Codex, Claude Code and Gemini CLI (``memtui.hooks.mcp_register``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "mcp",
         help=COMMANDS["mcp"],
-        description="Register it with your agents with `memtui mcp install` (Codex and Claude Code, user scope, "
+        description="Register it with your agents with `memtui mcp install` (Codex, Claude Code and Gemini CLI, user scope, "
         "serving this home); `memtui mcp` itself is what the agents run.",
     )
     p.add_argument(
@@ -30,13 +30,15 @@ def register(sub: argparse._SubParsersAction) -> None:
             "install",
             run_install,
             "register the server with Codex ($CODEX_HOME/config.toml) and Claude Code (`claude mcp add-json -s "
-            "user`, and allow its read-only tools in $CLAUDE_CONFIG_DIR/settings.json), serving this home",
+            "user`, and allow its read-only tools in $CLAUDE_CONFIG_DIR/settings.json) and Gemini CLI "
+            "(mcpServers in ~/.gemini/settings.json), serving this home",
         ),
         ("uninstall", run_uninstall, "remove those registrations; files nobody changed since go back byte for byte"),
     ]:
         q = actions.add_parser(name, help=help_)
         q.add_argument("--claude", action="store_true", help="Claude Code only")
         q.add_argument("--codex", action="store_true", help="Codex only")
+        q.add_argument("--gemini", action="store_true", help="Gemini CLI only")
         if name == "install":
             q.add_argument(
                 "--project",
@@ -72,14 +74,14 @@ def run(args: argparse.Namespace) -> int:
 def _each(args: argparse.Namespace, install: bool) -> int:
     from memtui.core.paths import resolve_paths
     from memtui.hooks import mcp_register as reg
-    from memtui.hooks.install import AGENTS, HookError
+    from memtui.hooks.install import HookError
 
     paths = resolve_paths()
     project = getattr(args, "only_project", None)
     project = project.expanduser().resolve() if project else None
     code = 0
-    chosen = [a for a in AGENTS if getattr(args, a)]
-    for agent in chosen or list(AGENTS):
+    chosen = [a for a in reg.MCP_AGENTS if getattr(args, a)]
+    for agent in chosen or list(reg.MCP_AGENTS):
         missing = reg.not_installed(paths, agent)
         if install and missing and not chosen:
             print(f"{agent}: skipped ({missing})")
@@ -87,6 +89,8 @@ def _each(args: argparse.Namespace, install: bool) -> int:
         try:
             if agent == "claude":
                 results = reg.install_claude(paths, project) if install else reg.uninstall_claude(paths)
+            elif agent == "gemini":
+                results = [reg.install_gemini(paths, project) if install else reg.uninstall_gemini(paths)]
             else:
                 results = [reg.install_codex(paths, project) if install else reg.uninstall_codex(paths)]
         except HookError as exc:

@@ -1,7 +1,9 @@
-"""Agents' own hooks keep memory fresh: Claude Code's ``SessionEnd`` hook and Codex's (or, for a codex without
+"""Agents' own hooks keep memory fresh: Claude Code's and Gemini CLI's ``SessionEnd`` hooks and Codex's (or, for a codex without
 that event, its per-turn ``notify`` program) run ``memtui ingest`` and ``memtui phase1`` in the background.
 
-``install`` merges one entry into ``$CLAUDE_CONFIG_DIR/settings.json`` (JSON; every other hook kept) and
+``install`` merges one entry into ``$CLAUDE_CONFIG_DIR/settings.json`` and ``~/.gemini/settings.json`` (the Gemini
+source's ``hooks`` part; a file with comments, which Gemini CLI allows, is refused rather than rewritten without
+them) (JSON; every other hook kept) and
 ``$CODEX_HOME/config.toml`` (TOML via tomlkit, formatting kept; an existing ``notify`` program is kept by chaining:
 memtui's command ends with ``-- <the old argv>`` and passes Codex's JSON argument on to it). The bytes of each file
 before the first install are saved under ``$MEMTUI_HOME/hooks/``, so ``uninstall`` puts them back byte for byte when
@@ -37,8 +39,9 @@ from memtui.core.private import make_private_dir, write_private_bytes
 from memtui.hook_entry import LOG
 from memtui.hooks import codex_probe
 
-Agent = Literal["claude", "codex"]
-AGENTS: tuple[Agent, ...] = ("claude", "codex")
+Agent = Literal["claude", "codex", "gemini"]
+AGENTS: tuple[Agent, ...] = ("claude", "codex", "gemini")  # the agents ``memtui hooks install`` edits
+JSON_HOOK_AGENTS = ("claude", "gemini")  # a SessionEnd list in a settings.json (Codex's own hooks.json is alike)
 CLAUDE_EVENT = "SessionEnd"
 # Codex's session-end hook: a ``SessionEnd`` entry in ``$CODEX_HOME/hooks.json`` (the same shape as Claude Code's
 # settings), for a codex whose own program knows that event; older ones get the per-turn ``notify`` program.
@@ -100,8 +103,14 @@ def codex_uses_session_end(paths: Paths) -> bool:
 
 
 def settings_path(paths: Paths, agent: Agent) -> Path:
-    if agent == "claude":
-        return paths.claude_dir / "settings.json"
+    """The file the agent's hook goes in: the source's ``hooks`` part (Claude Code's and Gemini CLI's settings.json),
+    for Codex its hooks.json, or config.toml's ``notify`` for a codex without the session-end event."""
+    from memtui.adapters.sources.registry import source
+
+    if agent in JSON_HOOK_AGENTS:
+        target = source(agent).hooks(paths)
+        assert target is not None  # both have SessionEnd in their settings.json ``hooks``
+        return target.config
     return paths.codex_home / (CODEX_HOOKS_FILE if codex_uses_session_end(paths) else "config.toml")
 
 
@@ -126,6 +135,19 @@ def hook_argv(paths: Paths, agent: Agent, session_end: bool = False) -> list[str
     not carry MEMTUI_HOME)."""
     argv = [sys.executable, "-m", ENTRY_MODULE, "--home", str(paths.home), "--from", agent]
     return [*argv, SESSION_END_FLAG] if session_end else argv
+
+
+def gemini_absent(paths: Paths) -> str | None:
+    """Why Gemini CLI looks absent (no ``gemini`` on PATH, no ~/.gemini): ``install`` without a choice skips it."""
+    import shutil
+
+    folder = settings_path(paths, "gemini").parent
+    return None if shutil.which("gemini") or folder.exists() else f"no `gemini` on PATH, no {folder}"
+
+
+def _json_hooks(agent: Agent, path: Path) -> bool:
+    """Whether the agent's hook is an entry in a ``hooks.SessionEnd`` JSON list (not Codex's notify program)."""
+    return agent in JSON_HOOK_AGENTS or path.name == CODEX_HOOKS_FILE
 
 
 def _is_ours_claude(command: Any, agent: Agent = "claude") -> bool:
@@ -166,12 +188,49 @@ def _sha(data: bytes | None) -> str:
     return hashlib.sha256(data or b"").hexdigest()
 
 
+def strip_json_comments(text: str) -> str:
+    """``text`` without ``//`` and ``/* */`` comments outside strings (as Gemini CLI's strip-json-comments reads it)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            i = text.find("\n", i)
+            i = n if i < 0 else i
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def has_comments(text: str) -> bool:
+    """A file that is not JSON only because of its comments (Gemini CLI allows them in its settings.json)."""
+    try:
+        json.loads(strip_json_comments(text))
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
 def parse_settings_json(path: Path, raw: bytes | None) -> dict[str, Any]:
     if raw is None or not raw.strip():
         return {}
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        if isinstance(exc, json.JSONDecodeError) and has_comments(raw.decode("utf-8")):
+            raise HookError(
+                f"{path} has comments, which memtui would lose by rewriting it; it was left untouched. Remove the "
+                "comments and run again, or add memtui's entry yourself"
+            ) from exc
         raise HookError(f"{path} is not valid JSON ({exc}); it was left untouched. Fix it, then run again.") from exc
     if not isinstance(data, dict):
         raise HookError(f"{path} is not a JSON object; it was left untouched")
@@ -223,7 +282,7 @@ def _remember_original(paths: Paths, agent: str, raw: bytes | None) -> None:
 def install(paths: Paths, agent: Agent) -> HookResult:
     path = settings_path(paths, agent)
     raw = read_bytes(path)
-    if agent == "claude" or path.name == CODEX_HOOKS_FILE:
+    if _json_hooks(agent, path):
         data = parse_settings_json(path, raw)
         if _claude_installed(data, agent):
             return HookResult(agent=agent, path=path, outcome="already_installed")
@@ -283,7 +342,7 @@ def uninstall(paths: Paths, agent: Agent) -> HookResult:
     raw = read_bytes(path)
     if restore_if_unchanged(paths, agent, path, raw):
         return HookResult(agent=agent, path=path, outcome="restored", detail="byte for byte as before the install")
-    if agent == "claude" or path.name == CODEX_HOOKS_FILE:
+    if _json_hooks(agent, path):
         data = parse_settings_json(path, raw)
         if not _claude_installed(data, agent):
             forget_state(paths, agent)
@@ -360,9 +419,11 @@ def status(paths: Paths) -> list[HookStatus]:
     out = []
     for agent in AGENTS:
         path = settings_path(paths, agent)
+        if agent == "gemini" and gemini_absent(paths):
+            continue  # no Gemini CLI here: nothing to say
         try:
             raw = read_bytes(path)
-            if agent == "claude" or path.name == CODEX_HOOKS_FILE:
+            if _json_hooks(agent, path):
                 installed = _claude_installed(parse_settings_json(path, raw), agent)
                 kind = "session-end hook" if agent == "codex" else f"{CLAUDE_EVENT} hook"
                 detail = kind if installed else f"no memtui hook (this {agent} has the session-end hook)"

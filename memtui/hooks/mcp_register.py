@@ -8,6 +8,11 @@ with its own environment, which rarely carries memtui's home, and a bare ``memtu
   ``startup_timeout_sec`` above Codex's 10 s default, which a busy machine's Python start-up can pass), written with
   tomlkit so the rest of the file keeps its formatting. Codex runs the tools without asking: they are annotated
   read-only.
+- Gemini CLI: ``mcpServers.memtui`` in ``~/.gemini/settings.json`` (``$GEMINI_CLI_HOME/.gemini``), where the
+  Gemini source says (``memtui.adapters.sources.gemini``: ``SOURCE.mcp``), with its ``timeout`` in milliseconds
+  and ``trust: true`` limited by ``includeTools`` to the three read-only tools (``gemini -p`` leaves out of the
+  request every tool it would have to ask about); every other key is kept. Gemini CLI allows comments in that file: memtui refuses to rewrite a file that has them
+  (the comments would be lost) and says what to add by hand.
 - Claude Code: the server through its own CLI, ``claude mcp add-json -s user`` (or ``-s local`` for one project:
   that project's entry in the same per-machine file). Claude keeps that file (``~/.claude.json``, or
   ``$CLAUDE_CONFIG_DIR/.claude.json``) rewritten by every running session, so its CLI, not memtui, writes it; memtui
@@ -35,6 +40,7 @@ import tomlkit
 from pydantic import BaseModel
 from tomlkit.exceptions import TOMLKitError
 
+from memtui.adapters.sources.protocol import McpTarget, ServerCommand
 from memtui.core.paths import Paths
 from memtui.core.private import make_private_dir, write_private_bytes
 from memtui.hooks.install import (
@@ -42,6 +48,7 @@ from memtui.hooks.install import (
     HookError,
     HookResult,
     forget_state,
+    has_comments,
     parse_settings_json,
     read_bytes,
     render_settings_json,
@@ -56,6 +63,8 @@ READ_ONLY_TOOLS = ("memory_search", "memory_read", "memory_cite")  # every tool 
 CODEX_STARTUP_TIMEOUT_SEC = 60
 CLAUDE_CLI_TIMEOUT = 120.0
 ClaudeScope = Literal["user", "local"]
+GEMINI_KIND = "gemini"  # the Gemini source's kind (memtui.adapters.sources.gemini)
+MCP_AGENTS: tuple[Agent, ...] = ("claude", "codex", "gemini")  # the agents ``memtui mcp install`` registers with
 
 
 class McpStatus(BaseModel):
@@ -67,6 +76,9 @@ class McpStatus(BaseModel):
 
 def not_installed(paths: Paths, agent: Agent) -> str | None:
     """Why ``agent`` looks absent from this machine (None: it is there): ``install`` without a choice skips it."""
+    if agent == "gemini":
+        folder = _gemini_target(paths).config.parent
+        return None if shutil.which("gemini") or folder.exists() else f"no `gemini` on PATH, no {folder}"
     if agent == "claude":
         return None if shutil.which("claude") else "`claude` is not on PATH"
     return None if shutil.which("codex") or paths.codex_home.exists() else f"no `codex` on PATH, no {paths.codex_home}"
@@ -100,7 +112,10 @@ def _plain(value: Any) -> Any:
 
 
 def codex_config(paths: Paths) -> Path:
-    return paths.codex_home / "config.toml"
+    """Codex's per-user config.toml, where the Codex source's ``mcp`` part says."""
+    from memtui.adapters.sources.registry import source
+
+    return source("codex").mcp(paths).config
 
 
 def _codex_doc(path: Path, raw: bytes | None) -> tomlkit.TOMLDocument:
@@ -206,7 +221,11 @@ def claude_state_file(paths: Paths) -> Path:
 
 
 def claude_settings(paths: Paths) -> Path:
-    return paths.claude_dir / "settings.json"
+    """Claude Code's settings.json (its permission rules), the file the Claude source's ``hooks`` part names."""
+    from memtui.adapters.sources.registry import source
+
+    target = source("claude").hooks(paths)
+    return target.config if target is not None else paths.claude_dir / "settings.json"
 
 
 def _claude_registered(paths: Paths, scope: ClaudeScope, project: Path | None) -> Any:
@@ -370,4 +389,89 @@ def claude_status(paths: Paths) -> McpStatus:
 
 
 def status(paths: Paths) -> list[McpStatus]:
-    return [claude_status(paths), codex_status(paths)]
+    return [claude_status(paths), codex_status(paths), gemini_status(paths)]
+
+
+# --- Gemini CLI ------------------------------------------------------------------------------------------------
+
+
+def _gemini_target(paths: Paths) -> McpTarget:
+    from memtui.adapters.sources.registry import source
+
+    return source(GEMINI_KIND).mcp(paths)
+
+
+def _gemini_wanted(paths: Paths, project: Path | None) -> dict[str, Any]:
+    entry = server_entry(paths, project)
+    wanted = _gemini_target(paths).entry(ServerCommand(entry["command"], entry["args"], entry["env"]))
+    return {**wanted, "includeTools": list(READ_ONLY_TOOLS)}  # the trust given covers these read-only tools only
+
+
+def parse_gemini_settings(path: Path, raw: bytes | None, wanted: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Gemini CLI's settings.json as plain JSON. A file with comments is refused (rewriting it would drop them),
+    saying what to add by hand (``wanted``: memtui's entry)."""
+    if raw is None or not raw.strip():
+        return {}
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise HookError(f"{path} is not UTF-8 text ({exc}); it was left untouched") from exc
+    except json.JSONDecodeError as exc:
+        if not has_comments(text):
+            raise HookError(
+                f"{path} is not valid JSON ({exc}); it was left untouched. Fix it, then run again."
+            ) from exc
+        by_hand = f': add "{SERVER}": {json.dumps(wanted)} under "mcpServers" yourself,' if wanted else ""
+        raise HookError(
+            f"{path} has comments, which memtui would lose by rewriting it; it was left untouched{by_hand} or remove "
+            "the comments and run again"
+        ) from exc
+    if not isinstance(data, dict):
+        raise HookError(f"{path} is not a JSON object; it was left untouched")
+    if not isinstance(data.get("mcpServers", {}), dict):
+        raise HookError(f"{path}: 'mcpServers' is not an object; it was left untouched")
+    return data
+
+
+def install_gemini(paths: Paths, project: Path | None = None) -> HookResult:
+    path = _gemini_target(paths).config
+    wanted = _gemini_wanted(paths, project)
+    raw = read_bytes(path)
+    data = parse_gemini_settings(path, raw, wanted)
+    current = data.get("mcpServers", {}).get(SERVER)
+    if current == wanted:
+        return HookResult(agent="gemini", path=path, outcome="already_installed", detail=f"serves {paths.home}")
+    if current is not None and not _is_memtui_server(current):
+        raise HookError(f"{path}: mcpServers.{SERVER} runs something else; it was left untouched")
+    data.setdefault("mcpServers", {})[SERVER] = wanted
+    write_remembering(paths, "mcp-gemini", path, raw, render_settings_json(data))
+    detail = f"serves {paths.home}" + ("; replaced the entry that did not say which home" if current else "")
+    return HookResult(agent="gemini", path=path, outcome="installed", detail=detail)
+
+
+def uninstall_gemini(paths: Paths) -> HookResult:
+    path = _gemini_target(paths).config
+    raw = read_bytes(path)
+    if restore_if_unchanged(paths, "mcp-gemini", path, raw):
+        return HookResult(agent="gemini", path=path, outcome="restored", detail="byte for byte as before the install")
+    data = parse_gemini_settings(path, raw)
+    servers = data.get("mcpServers")
+    if not servers or not _is_memtui_server(servers.get(SERVER)):
+        forget_state(paths, "mcp-gemini")
+        return HookResult(agent="gemini", path=path, outcome="not_installed")
+    del servers[SERVER]
+    if not servers:
+        del data["mcpServers"]
+    write_keeping_mode(path, render_settings_json(data))
+    forget_state(paths, "mcp-gemini")
+    return HookResult(agent="gemini", path=path, outcome="removed_entry", detail="the file changed since the install")
+
+
+def gemini_status(paths: Paths) -> McpStatus:
+    path = _gemini_target(paths).config
+    try:
+        current = parse_gemini_settings(path, read_bytes(path)).get("mcpServers", {}).get(SERVER)
+    except (HookError, OSError) as exc:
+        return McpStatus(agent="gemini", path=path, installed=False, detail=str(exc))
+    return McpStatus(agent="gemini", path=path, installed=current is not None, detail=_serves(paths, current))

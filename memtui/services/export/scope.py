@@ -2,7 +2,8 @@
 
 ``--scope project`` (the default for a file inside a git work tree, or with ``--project``) renders the project's
 task groups and the user-level preferences, with no absolute path under the user's home; ``--scope global`` (the
-default for ``$CODEX_HOME/AGENTS.md`` and ``$CLAUDE_CONFIG_DIR/CLAUDE.md``) renders the whole read-path block.
+default for each agent's user-level file: ``$CODEX_HOME/AGENTS.md``, ``$CLAUDE_CONFIG_DIR/CLAUDE.md``,
+``~/.gemini/GEMINI.md``) renders the whole read-path block.
 A target that git tracks is refused unless the person allows it: the memory would be committed and pushed.
 """
 
@@ -49,8 +50,12 @@ class TrackedTargetError(RuntimeError):
 
 
 def user_level_files(paths: Paths) -> list[Path]:
-    """The agents' user-level instruction files, which nobody commits: global scope is their default."""
-    return [paths.codex_home / "AGENTS.md", paths.claude_dir / "CLAUDE.md"]
+    """The agents' user-level instruction files (each source's ``instructions``: ``$CODEX_HOME/AGENTS.md``,
+    ``$CLAUDE_CONFIG_DIR/CLAUDE.md``, ``~/.gemini/GEMINI.md``...), which nobody commits: global scope is their
+    default."""
+    from memtui.adapters.sources.registry import sources
+
+    return [s.instructions(paths).user for s in sources()]
 
 
 def _existing_ancestor(path: Path) -> Path:

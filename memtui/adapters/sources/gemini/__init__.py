@@ -141,8 +141,10 @@ class GeminiSource:
 
 
 def _mcp_entry(server: ServerCommand) -> dict[str, Any]:
-    """An ``mcpServers`` entry as Gemini CLI reads it (``MCPServerConfig``: command, args, env, timeout in ms)."""
-    return {"command": server.command, "args": server.args, "env": server.env, "timeout": MCP_TIMEOUT_MS}
+    """An ``mcpServers`` entry as Gemini CLI reads it (``MCPServerConfig``: command, args, env, timeout in ms).
+    ``trust``: Gemini CLI asks before a server's tool runs, and ``gemini -p`` (which cannot ask) leaves such tools
+    out of the model's request altogether (0.61); memtui's tools only read, so its own server is trusted."""
+    return {"command": server.command, "args": server.args, "env": server.env, "timeout": MCP_TIMEOUT_MS, "trust": True}
 
 
 SOURCE = GeminiSource()
